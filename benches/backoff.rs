@@ -1,0 +1,33 @@
+//! One next-delay step per jitter kind, RNG included: `backoff/<jitter>`.
+//!
+//! Targets on the project's 2-core machine: at most 3 ns a step for `full`, `equal` and
+//! `no_jitter`, 5 ns for `decorrelated`. The state is reset every 16 steps so that the
+//! nominal delay walks through the uncapped and the capped regime as real requests do.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use jitterlab::backoff::{Backoff, BackoffState, Jitter};
+use jitterlab::time::SimDuration;
+
+fn backoff(c: &mut Criterion) {
+    let mut group = c.benchmark_group("backoff");
+    for jitter in Jitter::ALL {
+        let policy = Backoff::new(jitter, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2))
+            .expect("valid parameters");
+        let mut rng = jitterlab::rng::from_seed(42);
+        let mut state = BackoffState::new();
+        group.bench_function(jitter.name(), |b| {
+            b.iter(|| {
+                if state.retries() == 16 {
+                    state.reset();
+                }
+                black_box(policy.next_delay(black_box(&mut state), &mut rng))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, backoff);
+criterion_main!(benches);

@@ -1,0 +1,88 @@
+//! The jitter kinds: how a nominal exponential delay becomes a sleep.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// How the sleep before retry `k` is drawn (DESIGN §3). `d_k = min(cap, base * multiplier^(k-1))`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Jitter {
+    /// Sleep 0: retry immediately (the "no backoff" baseline).
+    None,
+    /// Sleep `base` every time.
+    Constant,
+    /// Sleep `d_k`: plain capped exponential, no randomness.
+    NoJitter,
+    /// Sleep `U[0, d_k]` (AWS "full jitter").
+    Full,
+    /// Sleep `d_k/2 + U[0, d_k/2]` (AWS "equal jitter").
+    Equal,
+    /// `s_k = min(cap, U[base, growth * s_(k-1)])`, `s_0 = base` (AWS "decorrelated jitter",
+    /// clamp included).
+    Decorrelated,
+    /// Polly's smooth decorrelated jitter (`DecorrelatedJitterBackoffV2`): median first sleep
+    /// `base`, growing about 2x per retry, capped at `cap`.
+    DecorrelatedV2,
+    /// `min(cap, d_k * U[1 - factor, 1 + factor])` (gRPC: ±20 %, Go's backoff: ±50 %).
+    Proportional,
+}
+
+impl Jitter {
+    /// Every kind, in the order of DESIGN §3.
+    pub const ALL: [Jitter; 8] = [
+        Jitter::None,
+        Jitter::Constant,
+        Jitter::NoJitter,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::DecorrelatedV2,
+        Jitter::Proportional,
+    ];
+
+    /// The name used in scenario files, the CLI and output columns.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Constant => "constant",
+            Jitter::NoJitter => "no_jitter",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+            Jitter::DecorrelatedV2 => "decorrelated_v2",
+            Jitter::Proportional => "proportional",
+        }
+    }
+
+    /// True when the kind draws random numbers.
+    pub const fn is_random(self) -> bool {
+        !matches!(self, Jitter::None | Jitter::Constant | Jitter::NoJitter)
+    }
+
+    /// Parses a name, naming `key` and the allowed names in the error.
+    pub fn parse(key: &str, text: &str) -> Result<Jitter> {
+        Jitter::ALL
+            .into_iter()
+            .find(|j| j.name() == text)
+            .ok_or_else(|| Error::invalid(key, format!("{text:?}"), format!("one of {}", Jitter::names())))
+    }
+
+    /// The allowed names, comma separated.
+    pub fn names() -> String {
+        Jitter::ALL.map(Jitter::name).join(", ")
+    }
+}
+
+impl fmt::Display for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Jitter {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Jitter> {
+        Jitter::parse("jitter", s)
+    }
+}

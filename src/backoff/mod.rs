@@ -1,0 +1,273 @@
+//! The backoff core: one validated policy, a small per-request state, one sampling step.
+//!
+//! This module is pure (no I/O, no clock, no global RNG) and is called unchanged by the
+//! simulator, the blocking executor ([`crate::exec`]) and the benches. The call shape follows
+//! rand's `Distribution::sample`: an immutable, shareable [`Backoff`], with the per-request
+//! [`BackoffState`] and the generator passed in.
+//!
+//! A retry number `k` counts retries: `k = 1` is the sleep before the second attempt. The
+//! nominal delay `d_k = min(cap, base * multiplier^(k-1))` is computed without overflow for
+//! any `k`, so that retry 10 000 with multiplier 10 simply returns the cap.
+//!
+//! ```
+//! use jitterlab::backoff::{Backoff, BackoffState, Jitter};
+//! use jitterlab::time::SimDuration;
+//!
+//! let policy = Backoff::new(Jitter::Full, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2))?;
+//! let mut rng = jitterlab::rng::from_seed(42);
+//! let mut state = BackoffState::new();
+//! for k in 1..=8 {
+//!     let sleep = policy.next_delay(&mut state, &mut rng);
+//!     assert!(sleep <= policy.nominal(k)); // full jitter: U[0, d_k]
+//! }
+//! # Ok::<(), jitterlab::Error>(())
+//! ```
+
+mod jitter;
+
+pub use jitter::Jitter;
+
+use rand::{Rng, RngExt};
+
+use crate::error::{Error, Result};
+use crate::time::{SimDuration, f64_to_nanos};
+
+/// Default growth factor of decorrelated jitter (AWS 2015: `U[base, 3 * prev]`).
+pub const DEFAULT_GROWTH: f64 = 3.0;
+/// Default spread of proportional jitter (gRPC's ±20 %).
+pub const DEFAULT_FACTOR: f64 = 0.2;
+
+/// Nominal delays precomputed for the first retries, so the hot path is a table look-up.
+const TABLE: usize = 64;
+
+/// The parameters of a backoff policy, before validation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BackoffParams {
+    /// How the sleep is drawn from the nominal delay.
+    pub jitter: Jitter,
+    /// First nominal delay (`d_1`); the lower bound of decorrelated jitter; Polly's median
+    /// first sleep for `decorrelated_v2`.
+    pub base: SimDuration,
+    /// Growth of the nominal delay per retry (>= 1).
+    pub multiplier: f64,
+    /// Largest sleep.
+    pub cap: SimDuration,
+    /// Decorrelated jitter's growth `g` in `U[base, g * s_(k-1)]` (>= 1).
+    pub growth: f64,
+    /// Proportional jitter's spread `f` in `U[1-f, 1+f]` (0 to 1).
+    pub factor: f64,
+}
+
+impl Default for BackoffParams {
+    /// `full` jitter, base 50 ms, multiplier 2, cap 2 s (the scenario defaults).
+    fn default() -> Self {
+        BackoffParams {
+            jitter: Jitter::Full,
+            base: SimDuration::from_millis(50),
+            multiplier: 2.0,
+            cap: SimDuration::from_secs(2),
+            growth: DEFAULT_GROWTH,
+            factor: DEFAULT_FACTOR,
+        }
+    }
+}
+
+/// A validated backoff policy. Cheap to share (`&Backoff` across threads); sampling never
+/// fails and never panics.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    params: BackoffParams,
+    /// `nominal[k-1] = d_k` in nanoseconds for `k <= TABLE`.
+    nominal: [u64; TABLE],
+}
+
+/// Per-request backoff state: how many retries so far and what the last sleep was.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BackoffState {
+    retries: u32,
+    /// The previous sleep in nanoseconds (decorrelated jitter's `s_(k-1)`).
+    prev_sleep: u64,
+    /// Polly's running formula value (`decorrelated_v2`).
+    prev_formula: f64,
+}
+
+impl BackoffState {
+    /// A fresh state: no retries yet.
+    pub const fn new() -> Self {
+        BackoffState {
+            retries: 0,
+            prev_sleep: 0,
+            prev_formula: 0.0,
+        }
+    }
+    /// Retries taken so far (the `k` of the last sleep drawn).
+    pub const fn retries(&self) -> u32 {
+        self.retries
+    }
+    /// The last sleep drawn, zero before the first.
+    pub const fn last_sleep(&self) -> SimDuration {
+        SimDuration(self.prev_sleep)
+    }
+    /// Back to a fresh state.
+    pub fn reset(&mut self) {
+        *self = BackoffState::new();
+    }
+}
+
+fn check_positive_finite(key: &str, value: f64, min: f64, allowed: &str) -> Result<()> {
+    if value.is_finite() && value >= min {
+        Ok(())
+    } else {
+        Err(Error::invalid(key, value, allowed))
+    }
+}
+
+impl Backoff {
+    /// A policy with the default growth (3) and factor (0.2); see [`Backoff::from_params`].
+    pub fn new(jitter: Jitter, base: SimDuration, multiplier: f64, cap: SimDuration) -> Result<Backoff> {
+        Backoff::from_params(BackoffParams {
+            jitter,
+            base,
+            multiplier,
+            cap,
+            ..BackoffParams::default()
+        })
+    }
+
+    /// Validates `params`: base > 0, cap >= base, multiplier finite and >= 1, growth finite
+    /// and >= 1, factor in [0, 1]. Errors name the parameter (`backoff.cap`).
+    pub fn from_params(params: BackoffParams) -> Result<Backoff> {
+        if params.base == SimDuration::ZERO {
+            return Err(Error::invalid("backoff.base", params.base, "a duration greater than 0"));
+        }
+        if params.cap < params.base {
+            return Err(Error::invalid(
+                "backoff.cap",
+                params.cap,
+                format!("a duration at least backoff.base ({})", params.base),
+            ));
+        }
+        check_positive_finite("backoff.multiplier", params.multiplier, 1.0, "a finite number >= 1")?;
+        check_positive_finite("backoff.growth", params.growth, 1.0, "a finite number >= 1")?;
+        if !(params.factor.is_finite() && (0.0..=1.0).contains(&params.factor)) {
+            return Err(Error::invalid("backoff.factor", params.factor, "a number from 0 to 1"));
+        }
+        let mut nominal = [0u64; TABLE];
+        for (i, slot) in nominal.iter_mut().enumerate() {
+            *slot = nominal_exact(params.base.0, params.multiplier, params.cap.0, i as u32);
+        }
+        Ok(Backoff { params, nominal })
+    }
+
+    /// The parameters this policy was built from.
+    pub fn params(&self) -> &BackoffParams {
+        &self.params
+    }
+    /// The jitter kind.
+    pub fn jitter(&self) -> Jitter {
+        self.params.jitter
+    }
+    /// The base delay.
+    pub fn base(&self) -> SimDuration {
+        self.params.base
+    }
+    /// The cap.
+    pub fn cap(&self) -> SimDuration {
+        self.params.cap
+    }
+
+    /// The nominal delay `d_k = min(cap, base * multiplier^(k-1))` for retry `k >= 1`
+    /// (`k = 0` is treated as 1).
+    #[inline]
+    pub fn nominal(&self, k: u32) -> SimDuration {
+        SimDuration(self.nominal_ns(k))
+    }
+
+    #[inline]
+    fn nominal_ns(&self, k: u32) -> u64 {
+        let i = k.saturating_sub(1) as usize;
+        if i < TABLE {
+            self.nominal[i]
+        } else if self.nominal[TABLE - 1] == self.params.cap.0 {
+            self.params.cap.0
+        } else {
+            nominal_exact(self.params.base.0, self.params.multiplier, self.params.cap.0, i as u32)
+        }
+    }
+
+    /// Draws the sleep before the next retry and advances `state`. The first call gives the
+    /// sleep before retry 1 (the second attempt).
+    #[inline]
+    pub fn next_delay<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> SimDuration {
+        state.retries = state.retries.saturating_add(1);
+        let k = state.retries;
+        let base = self.params.base.0;
+        let cap = self.params.cap.0;
+        let sleep = match self.params.jitter {
+            Jitter::None => 0,
+            Jitter::Constant => base,
+            Jitter::NoJitter => self.nominal_ns(k),
+            Jitter::Full => uniform_inclusive(rng, self.nominal_ns(k)),
+            Jitter::Equal => {
+                let d = self.nominal_ns(k);
+                let half = d / 2;
+                half + uniform_inclusive(rng, d - half)
+            }
+            Jitter::Decorrelated => {
+                let prev = if k == 1 { base } else { state.prev_sleep };
+                let high = f64_to_nanos(prev as f64 * self.params.growth).max(base);
+                (base + uniform_inclusive(rng, high - base)).min(cap)
+            }
+            Jitter::DecorrelatedV2 => self.polly_v2(state, k, rng),
+            Jitter::Proportional => {
+                let d = self.nominal_ns(k) as f64;
+                let f = self.params.factor;
+                let scale = 1.0 - f + 2.0 * f * rng.random::<f64>();
+                f64_to_nanos(d * scale).min(cap)
+            }
+        };
+        state.prev_sleep = sleep;
+        SimDuration(sleep)
+    }
+
+    /// Polly's `DecorrelatedJitterBackoffV2` (Polly.Core `RetryHelper`): with `t = (k-1) + U[0,1)`,
+    /// `f(t) = 2^t * tanh(sqrt(4 t))`, the sleep is `(f(t) - f_prev) / 1.4 * base`, capped.
+    fn polly_v2<R: Rng + ?Sized>(&self, state: &mut BackoffState, k: u32, rng: &mut R) -> u64 {
+        const P_FACTOR: f64 = 4.0;
+        const RP_SCALING: f64 = 1.0 / 1.4;
+        let t = (k - 1) as f64 + rng.random::<f64>();
+        let next = t.exp2() * (P_FACTOR * t).sqrt().tanh();
+        let prev = state.prev_formula;
+        state.prev_formula = next;
+        if !next.is_finite() || !prev.is_finite() {
+            return self.params.cap.0;
+        }
+        let sleep = (next - prev) * RP_SCALING * self.params.base.0 as f64;
+        f64_to_nanos(sleep).min(self.params.cap.0)
+    }
+
+    /// An endless iterator of sleeps for one fresh request (retry 1, 2, ...).
+    pub fn sleeps<'a, R: Rng + ?Sized>(&'a self, rng: &'a mut R) -> impl Iterator<Item = SimDuration> + 'a {
+        let mut state = BackoffState::new();
+        std::iter::repeat_with(move || self.next_delay(&mut state, rng))
+    }
+}
+
+/// `min(cap, base * multiplier^i)` in nanoseconds without overflow (`i = k - 1`).
+fn nominal_exact(base: u64, multiplier: f64, cap: u64, i: u32) -> u64 {
+    let value = base as f64 * multiplier.powi(i.min(i32::MAX as u32) as i32);
+    if value.is_finite() && value < cap as f64 {
+        f64_to_nanos(value).min(cap)
+    } else {
+        cap
+    }
+}
+
+/// A uniform integer in `[0, n]`.
+#[inline]
+fn uniform_inclusive<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+    rng.random_range(0..=n)
+}
+
+#[cfg(test)]
+mod tests;

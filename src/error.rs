@@ -1,0 +1,129 @@
+//! The library's one error type.
+//!
+//! Every variant that comes from user input names the offending key (for example
+//! `backoff.cap`), the value that was given, and what is allowed, so that the binary can
+//! print it as is and exit with code 2. [`Error::is_user_error`] tells the two families apart.
+
+use std::path::PathBuf;
+
+/// Errors returned by jitterlab.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter has a value outside its allowed range or of the wrong form.
+    #[error("invalid value for `{key}`: {value}: {allowed}")]
+    InvalidValue {
+        /// The parameter's key, dotted as in a scenario file (`backoff.cap`).
+        key: String,
+        /// The value that was given, as the user wrote it.
+        value: String,
+        /// What is allowed instead.
+        allowed: String,
+    },
+    /// A scenario file could not be read as TOML or does not fit the scenario schema.
+    #[error("{path}: {message}")]
+    Scenario {
+        /// The file (or `<built-in>` / `--set`).
+        path: String,
+        /// The parser's message, with the key and the line and column where known.
+        message: String,
+    },
+    /// A command-line argument is malformed (for example `--shard 3/2`).
+    #[error("invalid argument `{arg}`: {message}")]
+    Usage {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+    /// A result folder does not hold what a command needs (for example `merge` or `plot`).
+    #[error("{path}: {message}")]
+    ResultFolder {
+        /// The folder or file.
+        path: PathBuf,
+        /// What is missing or inconsistent.
+        message: String,
+    },
+    /// The retry executor was cancelled through its [`crate::exec::CancelToken`].
+    #[error("cancelled")]
+    Cancelled,
+    /// The run was interrupted (Ctrl-C); finished work units are kept for `--resume`.
+    #[error("interrupted; finished work is kept, continue with --resume")]
+    Interrupted,
+    /// An I/O error on a named file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CSV file could not be written or read.
+    #[error("{path}: {source}")]
+    Csv {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: csv::Error,
+    },
+    /// A chart could not be drawn.
+    #[error("drawing {path}: {message}")]
+    Plot {
+        /// The chart file.
+        path: PathBuf,
+        /// The drawing back end's message.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Builds an [`Error::InvalidValue`].
+    pub fn invalid(key: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+        Error::InvalidValue {
+            key: key.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+
+    /// Builds an [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True when the error comes from bad input (exit code 2), false otherwise (exit code 1).
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidValue { .. }
+                | Error::Scenario { .. }
+                | Error::Usage { .. }
+                | Error::ResultFolder { .. }
+        )
+    }
+
+    /// Prefixes the key of an [`Error::InvalidValue`] (used when a nested value is checked
+    /// before its full path is known, as in `backoff.strategies[1].cap`).
+    pub fn with_key_prefix(self, prefix: &str) -> Self {
+        match self {
+            Error::InvalidValue {
+                key,
+                value,
+                allowed,
+            } => Error::InvalidValue {
+                key: format!("{prefix}.{key}"),
+                value,
+                allowed,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `Result` with jitterlab's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

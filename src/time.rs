@@ -1,0 +1,273 @@
+//! Virtual time: integer nanoseconds.
+//!
+//! [`SimTime`] is an instant on the virtual clock (nanoseconds since the run began) and
+//! [`SimDuration`] a span. Both are `u64` newtypes, so event ordering is exact and the same on
+//! every machine; floats appear only at the edges (CSV columns in milliseconds, charts).
+//!
+//! Durations are written with a unit, as in scenario files: `"250ms"`, `"2s"`, `"1.5s"`,
+//! `"1m"`, `"100us"`, `"1h"`. [`parse_limit`] also accepts `"off"` for a disabled limit.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+use crate::error::{Error, Result};
+
+/// Nanoseconds in one millisecond.
+pub const NANOS_PER_MS: u64 = 1_000_000;
+/// Nanoseconds in one second.
+pub const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// A span of virtual time in whole nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimDuration(pub u64);
+
+/// An instant of virtual time: nanoseconds since the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimTime(pub u64);
+
+impl SimDuration {
+    /// Zero length.
+    pub const ZERO: SimDuration = SimDuration(0);
+    /// The longest representable span (about 584 years).
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    /// From whole nanoseconds.
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    /// From whole microseconds (saturating).
+    pub const fn from_micros(us: u64) -> Self {
+        SimDuration(us.saturating_mul(1_000))
+    }
+    /// From whole milliseconds (saturating).
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms.saturating_mul(NANOS_PER_MS))
+    }
+    /// From whole seconds (saturating).
+    pub const fn from_secs(s: u64) -> Self {
+        SimDuration(s.saturating_mul(NANOS_PER_SEC))
+    }
+    /// From fractional seconds, rounded to the nearest nanosecond and saturating; negative and
+    /// NaN give zero.
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimDuration(f64_to_nanos(s * NANOS_PER_SEC as f64))
+    }
+    /// Whole nanoseconds.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Milliseconds as a float (for output).
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_MS as f64
+    }
+    /// Seconds as a float (for output).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_SEC as f64
+    }
+    /// Saturating addition.
+    pub const fn saturating_add(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(other.0))
+    }
+    /// Saturating subtraction.
+    pub const fn saturating_sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(other.0))
+    }
+    /// Multiplies by a non-negative float, rounding and saturating.
+    pub fn mul_f64(self, factor: f64) -> SimDuration {
+        SimDuration(f64_to_nanos(self.0 as f64 * factor))
+    }
+    /// As a [`std::time::Duration`].
+    pub const fn to_std(self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.0)
+    }
+    /// From a [`std::time::Duration`], saturating.
+    pub fn from_std(d: std::time::Duration) -> Self {
+        SimDuration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Rounds a float count of nanoseconds into `u64`, saturating; negative and NaN give zero.
+pub(crate) fn f64_to_nanos(ns: f64) -> u64 {
+    if ns.is_nan() || ns <= 0.0 {
+        0
+    } else if ns >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        ns.round() as u64
+    }
+}
+
+impl SimTime {
+    /// The start of the run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// Never: later than any reachable instant.
+    pub const NEVER: SimTime = SimTime(u64::MAX);
+
+    /// Nanoseconds since the start.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Milliseconds since the start, as a float (for output).
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_MS as f64
+    }
+    /// The span from `earlier` to `self`, zero if `earlier` is later.
+    pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+    /// `self + d`, saturating at [`SimTime::NEVER`].
+    pub const fn saturating_add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, d: SimDuration) -> SimTime {
+        self.saturating_add(d)
+    }
+}
+
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, d: SimDuration) {
+        *self = self.saturating_add(d);
+    }
+}
+
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    fn sub(self, earlier: SimTime) -> SimDuration {
+        self.saturating_since(earlier)
+    }
+}
+
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, other: SimDuration) -> SimDuration {
+        self.saturating_add(other)
+    }
+}
+
+impl fmt::Display for SimDuration {
+    /// The shortest exact form with a unit: `250ms`, `2s`, `1m`, `1500us`, `7ns`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        const UNITS: [(u64, &str); 6] = [
+            (3_600 * NANOS_PER_SEC, "h"),
+            (60 * NANOS_PER_SEC, "m"),
+            (NANOS_PER_SEC, "s"),
+            (NANOS_PER_MS, "ms"),
+            (1_000, "us"),
+            (1, "ns"),
+        ];
+        if ns == 0 {
+            return f.write_str("0ms");
+        }
+        for (scale, unit) in UNITS {
+            if ns % scale == 0 {
+                return write!(f, "{}{unit}", ns / scale);
+            }
+        }
+        unreachable!("every u64 is a whole number of nanoseconds")
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        SimDuration(self.0).fmt(f)
+    }
+}
+
+const ALLOWED_DURATION: &str =
+    "a non-negative number with a unit: ns, us, ms, s, m or h (for example \"250ms\", \"2s\")";
+
+/// Parses a duration such as `"250ms"`, `"1.5s"` or `"1m"`; `key` names the parameter in the
+/// error. Negative numbers, missing units, NaN and values beyond ~584 years are refused.
+pub fn parse_duration(key: &str, text: &str) -> Result<SimDuration> {
+    let s = text.trim();
+    let split = s
+        .find(|c: char| c.is_ascii_alphabetic())
+        .ok_or_else(|| Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION))?;
+    let (number, unit) = s.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => NANOS_PER_MS,
+        "s" => NANOS_PER_SEC,
+        "m" | "min" => 60 * NANOS_PER_SEC,
+        "h" => 3_600 * NANOS_PER_SEC,
+        _ => return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION)),
+    };
+    let number = number.trim();
+    if number.is_empty() || number.starts_with('-') || number.starts_with('+') {
+        return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION));
+    }
+    // Integers are parsed exactly; decimals through f64 and rounded to the nanosecond.
+    if let Ok(whole) = number.parse::<u64>() {
+        return whole
+            .checked_mul(scale)
+            .map(SimDuration)
+            .ok_or_else(|| Error::invalid(key, format!("{text:?}"), "a duration below 584 years"));
+    }
+    let value: f64 = number
+        .parse()
+        .map_err(|_| Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION));
+    }
+    let ns = value * scale as f64;
+    if ns >= u64::MAX as f64 {
+        return Err(Error::invalid(key, format!("{text:?}"), "a duration below 584 years"));
+    }
+    Ok(SimDuration(ns.round() as u64))
+}
+
+/// Parses a limit that may be disabled: `"off"` (also `"none"`, `"unlimited"`) gives `None`,
+/// anything else is a duration as in [`parse_duration`].
+pub fn parse_limit(key: &str, text: &str) -> Result<Option<SimDuration>> {
+    match text.trim() {
+        "off" | "none" | "unlimited" => Ok(None),
+        _ => parse_duration(key, text).map(Some).map_err(|_| {
+            Error::invalid(key, format!("{text:?}"), format!("\"off\" or {ALLOWED_DURATION}"))
+        }),
+    }
+}
+
+/// Writes an optional limit the way [`parse_limit`] reads it.
+pub fn format_limit(limit: Option<SimDuration>) -> String {
+    limit.map_or_else(|| "off".to_string(), |d| d.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_duration("k", "250ms").unwrap(), SimDuration::from_millis(250));
+        assert_eq!(parse_duration("k", "2s").unwrap(), SimDuration::from_secs(2));
+        assert_eq!(parse_duration("k", "1m").unwrap(), SimDuration::from_secs(60));
+        assert_eq!(parse_duration("k", "1.5s").unwrap(), SimDuration::from_millis(1500));
+        assert_eq!(parse_duration("k", "100us").unwrap(), SimDuration::from_micros(100));
+        assert_eq!(parse_duration("k", " 7 ns ").unwrap(), SimDuration(7));
+        assert_eq!(parse_limit("k", "off").unwrap(), None);
+        assert_eq!(parse_limit("k", "5s").unwrap(), Some(SimDuration::from_secs(5)));
+    }
+
+    #[test]
+    fn refuses_bad_input_naming_the_key() {
+        for bad in ["-1s", "banana", "10", "1.5", "s", "NaNs", "infs", "1 parsec", "99999999999h"] {
+            let err = parse_duration("backoff.base", bad).unwrap_err().to_string();
+            assert!(err.contains("backoff.base"), "{bad}: {err}");
+        }
+        assert!(parse_limit("client.deadline", "maybe").is_err());
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for ns in [0, 1, 999, 1_000, 1_500_000, 250 * NANOS_PER_MS, 2 * NANOS_PER_SEC, 90 * NANOS_PER_SEC, 3_600 * NANOS_PER_SEC] {
+            let d = SimDuration(ns);
+            assert_eq!(parse_duration("k", &d.to_string()).unwrap(), d, "{d}");
+        }
+    }
+}
