@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod delays;
 pub mod error;
 pub mod rng;
 pub mod time;

@@ -64,6 +64,10 @@ impl SimDuration {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / NANOS_PER_SEC as f64
     }
+    /// Exact milliseconds as a decimal string for CSV output: `28.68`, `50`, `0.000001`.
+    pub fn millis_string(self) -> String {
+        millis_string(self.0)
+    }
     /// Saturating addition.
     pub const fn saturating_add(self, other: SimDuration) -> SimDuration {
         SimDuration(self.0.saturating_add(other.0))
@@ -83,6 +87,18 @@ impl SimDuration {
     /// From a [`std::time::Duration`], saturating.
     pub fn from_std(d: std::time::Duration) -> Self {
         SimDuration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Exact milliseconds of `ns` nanoseconds as a decimal without trailing zeros.
+pub fn millis_string(ns: u64) -> String {
+    let whole = ns / NANOS_PER_MS;
+    let frac = ns % NANOS_PER_MS;
+    if frac == 0 {
+        whole.to_string()
+    } else {
+        let digits = format!("{frac:06}");
+        format!("{whole}.{}", digits.trim_end_matches('0'))
     }
 }
 
@@ -261,6 +277,15 @@ mod tests {
             assert!(err.contains("backoff.base"), "{bad}: {err}");
         }
         assert!(parse_limit("client.deadline", "maybe").is_err());
+    }
+
+    #[test]
+    fn millis_strings_are_exact() {
+        assert_eq!(millis_string(0), "0");
+        assert_eq!(millis_string(50 * NANOS_PER_MS), "50");
+        assert_eq!(millis_string(28_680_123), "28.680123");
+        assert_eq!(millis_string(1), "0.000001");
+        assert_eq!(millis_string(1_500_000), "1.5");
     }
 
     #[test]
