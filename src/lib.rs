@@ -28,6 +28,8 @@
 
 pub mod backoff;
 pub mod error;
+
+pub mod policy;
 pub mod rng;
 pub mod time;
 
