@@ -28,7 +28,7 @@
 
 pub mod backoff;
 pub mod error;
-
+pub mod exec;
 pub mod policy;
 pub mod rng;
 pub mod time;
