@@ -29,6 +29,8 @@
 pub mod backoff;
 pub mod delays;
 pub mod error;
+pub mod exec;
+pub mod policy;
 pub mod rng;
 pub mod time;
 

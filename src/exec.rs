@@ -1,0 +1,978 @@
+//! A small blocking retry executor for real code, over a [`Clock`].
+//!
+//! [`Retrier::retry`] runs an operation until it succeeds or [`RetryPolicy::decide`] (the same
+//! function the simulator calls) says stop. Between attempts it sleeps on a [`Clock`]: the
+//! [`SystemClock`] for real work, or a [`VirtualClock`] whose sleeps advance virtual time
+//! instantly, for tests. A [`CancelToken`] is checked before every attempt and every sleep,
+//! and wakes a [`SystemClock`] sleep early.
+//!
+//! The operation's error says how the attempt ended through [`Classify`]: its [`Outcome`] and
+//! an optional `Retry-After` header value, parsed against the clock's wall time (so an
+//! HTTP-date works on a virtual clock too).
+//!
+//! Jitter comes from a [`SimRng`] owned by the retrier, seeded by the caller: the library never
+//! reads entropy. Code that wants different jitter on every run seeds it from entropy at its
+//! own edge (for example from the process id and the time).
+//!
+//! ```
+//! use jitterlab::backoff::{Backoff, Jitter};
+//! use jitterlab::exec::{CancelToken, Classify, Clock, Retrier, VirtualClock};
+//! use jitterlab::policy::{Outcome, RetryPolicy};
+//! use jitterlab::time::SimDuration;
+//!
+//! /// What a real client's error might look like.
+//! struct HttpError {
+//!     status: u16,
+//!     retry_after: Option<String>,
+//! }
+//! impl Classify for HttpError {
+//!     fn outcome(&self) -> Outcome {
+//!         Outcome::from_status(self.status)
+//!     }
+//!     fn retry_after(&self) -> Option<&str> {
+//!         self.retry_after.as_deref()
+//!     }
+//! }
+//!
+//! let backoff = Backoff::new(Jitter::Full, SimDuration::from_millis(100), 2.0, SimDuration::from_secs(5))?;
+//! let retrier = Retrier::new(RetryPolicy::new(backoff), 42)?;
+//! let clock = VirtualClock::new();
+//! let mut sleeps = Vec::new();
+//! let body = retrier.retry(
+//!     &clock,
+//!     &CancelToken::new(),
+//!     |ctx| match ctx.attempt {
+//!         1 | 2 => Err(HttpError { status: 503, retry_after: Some("1".into()) }),
+//!         _ => Ok("hello"),
+//!     },
+//!     |event| sleeps.extend(event.decision.sleep()),
+//! );
+//! assert_eq!(body.ok(), Some("hello"));
+//! // Two waits of at least the 1 s the server asked for, in no real time at all.
+//! assert_eq!(sleeps.len(), 2);
+//! assert!(sleeps.iter().all(|s| *s >= SimDuration::from_secs(1)));
+//! assert!(clock.now().as_nanos() >= 2_000_000_000);
+//! # Ok::<(), jitterlab::Error>(())
+//! ```
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::backoff::BackoffState;
+use crate::error::{Error, Result};
+use crate::policy::{
+    AttemptReport, Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason,
+    parse_retry_after,
+};
+use crate::rng::{SimRng, from_seed};
+use crate::time::{SimDuration, SimTime};
+
+/// Locks a mutex, recovering the data if another thread panicked while holding it (the data
+/// here is counters that stay consistent between statements).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A source of time that can also sleep.
+pub trait Clock: Send + Sync {
+    /// Monotonic time since the clock's origin.
+    fn now(&self) -> SimTime;
+    /// Wall-clock time, for HTTP-date `Retry-After` values.
+    fn wall(&self) -> SystemTime;
+    /// Sleeps `d`. Returns `Err(Error::Cancelled)` if `cancel` is cancelled before or during
+    /// the sleep (and then returns early); that is the only error.
+    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()>;
+}
+
+/// A cancellation flag shared by clones; cancelling wakes sleeps on a [`SystemClock`].
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken {
+    inner: Arc<CancelInner>,
+}
+
+#[derive(Debug, Default)]
+struct CancelInner {
+    /// Fast path for [`CancelToken::is_cancelled`].
+    flag: AtomicBool,
+    /// The same flag under the mutex the condition variable needs.
+    cancelled: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl CancelToken {
+    /// A token not cancelled yet.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Cancels: every clone sees it, and sleeping threads wake.
+    pub fn cancel(&self) {
+        self.inner.flag.store(true, Ordering::Release);
+        *lock(&self.inner.cancelled) = true;
+        self.inner.wake.notify_all();
+    }
+
+    /// True once [`CancelToken::cancel`] was called on any clone.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.flag.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `d` of real time; true when cancelled (at once or during the wait).
+    fn wait(&self, d: Duration) -> bool {
+        let end = Instant::now().checked_add(d);
+        let mut cancelled = lock(&self.inner.cancelled);
+        loop {
+            if *cancelled {
+                return true;
+            }
+            match end {
+                // Too long to represent: wait for a cancel only.
+                None => {
+                    cancelled = self
+                        .inner
+                        .wake
+                        .wait(cancelled)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+                Some(end) => {
+                    let now = Instant::now();
+                    if now >= end {
+                        return false;
+                    }
+                    cancelled = self
+                        .inner
+                        .wake
+                        .wait_timeout(cancelled, end - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+/// Real time: `now` is the time since the clock was made, sleeps really wait.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> SystemClock {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> SimTime {
+        SimTime(SimDuration::from_std(self.origin.elapsed()).as_nanos())
+    }
+    fn wall(&self) -> SystemTime {
+        SystemTime::now()
+    }
+    /// Waits on the token's condition variable with a timeout, so a cancel wakes it at once.
+    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()> {
+        if cancel.is_cancelled() || cancel.wait(d.to_std()) {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Virtual time for tests: sleeps advance the clock instantly.
+#[derive(Debug)]
+pub struct VirtualClock {
+    now: AtomicU64,
+    epoch: SystemTime,
+}
+
+/// 2025-01-01T00:00:00Z: the default wall time of a [`VirtualClock`] at virtual zero.
+const DEFAULT_EPOCH_SECS: u64 = 1_735_689_600;
+
+impl VirtualClock {
+    /// A clock at virtual zero whose wall time starts at 2025-01-01T00:00:00Z.
+    pub fn new() -> VirtualClock {
+        VirtualClock::with_epoch(UNIX_EPOCH + Duration::from_secs(DEFAULT_EPOCH_SECS))
+    }
+
+    /// A clock at virtual zero whose wall time starts at `epoch`.
+    pub fn with_epoch(epoch: SystemTime) -> VirtualClock {
+        VirtualClock {
+            now: AtomicU64::new(0),
+            epoch,
+        }
+    }
+
+    /// Moves virtual time forward by `d` (saturating).
+    pub fn advance(&self, d: SimDuration) {
+        // fetch_update with a closure that always returns Some cannot fail.
+        let _ = self
+            .now
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some(t.saturating_add(d.as_nanos()))
+            });
+    }
+}
+
+impl Default for VirtualClock {
+    fn default() -> Self {
+        VirtualClock::new()
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> SimTime {
+        SimTime(self.now.load(Ordering::Acquire))
+    }
+    /// The epoch plus virtual now (the epoch itself if that would overflow).
+    fn wall(&self) -> SystemTime {
+        self.epoch
+            .checked_add(SimDuration(self.now().as_nanos()).to_std())
+            .unwrap_or(self.epoch)
+    }
+    /// Checks the token, then advances virtual time by `d` at once.
+    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()> {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        self.advance(d);
+        Ok(())
+    }
+}
+
+/// How an operation's error tells the retrier what happened.
+pub trait Classify {
+    /// The attempt's outcome (normally an error status, a timeout or a connection error; an
+    /// error that says [`Outcome::Success`] is returned as not retryable).
+    fn outcome(&self) -> Outcome;
+    /// The raw `Retry-After` header value, if the answer had one.
+    fn retry_after(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Classify for Outcome {
+    fn outcome(&self) -> Outcome {
+        *self
+    }
+}
+
+/// What the operation is told about the attempt it is making.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptCtx {
+    /// Attempt number, 1 for the first.
+    pub attempt: u32,
+    /// How long this attempt may take: `min(timeout, time left before the deadline)`
+    /// (`None`: no limit). The operation enforces it.
+    pub timeout: Option<SimDuration>,
+}
+
+/// Reported after every attempt, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptEvent {
+    /// Attempt number, 1 for the first.
+    pub attempt: u32,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The parsed Retry-After hint, if any.
+    pub retry_after: Option<SimDuration>,
+    /// Clock time when the outcome was known.
+    pub now: SimTime,
+    /// What the policy decided (for a retry, the sleep chosen).
+    pub decision: Decision,
+}
+
+/// Why [`Retrier::retry`] gave up.
+#[derive(Debug)]
+pub enum RetryError<E> {
+    /// The policy stopped: the last attempt's error and why no retry followed.
+    Stopped {
+        /// Why the policy stopped.
+        reason: StopReason,
+        /// The last attempt's error.
+        error: E,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The cancel token was cancelled before an attempt or during a sleep.
+    Cancelled {
+        /// The last attempt's error, if an attempt was made.
+        last: Option<E>,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The circuit breaker refused the next attempt.
+    BreakerOpen {
+        /// The last attempt's error, if an attempt was made.
+        last: Option<E>,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+impl<E> RetryError<E> {
+    /// Attempts made before giving up.
+    pub fn attempts(&self) -> u32 {
+        match self {
+            RetryError::Stopped { attempts, .. }
+            | RetryError::Cancelled { attempts, .. }
+            | RetryError::BreakerOpen { attempts, .. } => *attempts,
+        }
+    }
+
+    /// The last attempt's error, if an attempt was made.
+    pub fn last_error(&self) -> Option<&E> {
+        match self {
+            RetryError::Stopped { error, .. } => Some(error),
+            RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => {
+                last.as_ref()
+            }
+        }
+    }
+
+    /// Consumes `self`, returning the last attempt's error if an attempt was made.
+    pub fn into_last_error(self) -> Option<E> {
+        match self {
+            RetryError::Stopped { error, .. } => Some(error),
+            RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => last,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for RetryError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, attempts) = match self {
+            RetryError::Stopped {
+                reason, attempts, ..
+            } => {
+                let what = match reason {
+                    StopReason::NotRetryable => "not retryable",
+                    StopReason::Attempts => "attempts exhausted",
+                    StopReason::Deadline => "deadline reached",
+                    StopReason::Budget => "retry budget exhausted",
+                };
+                (what, attempts)
+            }
+            RetryError::Cancelled { attempts, .. } => ("cancelled", attempts),
+            RetryError::BreakerOpen { attempts, .. } => ("circuit breaker open", attempts),
+        };
+        write!(
+            f,
+            "{what} after {attempts} attempt{}",
+            if *attempts == 1 { "" } else { "s" }
+        )?;
+        if let Some(e) = self.last_error() {
+            write!(f, ": {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.last_error()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Runs operations with retries. Share one across threads (`&Retrier` or `Arc<Retrier>`) to
+/// share its budget and breaker; the jitter generator is shared too, behind a mutex.
+#[derive(Debug)]
+pub struct Retrier {
+    policy: RetryPolicy,
+    idempotency: Idempotency,
+    budget: Option<Mutex<Budget>>,
+    breaker: Option<Mutex<Breaker>>,
+    rng: Mutex<SimRng>,
+}
+
+impl Retrier {
+    /// A retrier for idempotent requests, without budget or breaker, its jitter seeded with
+    /// `seed`. The policy is checked with [`RetryPolicy::validate`].
+    pub fn new(policy: RetryPolicy, seed: u64) -> Result<Retrier> {
+        policy.validate()?;
+        Ok(Retrier {
+            policy,
+            idempotency: Idempotency::Idempotent,
+            budget: None,
+            breaker: None,
+            rng: Mutex::new(from_seed(seed)),
+        })
+    }
+
+    /// Sets whether the requests may be repeated (non-idempotent ones are never retried).
+    pub fn with_idempotency(mut self, idempotency: Idempotency) -> Retrier {
+        self.idempotency = idempotency;
+        self
+    }
+
+    /// Adds a retry budget shared by every call.
+    pub fn with_budget(mut self, budget: Budget) -> Retrier {
+        self.budget = Some(Mutex::new(budget));
+        self
+    }
+
+    /// Adds a circuit breaker shared by every call.
+    pub fn with_breaker(mut self, breaker: Breaker) -> Retrier {
+        self.breaker = Some(Mutex::new(breaker));
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// Runs `op` until it succeeds or the policy gives up, sleeping on `clock` between
+    /// attempts. `on_attempt` sees every attempt's outcome and decision. The breaker (if any)
+    /// is asked before each attempt and told each result (a failure is
+    /// [`Outcome::is_server_failure`]); the budget (if any) is kept by [`RetryPolicy::decide`].
+    pub fn retry<T, E, C, F, O>(
+        &self,
+        clock: &C,
+        cancel: &CancelToken,
+        mut op: F,
+        mut on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        C: Clock + ?Sized,
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent),
+    {
+        let start = clock.now();
+        let mut state = BackoffState::new();
+        let mut timeout = self.policy.attempt_timeout(start, start).limit();
+        let mut attempt = 1u32;
+        let mut last: Option<E> = None;
+        let mut follows_timeout = false;
+        loop {
+            let made = attempt - 1;
+            if cancel.is_cancelled() {
+                return Err(RetryError::Cancelled {
+                    last,
+                    attempts: made,
+                });
+            }
+            if let Some(breaker) = &self.breaker
+                && !lock(breaker).allow(clock.now())
+            {
+                return Err(RetryError::BreakerOpen {
+                    last,
+                    attempts: made,
+                });
+            }
+            let result = op(AttemptCtx { attempt, timeout });
+            let now = clock.now();
+            let (outcome, retry_after, error) = match result {
+                Ok(value) => (Outcome::Success, None, Ok(value)),
+                Err(e) => {
+                    let hint = e
+                        .retry_after()
+                        .and_then(|v| parse_retry_after(v, clock.wall()));
+                    (e.outcome(), hint, Err(e))
+                }
+            };
+            if let Some(breaker) = &self.breaker {
+                lock(breaker).record(now, !outcome.is_server_failure());
+            }
+            let report = AttemptReport {
+                attempt,
+                start,
+                now,
+                outcome,
+                retry_after,
+                idempotency: self.idempotency,
+                follows_timeout,
+            };
+            let decision = {
+                let mut rng = lock(&self.rng);
+                let mut budget = self.budget.as_ref().map(lock);
+                self.policy
+                    .decide(&report, &mut state, budget.as_deref_mut(), &mut *rng)
+            };
+            on_attempt(&AttemptEvent {
+                attempt,
+                outcome,
+                retry_after,
+                now,
+                decision,
+            });
+            let error = match error {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let sleep = match decision {
+                Decision::Retry { sleep } => sleep,
+                Decision::Stop(reason) => {
+                    return Err(RetryError::Stopped {
+                        reason,
+                        error,
+                        attempts: attempt,
+                    });
+                }
+                // An error that classifies itself as a success: nothing to retry.
+                Decision::Done => {
+                    return Err(RetryError::Stopped {
+                        reason: StopReason::NotRetryable,
+                        error,
+                        attempts: attempt,
+                    });
+                }
+            };
+            if clock.sleep(sleep, cancel).is_err() {
+                return Err(RetryError::Cancelled {
+                    last: Some(error),
+                    attempts: attempt,
+                });
+            }
+            // decide() refused sleeps ending at the deadline, but a real clock may oversleep.
+            let after = self.policy.attempt_timeout(start, clock.now());
+            if after == crate::policy::AttemptTimeout::Expired {
+                return Err(RetryError::Stopped {
+                    reason: StopReason::Deadline,
+                    error,
+                    attempts: attempt,
+                });
+            }
+            timeout = after.limit();
+            follows_timeout = outcome == Outcome::Timeout;
+            last = Some(error);
+            attempt = attempt.saturating_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::{Backoff, Jitter};
+    use crate::policy::{BreakerConfig, BudgetConfig};
+    use std::cell::RefCell;
+
+    fn ms(v: u64) -> SimDuration {
+        SimDuration::from_millis(v)
+    }
+    fn secs(v: u64) -> SimDuration {
+        SimDuration::from_secs(v)
+    }
+
+    /// A fake HTTP answer.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Reply {
+        status: u16,
+        retry_after: Option<String>,
+    }
+
+    impl Reply {
+        fn new(status: u16, retry_after: Option<&str>) -> Reply {
+            Reply {
+                status,
+                retry_after: retry_after.map(str::to_string),
+            }
+        }
+    }
+
+    impl Classify for Reply {
+        fn outcome(&self) -> Outcome {
+            Outcome::from_status(self.status)
+        }
+        fn retry_after(&self) -> Option<&str> {
+            self.retry_after.as_deref()
+        }
+    }
+
+    /// A server that answers from a script, then 200 forever.
+    fn server(script: Vec<Reply>) -> impl FnMut(AttemptCtx) -> Result<&'static str, Reply> {
+        let mut script = script.into_iter();
+        move |_| match script.next() {
+            Some(reply) if reply.status >= 400 => Err(reply),
+            _ => Ok("ok"),
+        }
+    }
+
+    fn policy() -> RetryPolicy {
+        let backoff = Backoff::new(Jitter::Full, ms(50), 2.0, secs(1)).unwrap();
+        RetryPolicy::new(backoff)
+    }
+
+    fn retrier(policy: RetryPolicy) -> Retrier {
+        Retrier::new(policy, 7).unwrap()
+    }
+
+    fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
+        vec![Reply::new(429, Some(retry_after)); n]
+    }
+
+    #[test]
+    fn honours_retry_after_on_a_virtual_clock() {
+        let clock = VirtualClock::new();
+        let mut events = Vec::new();
+        let result =
+            retrier(policy()).retry(&clock, &CancelToken::new(), server(too_many(2, "2")), |e| {
+                events.push(*e)
+            });
+        assert_eq!(result.ok(), Some("ok"));
+        assert_eq!(events.len(), 3, "{events:?}");
+        assert_eq!(
+            events.iter().map(|e| e.attempt).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        for e in &events[..2] {
+            assert_eq!(e.outcome, Outcome::Status(429));
+            assert_eq!(e.retry_after, Some(secs(2)));
+            let sleep = e.decision.sleep().unwrap_or_default();
+            assert!(sleep >= secs(2), "{sleep}");
+        }
+        assert_eq!(events[2].decision, Decision::Done);
+        assert!(clock.now() >= SimTime::ZERO + secs(4), "{}", clock.now());
+        // Backoff (at most 100 ms here) is shorter than the hint: exactly the hint.
+        assert_eq!(clock.now(), SimTime::ZERO + secs(4));
+    }
+
+    #[test]
+    fn max_attempts_returns_the_last_error() {
+        let clock = VirtualClock::new();
+        let p = RetryPolicy {
+            max_attempts: Some(2),
+            ..policy()
+        };
+        let result = retrier(p).retry(
+            &clock,
+            &CancelToken::new(),
+            server(too_many(2, "2")),
+            |_| {},
+        );
+        match result {
+            Err(RetryError::Stopped {
+                reason,
+                error,
+                attempts,
+            }) => {
+                assert_eq!(reason, StopReason::Attempts);
+                assert_eq!(error, Reply::new(429, Some("2")));
+                assert_eq!(attempts, 2);
+            }
+            other => panic!("expected Stopped(Attempts), got {other:?}"),
+        }
+        assert_eq!(clock.now(), SimTime::ZERO + secs(2), "one wait, not two");
+    }
+
+    #[test]
+    fn cancel_wakes_a_system_clock_sleep() {
+        let cancel = CancelToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                cancel.cancel();
+            })
+        };
+        let began = Instant::now();
+        let result = retrier(policy()).retry(
+            &SystemClock::new(),
+            &cancel,
+            server(too_many(5, "30")),
+            |_| {},
+        );
+        let took = began.elapsed();
+        let _ = canceller.join();
+        assert!(
+            took < Duration::from_secs(2),
+            "took {took:?} of a 30 s sleep"
+        );
+        match result {
+            Err(RetryError::Cancelled { last, attempts }) => {
+                assert_eq!(attempts, 1);
+                assert_eq!(last.map(|r| r.status), Some(429));
+            }
+            other => panic!("expected Cancelled, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cancelled_before_the_first_attempt_makes_none() {
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let mut calls = 0;
+        let result: Result<(), RetryError<Outcome>> = retrier(policy()).retry(
+            &VirtualClock::new(),
+            &cancel,
+            |_| {
+                calls += 1;
+                Ok(())
+            },
+            |_| {},
+        );
+        assert!(matches!(
+            result,
+            Err(RetryError::Cancelled {
+                last: None,
+                attempts: 0
+            })
+        ));
+        assert_eq!(calls, 0);
+        // Both clocks refuse to sleep on a cancelled token; the virtual one does not advance.
+        let clock = VirtualClock::new();
+        assert!(matches!(
+            clock.sleep(secs(1), &cancel),
+            Err(Error::Cancelled)
+        ));
+        assert_eq!(clock.now(), SimTime::ZERO);
+        assert!(matches!(
+            SystemClock::new().sleep(secs(30), &cancel),
+            Err(Error::Cancelled)
+        ));
+    }
+
+    #[test]
+    fn system_clock_sleeps_for_real() {
+        let clock = SystemClock::new();
+        let before = clock.now();
+        assert!(clock.sleep(ms(5), &CancelToken::new()).is_ok());
+        assert!(clock.now().saturating_since(before) >= ms(5));
+    }
+
+    #[test]
+    fn http_date_is_relative_to_the_clock_wall_time() {
+        let clock = VirtualClock::new();
+        clock.advance(secs(10));
+        let mut events = Vec::new();
+        let mut calls = 0;
+        let result = retrier(policy()).retry(
+            &clock,
+            &CancelToken::new(),
+            |_| {
+                calls += 1;
+                if calls == 1 {
+                    let date = httpdate::fmt_http_date(clock.wall() + Duration::from_secs(3));
+                    Err(Reply::new(503, Some(&date)))
+                } else {
+                    Ok("ok")
+                }
+            },
+            |e| events.push(*e),
+        );
+        assert_eq!(result.ok(), Some("ok"));
+        assert_eq!(events[0].retry_after, Some(secs(3)));
+        assert_eq!(events[0].decision, Decision::Retry { sleep: secs(3) });
+        assert_eq!(clock.now(), SimTime::ZERO + secs(13));
+        // A date in the past means "now": the backoff alone decides.
+        let clock = VirtualClock::new();
+        let past = "Mon, 01 Jan 2024 00:00:00 GMT";
+        let mut sleeps = Vec::new();
+        let result = retrier(policy()).retry(
+            &clock,
+            &CancelToken::new(),
+            server(vec![Reply::new(503, Some(past))]),
+            |e| sleeps.extend(e.decision.sleep()),
+        );
+        assert_eq!(result.ok(), Some("ok"));
+        assert!(sleeps[0] <= ms(50), "{:?}", sleeps);
+    }
+
+    #[test]
+    fn a_400_is_tried_once() {
+        let mut calls = 0;
+        let result: Result<(), _> = retrier(policy()).retry(
+            &VirtualClock::new(),
+            &CancelToken::new(),
+            |_| {
+                calls += 1;
+                Err(Reply::new(400, Some("1")))
+            },
+            |_| {},
+        );
+        assert_eq!(calls, 1);
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::NotRetryable,
+                attempts: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn non_idempotent_requests_are_not_retried_without_a_key() {
+        let clock = VirtualClock::new();
+        let post = retrier(policy()).with_idempotency(Idempotency::NonIdempotent);
+        let result = post.retry(
+            &clock,
+            &CancelToken::new(),
+            server(too_many(1, "1")),
+            |_| {},
+        );
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::NotRetryable,
+                attempts: 1,
+                ..
+            })
+        ));
+        let keyed = retrier(policy()).with_idempotency(Idempotency::WithKey);
+        assert_eq!(
+            keyed
+                .retry(
+                    &clock,
+                    &CancelToken::new(),
+                    server(too_many(1, "1")),
+                    |_| {}
+                )
+                .ok(),
+            Some("ok")
+        );
+    }
+
+    #[test]
+    fn deadline_shortens_the_attempt_timeout_and_stops_sleeping() {
+        let clock = VirtualClock::new();
+        let p = RetryPolicy {
+            deadline: Some(ms(2_500)),
+            max_attempts: None,
+            ..policy()
+        };
+        let timeouts = RefCell::new(Vec::new());
+        let mut script = server(too_many(100, "2"));
+        let result = retrier(p).retry(
+            &clock,
+            &CancelToken::new(),
+            |ctx| {
+                timeouts.borrow_mut().push(ctx.timeout);
+                script(ctx)
+            },
+            |_| {},
+        );
+        // Attempt 1 at 0 s (1 s timeout), sleep 2 s, attempt 2 at 2 s with 0.5 s left; the
+        // next 2 s sleep would end past 2.5 s.
+        assert_eq!(*timeouts.borrow(), [Some(secs(1)), Some(ms(500))]);
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::Deadline,
+                attempts: 2,
+                ..
+            })
+        ));
+        assert_eq!(clock.now(), SimTime::ZERO + secs(2));
+    }
+
+    #[test]
+    fn budget_is_shared_and_stops_retries() {
+        let budget = Budget::new(BudgetConfig::TokenBucket {
+            capacity: 10,
+            retry_cost: 5,
+            timeout_cost: 10,
+            success_refund: 1,
+        })
+        .unwrap();
+        let p = RetryPolicy {
+            max_attempts: Some(10),
+            ..policy()
+        };
+        let r = retrier(p).with_budget(budget);
+        let clock = VirtualClock::new();
+        let failing = |_: AttemptCtx| -> Result<(), Outcome> { Err(Outcome::Status(503)) };
+        let result = r.retry(&clock, &CancelToken::new(), failing, |_| {});
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::Budget,
+                attempts: 3,
+                ..
+            })
+        ));
+        // The bucket is empty for the next call too.
+        let result = r.retry(&clock, &CancelToken::new(), failing, |_| {});
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::Budget,
+                attempts: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn an_open_breaker_refuses_the_next_attempt() {
+        let breaker = Breaker::new(BreakerConfig {
+            min_requests: 2,
+            ..BreakerConfig::default()
+        })
+        .unwrap();
+        let r = retrier(policy()).with_breaker(breaker);
+        let clock = VirtualClock::new();
+        let mut calls = 0;
+        let result: Result<(), _> = r.retry(
+            &clock,
+            &CancelToken::new(),
+            |_| {
+                calls += 1;
+                Err(Outcome::Timeout)
+            },
+            |_| {},
+        );
+        assert_eq!(calls, 2);
+        assert!(matches!(
+            result,
+            Err(RetryError::BreakerOpen {
+                last: Some(Outcome::Timeout),
+                attempts: 2
+            })
+        ));
+        // 5 s later a probe goes through; its success closes the breaker.
+        clock.advance(secs(5));
+        assert_eq!(
+            r.retry(&clock, &CancelToken::new(), |_| Ok::<_, Outcome>(1), |_| {})
+                .ok(),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn same_seed_same_sleeps() {
+        let run = || {
+            let clock = VirtualClock::new();
+            let mut sleeps = Vec::new();
+            let failing = |_: AttemptCtx| -> Result<(), Outcome> { Err(Outcome::Connection) };
+            let _ = retrier(policy()).retry(&clock, &CancelToken::new(), failing, |e| {
+                sleeps.extend(e.decision.sleep())
+            });
+            sleeps
+        };
+        let a = run();
+        assert_eq!(a.len(), 4, "5 attempts, 4 sleeps");
+        assert_eq!(a, run());
+    }
+
+    #[test]
+    fn errors_display_the_reason_and_last_error() {
+        let e: RetryError<Outcome> = RetryError::Stopped {
+            reason: StopReason::Attempts,
+            error: Outcome::Status(503),
+            attempts: 5,
+        };
+        assert_eq!(e.to_string(), "attempts exhausted after 5 attempts: 503");
+        let e: RetryError<Outcome> = RetryError::Cancelled {
+            last: None,
+            attempts: 1,
+        };
+        assert_eq!(e.to_string(), "cancelled after 1 attempt");
+        assert_eq!(e.into_last_error(), None);
+    }
+}

@@ -1,0 +1,627 @@
+//! Retry budgets: a limit on retries shared by many requests, so that a failing server is not
+//! hit by ever more retries (retry amplification).
+//!
+//! Three kinds, each after the system it copies (DESIGN §3):
+//!
+//! - `token_bucket` — AWS SDK standard retry mode: a bucket of `capacity` tokens (500); a
+//!   retry costs `retry_cost` (5), or `timeout_cost` (10) after a timeout, and is denied when
+//!   fewer tokens are left; a success returns the cost of the retry it came from, or
+//!   `success_refund` (1) when it came from a first attempt; never above capacity.
+//! - `ratio` — Finagle's `RetryBudget` (also Envoy and Linkerd): over a sliding `window`,
+//!   retries may reach `percent` % of the requests in the window plus a floor of
+//!   `min_per_sec` per second of window.
+//! - `grpc` — gRPC retry throttling: `max_tokens` tokens, starting full; each failed attempt
+//!   takes 1, each success gives back `token_ratio`; retries are allowed only while more than
+//!   half the tokens are left.
+//!
+//! [`BudgetConfig`] is the validated configuration, [`Budget`] the state. The state is pure:
+//! every method takes `now`. [`crate::policy::RetryPolicy::decide`] makes all the calls a
+//! request needs (`on_request`, `on_success`, `on_failure`, `try_retry`); call them yourself
+//! only when driving a budget without `decide`.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::policy::window::SlidingWindow;
+use crate::time::{SimDuration, SimTime};
+
+/// Scale of gRPC tokens: the spec allows three decimals in `token_ratio`, so tokens are kept
+/// as integer thousandths (exact, and identical on every machine).
+const MILLI: u64 = 1_000;
+
+/// A retry budget's parameters, one variant per kind. Start from [`BudgetConfig::defaults`];
+/// [`BudgetConfig::validate`] checks them and [`Budget::new`] refuses invalid ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetConfig {
+    /// AWS SDK standard retry mode.
+    TokenBucket {
+        /// Tokens when full (default 500).
+        capacity: u32,
+        /// Cost of a retry (default 5).
+        retry_cost: u32,
+        /// Cost of a retry after a timeout (default 10).
+        timeout_cost: u32,
+        /// Tokens returned by a success on a first attempt (default 1).
+        success_refund: u32,
+    },
+    /// Finagle/Envoy/Linkerd ratio budget.
+    Ratio {
+        /// Retries allowed per 100 requests in the window (default 20).
+        percent: f64,
+        /// Retries always allowed per second of window, whatever the traffic (default 10).
+        min_per_sec: f64,
+        /// Length of the sliding window (default 10 s).
+        window: SimDuration,
+    },
+    /// gRPC retry throttling.
+    Grpc {
+        /// Tokens when full (default 10).
+        max_tokens: f64,
+        /// Tokens returned per success (default 0.1).
+        token_ratio: f64,
+    },
+}
+
+impl BudgetConfig {
+    /// The kind names used in scenario files.
+    pub const KINDS: [&'static str; 3] = ["token_bucket", "ratio", "grpc"];
+
+    /// The default parameters of the kind named `kind` (`token_bucket`, `ratio` or `grpc`);
+    /// the error names `key` (for example `client.budget.kind`).
+    pub fn defaults(key: &str, kind: &str) -> Result<BudgetConfig> {
+        match kind.trim() {
+            "token_bucket" => Ok(BudgetConfig::TokenBucket {
+                capacity: 500,
+                retry_cost: 5,
+                timeout_cost: 10,
+                success_refund: 1,
+            }),
+            "ratio" => Ok(BudgetConfig::Ratio {
+                percent: 20.0,
+                min_per_sec: 10.0,
+                window: SimDuration::from_secs(10),
+            }),
+            "grpc" => Ok(BudgetConfig::Grpc {
+                max_tokens: 10.0,
+                token_ratio: 0.1,
+            }),
+            _ => Err(Error::invalid(
+                key,
+                format!("{kind:?}"),
+                "one of token_bucket, ratio, grpc",
+            )),
+        }
+    }
+
+    /// The kind's name.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            BudgetConfig::TokenBucket { .. } => "token_bucket",
+            BudgetConfig::Ratio { .. } => "ratio",
+            BudgetConfig::Grpc { .. } => "grpc",
+        }
+    }
+
+    /// Checks the parameters; errors name `prefix.<parameter>` (with `prefix =
+    /// "client.budget"`: `client.budget.capacity`).
+    ///
+    /// `token_bucket`: capacity >= 1, costs and refund at most the capacity. `ratio`: percent
+    /// from 0 to 1000 (Finagle's range), min_per_sec finite and >= 0, window >= 1 ms.
+    /// `grpc`: max_tokens in (0, 1000] and token_ratio in (0, max_tokens], both with at most
+    /// three decimals mattering (the gRPC spec's precision).
+    pub fn validate(&self, prefix: &str) -> Result<()> {
+        let key = |name: &str| format!("{prefix}.{name}");
+        match *self {
+            BudgetConfig::TokenBucket {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+            } => {
+                if capacity == 0 {
+                    return Err(Error::invalid(
+                        key("capacity"),
+                        capacity,
+                        "an integer of at least 1",
+                    ));
+                }
+                for (name, value) in [
+                    ("retry_cost", retry_cost),
+                    ("timeout_cost", timeout_cost),
+                    ("success_refund", success_refund),
+                ] {
+                    if value > capacity {
+                        return Err(Error::invalid(
+                            key(name),
+                            value,
+                            format!("an integer from 0 to the capacity ({capacity})"),
+                        ));
+                    }
+                }
+            }
+            BudgetConfig::Ratio {
+                percent,
+                min_per_sec,
+                window,
+            } => {
+                if !(percent.is_finite() && (0.0..=1000.0).contains(&percent)) {
+                    return Err(Error::invalid(
+                        key("percent"),
+                        percent,
+                        "a number from 0 to 1000",
+                    ));
+                }
+                if !(min_per_sec.is_finite() && min_per_sec >= 0.0) {
+                    return Err(Error::invalid(
+                        key("min_per_sec"),
+                        min_per_sec,
+                        "a finite number >= 0",
+                    ));
+                }
+                if window < SimDuration::from_millis(1) {
+                    return Err(Error::invalid(
+                        key("window"),
+                        window,
+                        "a duration of at least 1ms",
+                    ));
+                }
+            }
+            BudgetConfig::Grpc {
+                max_tokens,
+                token_ratio,
+            } => {
+                if !(max_tokens.is_finite()
+                    && max_tokens > 0.0
+                    && max_tokens <= 1000.0
+                    && milli(max_tokens) > 0)
+                {
+                    return Err(Error::invalid(
+                        key("max_tokens"),
+                        max_tokens,
+                        "a number above 0 and at most 1000",
+                    ));
+                }
+                if !(token_ratio.is_finite() && milli(token_ratio) > 0 && token_ratio <= max_tokens)
+                {
+                    return Err(Error::invalid(
+                        key("token_ratio"),
+                        token_ratio,
+                        format!("a number of at least 0.001 and at most max_tokens ({max_tokens})"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for BudgetConfig {
+    /// The scenario form: `{ kind = "token_bucket", capacity = 500, ... }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BudgetConfig::TokenBucket {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+            } => write!(
+                f,
+                "{{ kind = \"token_bucket\", capacity = {capacity}, retry_cost = {retry_cost}, timeout_cost = {timeout_cost}, success_refund = {success_refund} }}"
+            ),
+            BudgetConfig::Ratio {
+                percent,
+                min_per_sec,
+                window,
+            } => write!(
+                f,
+                "{{ kind = \"ratio\", percent = {percent:?}, min_per_sec = {min_per_sec:?}, window = \"{window}\" }}"
+            ),
+            BudgetConfig::Grpc {
+                max_tokens,
+                token_ratio,
+            } => write!(
+                f,
+                "{{ kind = \"grpc\", max_tokens = {max_tokens:?}, token_ratio = {token_ratio:?} }}"
+            ),
+        }
+    }
+}
+
+/// Rounds to thousandths (callers validate the range).
+fn milli(x: f64) -> u64 {
+    crate::time::f64_to_nanos(x * MILLI as f64)
+}
+
+/// Which attempt a success came from: a token bucket refunds what that attempt's retry cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptKind {
+    /// The request's first attempt.
+    First,
+    /// A retry sent after an error answer or a connection error (it cost `retry_cost`).
+    Retry,
+    /// A retry sent after a timeout (it cost `timeout_cost`).
+    RetryAfterTimeout,
+}
+
+impl AttemptKind {
+    /// The kind of attempt number `attempt` (1 = first) whose previous attempt timed out or not.
+    pub const fn of(attempt: u32, follows_timeout: bool) -> AttemptKind {
+        match (attempt <= 1, follows_timeout) {
+            (true, _) => AttemptKind::First,
+            (false, false) => AttemptKind::Retry,
+            (false, true) => AttemptKind::RetryAfterTimeout,
+        }
+    }
+}
+
+/// The state of a retry budget.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    config: BudgetConfig,
+    state: State,
+}
+
+// The ratio ring is inline on purpose: no heap, no pointer chase on the hot path.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+enum State {
+    TokenBucket {
+        tokens: u32,
+    },
+    /// Counts requests (`a`) and retries (`b`).
+    Ratio {
+        window: SlidingWindow,
+        reserve: f64,
+    },
+    /// Tokens in thousandths.
+    Grpc {
+        tokens: u64,
+        max: u64,
+        ratio: u64,
+    },
+}
+
+impl Budget {
+    /// A full budget; `config` is validated with keys under `client.budget`.
+    pub fn new(config: BudgetConfig) -> Result<Budget> {
+        config.validate("client.budget")?;
+        let state = match config {
+            BudgetConfig::TokenBucket { capacity, .. } => State::TokenBucket { tokens: capacity },
+            BudgetConfig::Ratio {
+                min_per_sec,
+                window,
+                ..
+            } => State::Ratio {
+                window: SlidingWindow::new(window),
+                reserve: min_per_sec * window.as_secs_f64(),
+            },
+            BudgetConfig::Grpc {
+                max_tokens,
+                token_ratio,
+            } => State::Grpc {
+                tokens: milli(max_tokens),
+                max: milli(max_tokens),
+                ratio: milli(token_ratio),
+            },
+        };
+        Ok(Budget { config, state })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BudgetConfig {
+        &self.config
+    }
+
+    /// A new request is sent (the ratio budget counts it; the others ignore it).
+    #[inline]
+    pub fn on_request(&mut self, now: SimTime) {
+        if let State::Ratio { window, .. } = &mut self.state {
+            window.add(now, 1, 0);
+        }
+    }
+
+    /// Asks for one retry after an attempt that failed (a timeout when `after_timeout`);
+    /// withdraws its cost and returns true when allowed, returns false and changes nothing
+    /// when denied.
+    #[inline]
+    pub fn try_retry(&mut self, now: SimTime, after_timeout: bool) -> bool {
+        match (&mut self.state, &self.config) {
+            (
+                State::TokenBucket { tokens },
+                BudgetConfig::TokenBucket {
+                    retry_cost,
+                    timeout_cost,
+                    ..
+                },
+            ) => {
+                let cost = if after_timeout {
+                    *timeout_cost
+                } else {
+                    *retry_cost
+                };
+                if *tokens < cost {
+                    return false;
+                }
+                *tokens -= cost;
+                true
+            }
+            (State::Ratio { window, reserve }, BudgetConfig::Ratio { percent, .. }) => {
+                let (requests, retries) = window.sums(now);
+                // retries + 1 <= percent/100 * requests + reserve, without dividing.
+                let allowed =
+                    (retries as f64 + 1.0) * 100.0 <= percent * requests as f64 + *reserve * 100.0;
+                if allowed {
+                    window.add(now, 0, 1);
+                }
+                allowed
+            }
+            (State::Grpc { tokens, max, .. }, _) => *tokens * 2 > *max,
+            // The state is built from the config, so the kinds always match.
+            _ => false,
+        }
+    }
+
+    /// An attempt succeeded (`kind` says which: a token bucket refunds that retry's cost, or
+    /// `success_refund` for a first attempt; gRPC adds `token_ratio`). Never above capacity.
+    #[inline]
+    pub fn on_success(&mut self, _now: SimTime, kind: AttemptKind) {
+        match (&mut self.state, &self.config) {
+            (
+                State::TokenBucket { tokens },
+                BudgetConfig::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                },
+            ) => {
+                let refund = match kind {
+                    AttemptKind::First => *success_refund,
+                    AttemptKind::Retry => *retry_cost,
+                    AttemptKind::RetryAfterTimeout => *timeout_cost,
+                };
+                *tokens = tokens.saturating_add(refund).min(*capacity);
+            }
+            (State::Grpc { tokens, max, ratio }, _) => *tokens = (*tokens + *ratio).min(*max),
+            _ => {}
+        }
+    }
+
+    /// An attempt failed with a retryable outcome (gRPC takes one token; the others ignore it).
+    #[inline]
+    pub fn on_failure(&mut self, _now: SimTime) {
+        if let State::Grpc { tokens, .. } = &mut self.state {
+            *tokens = tokens.saturating_sub(MILLI);
+        }
+    }
+
+    /// Tokens left (token bucket and gRPC), or retries still allowed in the window at `now`
+    /// (ratio). For reports and tests.
+    pub fn available(&self, now: SimTime) -> f64 {
+        match (&self.state, &self.config) {
+            (State::TokenBucket { tokens }, _) => f64::from(*tokens),
+            (State::Ratio { window, reserve }, BudgetConfig::Ratio { percent, .. }) => {
+                let (requests, retries) = window.sums(now);
+                (percent / 100.0 * requests as f64 + reserve - retries as f64).max(0.0)
+            }
+            (State::Grpc { tokens, .. }, _) => *tokens as f64 / MILLI as f64,
+            _ => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_ms(ms: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(ms)
+    }
+
+    fn aws() -> Budget {
+        Budget::new(BudgetConfig::defaults("k", "token_bucket").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn token_bucket_timeouts_drain_fifty_retries() {
+        let mut b = aws();
+        let now = at_ms(0);
+        // 100 timeouts in a row: 500 / 10 = 50 retries, then denials that cost nothing.
+        let allowed = (0..100).filter(|_| b.try_retry(now, true)).count();
+        assert_eq!(allowed, 50);
+        assert_eq!(b.available(now), 0.0);
+        // A success on a retry that followed a timeout refunds 10: one more timeout retry.
+        b.on_success(now, AttemptKind::RetryAfterTimeout);
+        assert_eq!(b.available(now), 10.0);
+        assert!(b.try_retry(now, true));
+        assert!(!b.try_retry(now, true));
+        // Five first-attempt successes refund 1 each: one plain retry (cost 5), not two.
+        for _ in 0..5 {
+            b.on_success(now, AttemptKind::First);
+        }
+        assert!(b.try_retry(now, false));
+        assert!(!b.try_retry(now, false));
+    }
+
+    #[test]
+    fn token_bucket_errors_cost_five_and_never_overfill() {
+        let mut b = aws();
+        let now = at_ms(0);
+        assert_eq!((0..1000).filter(|_| b.try_retry(now, false)).count(), 100);
+        for _ in 0..99 {
+            b.on_success(now, AttemptKind::Retry);
+        }
+        assert_eq!(b.available(now), 495.0);
+        for _ in 0..10 {
+            b.on_success(now, AttemptKind::Retry);
+        }
+        assert_eq!(b.available(now), 500.0);
+        b.on_failure(now);
+        b.on_request(now);
+        assert_eq!(
+            b.available(now),
+            500.0,
+            "token bucket ignores failures and requests"
+        );
+    }
+
+    #[test]
+    fn ratio_allows_percent_plus_floor_and_recovers() {
+        // 20 % of requests plus 10/s over 10 s: a reserve of 100.
+        let mut b = Budget::new(BudgetConfig::defaults("k", "ratio").unwrap()).unwrap();
+        for i in 0..1000 {
+            b.on_request(at_ms(i));
+        }
+        let now = at_ms(1_000);
+        assert_eq!(b.available(now), 300.0);
+        let allowed = (0..1000).filter(|_| b.try_retry(now, false)).count();
+        assert_eq!(allowed, 200 + 100);
+        assert!(!b.try_retry(at_ms(5_000), false));
+        // Requests and retries leave the window together: after it only the floor remains.
+        let later = at_ms(12_000);
+        assert_eq!(b.available(later), 100.0);
+        assert_eq!((0..1000).filter(|_| b.try_retry(later, true)).count(), 100);
+        // New traffic earns new retries: 50 requests -> 10 more.
+        for _ in 0..50 {
+            b.on_request(later);
+        }
+        assert_eq!((0..1000).filter(|_| b.try_retry(later, false)).count(), 10);
+    }
+
+    #[test]
+    fn ratio_without_floor_is_exactly_the_percentage() {
+        let config = BudgetConfig::Ratio {
+            percent: 10.0,
+            min_per_sec: 0.0,
+            window: SimDuration::from_secs(1),
+        };
+        let mut b = Budget::new(config).unwrap();
+        assert!(
+            !b.try_retry(at_ms(0), false),
+            "no requests, no floor: no retry"
+        );
+        for _ in 0..95 {
+            b.on_request(at_ms(0));
+        }
+        assert_eq!(
+            (0..100).filter(|_| b.try_retry(at_ms(10), false)).count(),
+            9
+        );
+    }
+
+    #[test]
+    fn grpc_stops_at_half_and_recovers_with_successes() {
+        let mut b = Budget::new(BudgetConfig::defaults("k", "grpc").unwrap()).unwrap();
+        let now = at_ms(0);
+        let mut allowed = Vec::new();
+        for _ in 0..6 {
+            b.on_failure(now);
+            allowed.push(b.try_retry(now, false));
+        }
+        // 9, 8, 7, 6 > 5 allowed; 5 and 4 are not above half.
+        assert_eq!(allowed, [true, true, true, true, false, false]);
+        assert_eq!(b.available(now), 4.0);
+        // try_retry itself costs nothing.
+        assert_eq!(b.available(now), 4.0);
+        for _ in 0..30 {
+            b.on_success(now, AttemptKind::Retry);
+        }
+        assert_eq!(b.available(now), 7.0);
+        b.on_failure(now);
+        assert!(b.try_retry(now, false));
+        for _ in 0..1000 {
+            b.on_success(now, AttemptKind::First);
+        }
+        assert_eq!(b.available(now), 10.0, "capped at max_tokens");
+        for _ in 0..20 {
+            b.on_failure(now);
+        }
+        assert_eq!(b.available(now), 0.0, "never below zero");
+    }
+
+    #[test]
+    fn configs_are_validated_naming_the_key() {
+        let cases: [(BudgetConfig, &str); 8] = [
+            (
+                BudgetConfig::TokenBucket {
+                    capacity: 0,
+                    retry_cost: 0,
+                    timeout_cost: 0,
+                    success_refund: 0,
+                },
+                "client.budget.capacity",
+            ),
+            (
+                BudgetConfig::TokenBucket {
+                    capacity: 5,
+                    retry_cost: 6,
+                    timeout_cost: 1,
+                    success_refund: 1,
+                },
+                "client.budget.retry_cost",
+            ),
+            (
+                BudgetConfig::Ratio {
+                    percent: -1.0,
+                    min_per_sec: 1.0,
+                    window: SimDuration::from_secs(1),
+                },
+                "client.budget.percent",
+            ),
+            (
+                BudgetConfig::Ratio {
+                    percent: f64::NAN,
+                    min_per_sec: 1.0,
+                    window: SimDuration::from_secs(1),
+                },
+                "client.budget.percent",
+            ),
+            (
+                BudgetConfig::Ratio {
+                    percent: 20.0,
+                    min_per_sec: f64::INFINITY,
+                    window: SimDuration::from_secs(1),
+                },
+                "client.budget.min_per_sec",
+            ),
+            (
+                BudgetConfig::Ratio {
+                    percent: 20.0,
+                    min_per_sec: 1.0,
+                    window: SimDuration::ZERO,
+                },
+                "client.budget.window",
+            ),
+            (
+                BudgetConfig::Grpc {
+                    max_tokens: 0.0,
+                    token_ratio: 0.1,
+                },
+                "client.budget.max_tokens",
+            ),
+            (
+                BudgetConfig::Grpc {
+                    max_tokens: 10.0,
+                    token_ratio: 0.0001,
+                },
+                "client.budget.token_ratio",
+            ),
+        ];
+        for (config, key) in cases {
+            let err = Budget::new(config).unwrap_err().to_string();
+            assert!(err.contains(key), "{config}: {err}");
+        }
+        let err = BudgetConfig::defaults("client.budget.kind", "leaky")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("client.budget.kind") && err.contains("token_bucket"),
+            "{err}"
+        );
+        for kind in BudgetConfig::KINDS {
+            let config = BudgetConfig::defaults("k", kind).unwrap();
+            assert_eq!(config.kind(), kind);
+            assert!(config.to_string().contains(kind));
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Retry decisions around the backoff core: which outcomes are retried, Retry-After, the
+//! request deadline, retry budgets, the circuit breaker and the concurrency limiter.
+//!
+//! Everything here is a pure state machine: "now" is an argument, nothing reads a clock, does
+//! I/O or touches a global RNG. [`RetryPolicy::decide`] is *the* retry decision, called
+//! unchanged by the simulator and by the blocking executor ([`crate::exec`]).
+//!
+//! ```
+//! use jitterlab::backoff::{Backoff, BackoffParams, BackoffState};
+//! use jitterlab::policy::{AttemptReport, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
+//! use jitterlab::time::{SimDuration, SimTime};
+//!
+//! let policy = RetryPolicy::new(Backoff::from_params(BackoffParams::default())?);
+//! let mut state = BackoffState::new();
+//! let mut rng = jitterlab::rng::from_seed(1);
+//! // The first attempt got a 503 with "Retry-After: 3" one second after it was sent.
+//! let report = AttemptReport {
+//!     attempt: 1,
+//!     start: SimTime::ZERO,
+//!     now: SimTime::ZERO + SimDuration::from_secs(1),
+//!     outcome: Outcome::Status(503),
+//!     retry_after: Some(SimDuration::from_secs(3)),
+//!     idempotency: Idempotency::Idempotent,
+//!     follows_timeout: false,
+//! };
+//! // The backoff (at most 50 ms now) is shorter than the hint, so the hint wins.
+//! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Retry { sleep: SimDuration::from_secs(3) });
+//! // A 404 is never retried.
+//! let report = AttemptReport { outcome: Outcome::Status(404), ..report };
+//! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Stop(StopReason::NotRetryable));
+//! # Ok::<(), jitterlab::Error>(())
+//! ```
+
+mod breaker;
+mod budget;
+mod deadline;
+mod limiter;
+mod outcome;
+mod retry_after;
+mod window;
+
+pub use breaker::{Breaker, BreakerConfig, BreakerState};
+pub use budget::{AttemptKind, Budget, BudgetConfig};
+pub use deadline::{AttemptTimeout, Deadline};
+pub use limiter::ConcurrencyLimiter;
+pub use outcome::{Idempotency, Outcome, RetryOn, RetryOnItem};
+pub use retry_after::{RetryAfterMode, RetryAfterPolicy, parse_retry_after};
+
+use std::fmt;
+
+use rand::Rng;
+
+use crate::backoff::{Backoff, BackoffState};
+use crate::error::{Error, Result};
+use crate::time::{SimDuration, SimTime};
+
+/// A client's retry policy: the backoff, what is retried and the limits.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// The sleep between attempts.
+    pub backoff: Backoff,
+    /// Which outcomes are retried.
+    pub retry_on: RetryOn,
+    /// Attempts per request, the first included (`None`: unlimited).
+    pub max_attempts: Option<u32>,
+    /// Per-attempt timeout (`None`: none).
+    pub timeout: Option<SimDuration>,
+    /// Overall deadline of a request from its first send, sleeps included (`None`: none).
+    pub deadline: Option<SimDuration>,
+    /// How Retry-After hints are honoured.
+    pub retry_after: RetryAfterPolicy,
+}
+
+/// What happened to one attempt, as [`RetryPolicy::decide`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptReport {
+    /// Attempts made for this request so far, this one included (1 = the first attempt).
+    pub attempt: u32,
+    /// When the request's first attempt was sent.
+    pub start: SimTime,
+    /// When this attempt's outcome became known.
+    pub now: SimTime,
+    /// How this attempt ended.
+    pub outcome: Outcome,
+    /// The server's Retry-After, already parsed (see [`parse_retry_after`]).
+    pub retry_after: Option<SimDuration>,
+    /// Whether the request may be repeated.
+    pub idempotency: Idempotency,
+    /// True when this attempt is a retry sent after a timed-out attempt (a token bucket
+    /// charged `timeout_cost` for it and refunds that if it succeeds).
+    pub follows_timeout: bool,
+}
+
+/// Why a request stopped without success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// The outcome is not retried, or the request is not idempotent.
+    NotRetryable,
+    /// `max_attempts` attempts were made.
+    Attempts,
+    /// The next sleep would end at or past the deadline.
+    Deadline,
+    /// The retry budget denied the retry.
+    Budget,
+}
+
+impl StopReason {
+    /// A short snake_case name: `not_retryable`, `attempts`, `deadline`, `budget`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StopReason::NotRetryable => "not_retryable",
+            StopReason::Attempts => "attempts",
+            StopReason::Deadline => "deadline",
+            StopReason::Budget => "budget",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The decision after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// The attempt succeeded: the request is done.
+    Done,
+    /// Sleep this long, then send the next attempt.
+    Retry {
+        /// The sleep before the next attempt (backoff combined with Retry-After).
+        sleep: SimDuration,
+    },
+    /// Give up: the request failed.
+    Stop(StopReason),
+}
+
+impl Decision {
+    /// The sleep of a [`Decision::Retry`].
+    pub const fn sleep(self) -> Option<SimDuration> {
+        match self {
+            Decision::Retry { sleep } => Some(sleep),
+            _ => None,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// `backoff` with the scenario defaults: retry on the [`RetryOn::default`] set, 5
+    /// attempts, a 1 s attempt timeout, no deadline, Retry-After honoured `at_least` with no
+    /// maximum.
+    pub fn new(backoff: Backoff) -> RetryPolicy {
+        RetryPolicy {
+            backoff,
+            retry_on: RetryOn::default(),
+            max_attempts: Some(5),
+            timeout: Some(SimDuration::from_secs(1)),
+            deadline: None,
+            retry_after: RetryAfterPolicy::default(),
+        }
+    }
+
+    /// Checks the limits: `client.max_attempts` at least 1, `client.timeout` and
+    /// `client.deadline` above zero.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_attempts == Some(0) {
+            return Err(Error::invalid(
+                "client.max_attempts",
+                0,
+                "an integer of at least 1 or \"unlimited\"",
+            ));
+        }
+        if self.timeout == Some(SimDuration::ZERO) {
+            return Err(Error::invalid(
+                "client.timeout",
+                "0ms",
+                "a duration greater than 0 or \"off\"",
+            ));
+        }
+        if self.deadline == Some(SimDuration::ZERO) {
+            return Err(Error::invalid(
+                "client.deadline",
+                "0ms",
+                "a duration greater than 0 or \"off\"",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The timeout of an attempt of a request first sent at `start`, sent at `now`:
+    /// `min(timeout, time left before the deadline)`.
+    #[inline]
+    pub fn attempt_timeout(&self, start: SimTime, now: SimTime) -> AttemptTimeout {
+        Deadline::new(start, self.deadline).attempt_timeout(now, self.timeout)
+    }
+
+    /// Decides what follows an attempt, in this order:
+    ///
+    /// 1. success → [`Decision::Done`];
+    /// 2. an outcome not in `retry_on`, or a non-idempotent request → `Stop(NotRetryable)`;
+    /// 3. `max_attempts` reached → `Stop(Attempts)`;
+    /// 4. the sleep is drawn (exactly one [`Backoff::next_delay`] per retry) and combined with
+    ///    Retry-After; if it would end at or past the deadline → `Stop(Deadline)`;
+    /// 5. the budget is asked only now (no tokens spent on retries that would not happen) →
+    ///    `Stop(Budget)` if denied;
+    /// 6. otherwise [`Decision::Retry`].
+    ///
+    /// It also keeps the budget's books, so callers make no other budget calls: the first
+    /// attempt's report counts a request (`on_request`, at the report's `now`), a success is
+    /// `on_success`, and an outcome in `retry_on` is `on_failure` (whether or not a retry
+    /// follows). No allocation, no clock, no I/O.
+    #[inline]
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        a: &AttemptReport,
+        state: &mut BackoffState,
+        mut budget: Option<&mut Budget>,
+        rng: &mut R,
+    ) -> Decision {
+        if a.attempt <= 1
+            && let Some(b) = budget.as_deref_mut()
+        {
+            b.on_request(a.now);
+        }
+        if a.outcome.is_success() {
+            if let Some(b) = budget {
+                b.on_success(a.now, AttemptKind::of(a.attempt, a.follows_timeout));
+            }
+            return Decision::Done;
+        }
+        if !self.retry_on.retries(a.outcome) {
+            return Decision::Stop(StopReason::NotRetryable);
+        }
+        if let Some(b) = budget.as_deref_mut() {
+            b.on_failure(a.now);
+        }
+        if !a.idempotency.may_retry() {
+            return Decision::Stop(StopReason::NotRetryable);
+        }
+        if self.max_attempts.is_some_and(|max| a.attempt >= max) {
+            return Decision::Stop(StopReason::Attempts);
+        }
+        let backoff = self.backoff.next_delay(state, rng);
+        let sleep = self.retry_after.sleep(backoff, a.retry_after, rng);
+        if !Deadline::new(a.start, self.deadline).allows_sleep(a.now, sleep) {
+            return Decision::Stop(StopReason::Deadline);
+        }
+        if let Some(b) = budget
+            && !b.try_retry(a.now, a.outcome == Outcome::Timeout)
+        {
+            return Decision::Stop(StopReason::Budget);
+        }
+        Decision::Retry { sleep }
+    }
+}
+
+#[cfg(test)]
+mod tests;

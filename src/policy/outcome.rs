@@ -1,0 +1,365 @@
+//! Outcome classes and which of them are retried.
+//!
+//! An attempt ends in one [`Outcome`]: a success (2xx or 3xx), an error status, a timeout or a
+//! connection error. [`RetryOn`] is the set of outcomes worth retrying (DESIGN §3): by default
+//! 409, 429, 502, 503, 504, timeouts and connection errors. Other 4xx answers are never
+//! retried (the request itself is wrong; sending it again cannot help), and 500 is opt-in.
+//! [`Idempotency`] adds the request's side: a non-idempotent request is never retried unless
+//! it carries an idempotency key.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How one attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// A 2xx or 3xx answer.
+    Success,
+    /// An error status (normally 4xx or 5xx).
+    Status(u16),
+    /// No answer within the attempt timeout.
+    Timeout,
+    /// The connection failed (refused, reset, dropped).
+    Connection,
+}
+
+impl Outcome {
+    /// The outcome of an HTTP answer: 2xx and 3xx are [`Outcome::Success`], anything else an
+    /// error status.
+    pub const fn from_status(code: u16) -> Outcome {
+        match code {
+            200..=399 => Outcome::Success,
+            _ => Outcome::Status(code),
+        }
+    }
+
+    /// True for [`Outcome::Success`].
+    pub const fn is_success(self) -> bool {
+        matches!(self, Outcome::Success)
+    }
+
+    /// True when the outcome says the server side is unhealthy or overloaded: a timeout, a
+    /// connection error, 429 or any 5xx. This is what the circuit breaker counts as a failure;
+    /// a 4xx such as 400 or 409 says nothing about the server's health.
+    pub const fn is_server_failure(self) -> bool {
+        match self {
+            Outcome::Success => false,
+            Outcome::Status(code) => code == 429 || code >= 500,
+            Outcome::Timeout | Outcome::Connection => true,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    /// `success`, the status code, `timeout` or `connection`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Success => f.write_str("success"),
+            Outcome::Status(code) => write!(f, "{code}"),
+            Outcome::Timeout => f.write_str("timeout"),
+            Outcome::Connection => f.write_str("connection"),
+        }
+    }
+}
+
+/// Whether a request may be sent more than once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Idempotency {
+    /// Safe to repeat (GET, PUT, DELETE, ...).
+    #[default]
+    Idempotent,
+    /// Not safe to repeat (a POST without a key): never retried.
+    NonIdempotent,
+    /// Not idempotent by itself but carries an idempotency key, so the server deduplicates:
+    /// retried like an idempotent request.
+    WithKey,
+}
+
+impl Idempotency {
+    /// True unless the request is non-idempotent without a key.
+    pub const fn may_retry(self) -> bool {
+        !matches!(self, Idempotency::NonIdempotent)
+    }
+}
+
+/// One entry of a scenario's `retry_on` list as written: a status code or a word
+/// (`"timeout"`, `"connection"`). Deserializes from a TOML integer or string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RetryOnItem {
+    /// A status code (checked by [`RetryOn::parse`]).
+    Code(i64),
+    /// A word (checked by [`RetryOn::parse`]).
+    Word(String),
+}
+
+impl fmt::Display for RetryOnItem {
+    /// The TOML form: `503` or `"timeout"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetryOnItem::Code(code) => write!(f, "{code}"),
+            RetryOnItem::Word(word) => write!(f, "{word:?}"),
+        }
+    }
+}
+
+const LOWEST: u16 = 100;
+const HIGHEST: u16 = 599;
+const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
+
+/// The set of outcomes that are retried: a bitset of status codes 100..=599 plus flags for
+/// timeouts and connection errors. [`Outcome::Success`] is never retried.
+///
+/// Status codes are limited to those DESIGN §3 allows: 409, 429, 5xx (500 is opt-in) and,
+/// harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
+/// [`RetryOn::parse`] and [`RetryOn::with_status`] refuse them rather than silently ignore
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RetryOn {
+    codes: [u64; WORDS],
+    timeout: bool,
+    connection: bool,
+}
+
+impl Default for RetryOn {
+    /// 409, 429, 502, 503, 504, timeouts and connection errors.
+    fn default() -> Self {
+        let mut set = RetryOn::none();
+        for code in [409, 429, 502, 503, 504] {
+            set.insert(code);
+        }
+        set.timeout = true;
+        set.connection = true;
+        set
+    }
+}
+
+const ALLOWED: &str =
+    "a status code (409, 429, 100-199 or 500-599) or \"timeout\" or \"connection\"";
+
+impl RetryOn {
+    /// Retries nothing.
+    pub const fn none() -> RetryOn {
+        RetryOn {
+            codes: [0; WORDS],
+            timeout: false,
+            connection: false,
+        }
+    }
+
+    /// Checks that `code` may be retried: 100..=599, not a success, and among the 4xx only
+    /// 409 and 429.
+    fn check_code(key: &str, code: i64) -> Result<u16> {
+        let Ok(code) = u16::try_from(code) else {
+            return Err(Error::invalid(key, code, ALLOWED));
+        };
+        match code {
+            200..=399 => Err(Error::invalid(
+                key,
+                code,
+                "not a success: a 2xx or 3xx answer is never retried",
+            )),
+            400..=499 if code != 409 && code != 429 => Err(Error::invalid(
+                key,
+                code,
+                "not a 4xx other than 409 and 429: those are never retried",
+            )),
+            LOWEST..=HIGHEST => Ok(code),
+            _ => Err(Error::invalid(key, code, ALLOWED)),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, code: u16) {
+        let i = (code - LOWEST) as usize;
+        self.codes[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Builds the set from a scenario list such as `[409, 429, 502, 503, 504, "timeout",
+    /// "connection"]`. Errors name the entry (`client.retry_on[3]` for `key =
+    /// "client.retry_on"`). Duplicates are allowed; an empty list retries nothing.
+    pub fn parse(key: &str, items: &[RetryOnItem]) -> Result<RetryOn> {
+        let mut set = RetryOn::none();
+        for (i, item) in items.iter().enumerate() {
+            let item_key = format!("{key}[{i}]");
+            match item {
+                RetryOnItem::Code(code) => set.insert(RetryOn::check_code(&item_key, *code)?),
+                RetryOnItem::Word(word) => match word.as_str() {
+                    "timeout" => set.timeout = true,
+                    "connection" => set.connection = true,
+                    _ => return Err(Error::invalid(item_key, format!("{word:?}"), ALLOWED)),
+                },
+            }
+        }
+        Ok(set)
+    }
+
+    /// The same set with `code` added (for example 500, which is opt-in). Refuses what
+    /// [`RetryOn::parse`] refuses, under the key `client.retry_on`.
+    pub fn with_status(mut self, code: u16) -> Result<RetryOn> {
+        self.insert(RetryOn::check_code("client.retry_on", i64::from(code))?);
+        Ok(self)
+    }
+
+    /// The same set with timeouts retried or not.
+    pub const fn with_timeout(mut self, retry: bool) -> RetryOn {
+        self.timeout = retry;
+        self
+    }
+
+    /// The same set with connection errors retried or not.
+    pub const fn with_connection(mut self, retry: bool) -> RetryOn {
+        self.connection = retry;
+        self
+    }
+
+    /// True when an attempt ending in `outcome` is worth retrying (before idempotency,
+    /// attempts, deadline and budget are considered).
+    #[inline]
+    pub const fn retries(&self, outcome: Outcome) -> bool {
+        match outcome {
+            Outcome::Success => false,
+            Outcome::Status(code) => {
+                if code < LOWEST || code > HIGHEST {
+                    return false;
+                }
+                let i = (code - LOWEST) as usize;
+                self.codes[i / 64] & (1 << (i % 64)) != 0
+            }
+            Outcome::Timeout => self.timeout,
+            Outcome::Connection => self.connection,
+        }
+    }
+
+    /// The set as a scenario list: codes ascending, then `"timeout"`, then `"connection"`.
+    /// [`RetryOn::parse`] reads it back to an equal set.
+    pub fn to_items(&self) -> Vec<RetryOnItem> {
+        let mut items: Vec<RetryOnItem> = (LOWEST..=HIGHEST)
+            .filter(|&code| self.retries(Outcome::Status(code)))
+            .map(|code| RetryOnItem::Code(i64::from(code)))
+            .collect();
+        if self.timeout {
+            items.push(RetryOnItem::Word("timeout".into()));
+        }
+        if self.connection {
+            items.push(RetryOnItem::Word("connection".into()));
+        }
+        items
+    }
+}
+
+impl fmt::Display for RetryOn {
+    /// The TOML list form: `[409, 429, 502, 503, 504, "timeout", "connection"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, item) in self.to_items().iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{item}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(c: i64) -> RetryOnItem {
+        RetryOnItem::Code(c)
+    }
+    fn word(w: &str) -> RetryOnItem {
+        RetryOnItem::Word(w.into())
+    }
+
+    #[test]
+    fn default_follows_the_design() {
+        let set = RetryOn::default();
+        for c in [409, 429, 502, 503, 504] {
+            assert!(set.retries(Outcome::Status(c)), "{c}");
+        }
+        assert!(set.retries(Outcome::Timeout));
+        assert!(set.retries(Outcome::Connection));
+        assert!(!set.retries(Outcome::Success));
+        // 500 is opt-in; other 4xx never.
+        assert!(!set.retries(Outcome::Status(500)));
+        for c in (400..=499).filter(|&c| c != 409 && c != 429) {
+            assert!(!set.retries(Outcome::Status(c)), "{c}");
+        }
+        assert!(!set.retries(Outcome::Status(600)));
+        assert!(!set.retries(Outcome::Status(0)));
+        assert!(set.with_status(500).unwrap().retries(Outcome::Status(500)));
+        assert_eq!(
+            set.to_string(),
+            r#"[409, 429, 502, 503, 504, "timeout", "connection"]"#
+        );
+    }
+
+    #[test]
+    fn parse_round_trips_and_matches_default() {
+        let items = [
+            code(409),
+            code(429),
+            code(502),
+            code(503),
+            code(504),
+            word("timeout"),
+            word("connection"),
+        ];
+        let set = RetryOn::parse("client.retry_on", &items).unwrap();
+        assert_eq!(set, RetryOn::default());
+        assert_eq!(set.to_items(), items.to_vec());
+        let custom =
+            RetryOn::parse("k", &[code(599), code(500), word("timeout"), code(500)]).unwrap();
+        assert_eq!(RetryOn::parse("k", &custom.to_items()).unwrap(), custom);
+        assert!(!custom.retries(Outcome::Connection));
+        assert!(custom.retries(Outcome::Status(599)));
+        assert_eq!(RetryOn::parse("k", &[]).unwrap(), RetryOn::none());
+    }
+
+    #[test]
+    fn parse_refuses_bad_items_naming_the_entry() {
+        let cases: [(RetryOnItem, &str); 7] = [
+            (code(99), "99"),
+            (code(600), "600"),
+            (code(-1), "-1"),
+            (code(400), "never retried"),
+            (code(404), "never retried"),
+            (code(200), "success"),
+            (word("timeouts"), "\"timeouts\""),
+        ];
+        for (item, needle) in cases {
+            let items = [code(503), code(504), word("timeout"), item.clone()];
+            let err = RetryOn::parse("client.retry_on", &items)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("client.retry_on[3]"), "{item}: {err}");
+            assert!(err.contains(needle), "{item}: {err}");
+        }
+        assert!(RetryOn::default().with_status(418).is_err());
+    }
+
+    #[test]
+    fn idempotency_rule() {
+        assert!(Idempotency::Idempotent.may_retry());
+        assert!(Idempotency::WithKey.may_retry());
+        assert!(!Idempotency::NonIdempotent.may_retry());
+    }
+
+    #[test]
+    fn status_classes() {
+        assert_eq!(Outcome::from_status(204), Outcome::Success);
+        assert_eq!(Outcome::from_status(304), Outcome::Success);
+        assert_eq!(Outcome::from_status(503), Outcome::Status(503));
+        assert!(Outcome::Status(503).is_server_failure());
+        assert!(Outcome::Status(429).is_server_failure());
+        assert!(Outcome::Timeout.is_server_failure());
+        assert!(!Outcome::Status(409).is_server_failure());
+        assert!(!Outcome::Status(400).is_server_failure());
+        assert!(!Outcome::Success.is_server_failure());
+    }
+}

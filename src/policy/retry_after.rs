@@ -1,0 +1,317 @@
+//! Retry-After: parsing the header and combining it with the backoff sleep.
+//!
+//! A server may say how long to wait (`Retry-After: 120` or an HTTP-date, RFC 9110 §10.2.3).
+//! [`parse_retry_after`] reads either form relative to a given wall-clock time; a date in the
+//! past means "now" (zero) and an unparseable value is ignored (`None`), never an error.
+//!
+//! [`RetryAfterPolicy`] decides what the client does with the hint ([`RetryAfterMode`]):
+//! `ignore` it, sleep `at_least` as long (`max(backoff, RA)`), or `spread` the herd over
+//! `max(backoff, U[RA, 1.5 RA])`. Honouring the hint never sleeps less than the server asked:
+//! the jittered backoff can only lengthen the sleep, never shorten it.
+
+use std::fmt;
+use std::time::SystemTime;
+
+use rand::{Rng, RngExt};
+
+use crate::error::{Error, Result};
+use crate::time::SimDuration;
+
+/// Parses a `Retry-After` value: delta-seconds (`"120"`) or an HTTP-date (`"Wed, 21 Oct 2015
+/// 07:28:00 GMT"`), relative to `now`. A date at or before `now` gives zero; a value that is
+/// neither form (including negative or fractional seconds) gives `None`. Delta-seconds too
+/// large for a `u64` saturate.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<SimDuration> {
+    let value = value.trim();
+    if value.is_empty() {
+        return None;
+    }
+    if value.bytes().all(|b| b.is_ascii_digit()) {
+        let secs = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(SimDuration::from_secs(secs));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(match date.duration_since(now) {
+        Ok(ahead) => SimDuration::from_std(ahead),
+        Err(_) => SimDuration::ZERO,
+    })
+}
+
+/// What the client does with a Retry-After hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RetryAfterMode {
+    /// Sleep the backoff delay; the hint is not used.
+    Ignore,
+    /// Sleep `max(backoff, RA)`.
+    #[default]
+    AtLeast,
+    /// Sleep `max(backoff, U[RA, 1.5 RA])`: clients told the same RA do not all return at once.
+    Spread,
+}
+
+impl RetryAfterMode {
+    /// Every mode.
+    pub const ALL: [RetryAfterMode; 3] = [
+        RetryAfterMode::Ignore,
+        RetryAfterMode::AtLeast,
+        RetryAfterMode::Spread,
+    ];
+
+    /// The name used in scenario files: `ignore`, `at_least` or `spread`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RetryAfterMode::Ignore => "ignore",
+            RetryAfterMode::AtLeast => "at_least",
+            RetryAfterMode::Spread => "spread",
+        }
+    }
+
+    /// Parses a name, naming `key` and the allowed names in the error.
+    pub fn parse(key: &str, text: &str) -> Result<RetryAfterMode> {
+        RetryAfterMode::ALL
+            .into_iter()
+            .find(|m| m.name() == text.trim())
+            .ok_or_else(|| {
+                Error::invalid(key, format!("{text:?}"), "one of ignore, at_least, spread")
+            })
+    }
+}
+
+impl fmt::Display for RetryAfterMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a client honours Retry-After.
+///
+/// `max` is the largest hint honoured: a larger hint is clamped to `max` (not ignored), so a
+/// server asking for an hour still gets the longest pause the client is willing to make. In
+/// `spread` mode the clamped hint is then spread, so the sleep may reach `1.5 * max`.
+/// `None` honours any hint; a request deadline still refuses sleeps that end past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct RetryAfterPolicy {
+    /// What to do with a hint (default `at_least`).
+    pub mode: RetryAfterMode,
+    /// Largest hint honoured (default `None`: no limit).
+    pub max: Option<SimDuration>,
+}
+
+impl RetryAfterPolicy {
+    /// The sleep before the next retry, given the jittered `backoff` sleep and the server's
+    /// `hint`. Never less than the (clamped) hint unless the mode is `ignore`. `spread` draws
+    /// one number from `rng` only when a hint is present, so runs without hints consume the
+    /// same random numbers in every mode.
+    #[inline]
+    pub fn sleep<R: Rng + ?Sized>(
+        &self,
+        backoff: SimDuration,
+        hint: Option<SimDuration>,
+        rng: &mut R,
+    ) -> SimDuration {
+        let Some(hint) = hint else {
+            return backoff;
+        };
+        let ra = match self.max {
+            Some(max) => hint.min(max),
+            None => hint,
+        };
+        match self.mode {
+            RetryAfterMode::Ignore => backoff,
+            RetryAfterMode::AtLeast => backoff.max(ra),
+            RetryAfterMode::Spread => {
+                let high = ra.as_nanos().saturating_add(ra.as_nanos() / 2);
+                backoff.max(SimDuration(rng.random_range(ra.as_nanos()..=high)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::from_seed;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn secs(s: u64) -> SimDuration {
+        SimDuration::from_secs(s)
+    }
+
+    /// 2015-10-21T07:28:00Z, the RFC's example date.
+    fn rfc_now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_445_412_480)
+    }
+
+    #[test]
+    fn delta_seconds() {
+        let now = rfc_now();
+        assert_eq!(parse_retry_after("120", now), Some(secs(120)));
+        assert_eq!(parse_retry_after(" 0 ", now), Some(SimDuration::ZERO));
+        assert_eq!(
+            parse_retry_after("99999999999999999999999", now),
+            Some(SimDuration::MAX)
+        );
+    }
+
+    #[test]
+    fn http_date_relative_to_now() {
+        let now = rfc_now();
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now),
+            Some(SimDuration::ZERO)
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:30:05 GMT", now),
+            Some(secs(125))
+        );
+        // The same date from a later "now" is shorter, and in the past it is zero.
+        let later = now + Duration::from_secs(100);
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:30:05 GMT", later),
+            Some(secs(25))
+        );
+        assert_eq!(
+            parse_retry_after("Tue, 20 Oct 2015 07:28:00 GMT", now),
+            Some(SimDuration::ZERO)
+        );
+        // A sub-second "now" is honoured exactly.
+        let now_half = now + Duration::from_millis(500);
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:01 GMT", now_half),
+            Some(SimDuration::from_millis(500))
+        );
+    }
+
+    #[test]
+    fn garbage_is_ignored() {
+        for bad in [
+            "",
+            "  ",
+            "soon",
+            "-5",
+            "1.5",
+            "+3",
+            "12s",
+            "Wed, 32 Oct 2015 07:28:00 GMT",
+        ] {
+            assert_eq!(parse_retry_after(bad, rfc_now()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn modes_parse_and_name() {
+        for m in RetryAfterMode::ALL {
+            assert_eq!(
+                RetryAfterMode::parse("client.retry_after", m.name()).unwrap(),
+                m
+            );
+        }
+        let err = RetryAfterMode::parse("client.retry_after", "always")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("client.retry_after") && err.contains("at_least"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn at_least_and_ignore_and_clamp() {
+        let mut rng = from_seed(1);
+        let at_least = RetryAfterPolicy {
+            mode: RetryAfterMode::AtLeast,
+            max: None,
+        };
+        assert_eq!(at_least.sleep(secs(1), Some(secs(3)), &mut rng), secs(3));
+        assert_eq!(at_least.sleep(secs(5), Some(secs(3)), &mut rng), secs(5));
+        assert_eq!(at_least.sleep(secs(1), None, &mut rng), secs(1));
+        let ignore = RetryAfterPolicy {
+            mode: RetryAfterMode::Ignore,
+            max: None,
+        };
+        assert_eq!(ignore.sleep(secs(1), Some(secs(3)), &mut rng), secs(1));
+        let clamped = RetryAfterPolicy {
+            mode: RetryAfterMode::AtLeast,
+            max: Some(secs(10)),
+        };
+        assert_eq!(clamped.sleep(secs(1), Some(secs(3600)), &mut rng), secs(10));
+        assert_eq!(
+            clamped.sleep(secs(20), Some(secs(3600)), &mut rng),
+            secs(20)
+        );
+        let spread = RetryAfterPolicy {
+            mode: RetryAfterMode::Spread,
+            max: Some(secs(10)),
+        };
+        for _ in 0..100 {
+            let s = spread.sleep(SimDuration::ZERO, Some(secs(3600)), &mut rng);
+            assert!(s >= secs(10) && s <= secs(15), "{s}");
+        }
+    }
+
+    #[test]
+    fn spread_draws_only_with_a_hint() {
+        use rand::Rng;
+        let spread = RetryAfterPolicy {
+            mode: RetryAfterMode::Spread,
+            max: None,
+        };
+        let mut a = from_seed(9);
+        let mut b = from_seed(9);
+        spread.sleep(secs(1), None, &mut a);
+        assert_eq!(a.next_u64(), b.next_u64());
+        spread.sleep(secs(1), Some(secs(2)), &mut a);
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn spread_covers_the_range() {
+        let spread = RetryAfterPolicy {
+            mode: RetryAfterMode::Spread,
+            max: None,
+        };
+        let mut rng = from_seed(3);
+        let draws: Vec<SimDuration> = (0..2_000)
+            .map(|_| spread.sleep(SimDuration::ZERO, Some(secs(2)), &mut rng))
+            .collect();
+        let lo = draws.iter().min().copied().unwrap_or_default();
+        let hi = draws.iter().max().copied().unwrap_or_default();
+        assert!(
+            lo >= secs(2) && lo < SimDuration::from_millis(2_010),
+            "{lo}"
+        );
+        assert!(
+            hi <= secs(3) && hi > SimDuration::from_millis(2_990),
+            "{hi}"
+        );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn spread_never_below_ra_nor_above_one_and_a_half(backoff in 0u64..10_000_000_000, ra in 0u64..100_000_000_000, seed in any::<u64>()) {
+                let spread = RetryAfterPolicy { mode: RetryAfterMode::Spread, max: None };
+                let mut rng = from_seed(seed);
+                let s = spread.sleep(SimDuration(backoff), Some(SimDuration(ra)), &mut rng).as_nanos();
+                prop_assert!(s >= ra && s >= backoff);
+                prop_assert!(s <= backoff.max(ra + ra / 2));
+                if backoff <= ra {
+                    prop_assert!(s <= ra + ra / 2);
+                }
+            }
+
+            #[test]
+            fn honouring_never_sleeps_less_than_asked(backoff in any::<u64>(), ra in any::<u64>(), max in any::<u64>(), seed in any::<u64>()) {
+                let mut rng = from_seed(seed);
+                for mode in [RetryAfterMode::AtLeast, RetryAfterMode::Spread] {
+                    let p = RetryAfterPolicy { mode, max: Some(SimDuration(max)) };
+                    let s = p.sleep(SimDuration(backoff), Some(SimDuration(ra)), &mut rng).as_nanos();
+                    prop_assert!(s >= backoff && s >= ra.min(max));
+                }
+            }
+        }
+    }
+}

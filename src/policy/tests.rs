@@ -1,0 +1,413 @@
+//! Unit tests of [`RetryPolicy::decide`]: the order of the checks, the 4xx and idempotency
+//! rules, attempts, deadline, budget and random-number consumption.
+
+use super::*;
+use crate::backoff::Jitter;
+use crate::rng::from_seed;
+
+fn ms(v: u64) -> SimDuration {
+    SimDuration::from_millis(v)
+}
+fn at(v: u64) -> SimTime {
+    SimTime::ZERO + ms(v)
+}
+
+fn policy(jitter: Jitter) -> RetryPolicy {
+    let backoff = Backoff::new(jitter, ms(100), 2.0, ms(1_000)).unwrap();
+    RetryPolicy::new(backoff)
+}
+
+fn report(attempt: u32, outcome: Outcome) -> AttemptReport {
+    AttemptReport {
+        attempt,
+        start: at(0),
+        now: at(10),
+        outcome,
+        retry_after: None,
+        idempotency: Idempotency::Idempotent,
+        follows_timeout: false,
+    }
+}
+
+fn decide(p: &RetryPolicy, a: &AttemptReport) -> Decision {
+    p.decide(a, &mut BackoffState::new(), None, &mut from_seed(1))
+}
+
+#[test]
+fn success_is_done_and_4xx_rules_hold() {
+    let p = policy(Jitter::NoJitter);
+    assert_eq!(decide(&p, &report(1, Outcome::Success)), Decision::Done);
+    for code in [409, 429, 502, 503, 504] {
+        assert_eq!(
+            decide(&p, &report(1, Outcome::Status(code))),
+            Decision::Retry { sleep: ms(100) },
+            "{code}"
+        );
+    }
+    for code in [400, 401, 403, 404, 408, 422, 500, 501] {
+        assert_eq!(
+            decide(&p, &report(1, Outcome::Status(code))),
+            Decision::Stop(StopReason::NotRetryable),
+            "{code}"
+        );
+    }
+    assert!(decide(&p, &report(1, Outcome::Timeout)).sleep().is_some());
+    assert!(
+        decide(&p, &report(1, Outcome::Connection))
+            .sleep()
+            .is_some()
+    );
+    // 500 is opt-in.
+    let with_500 = RetryPolicy {
+        retry_on: RetryOn::default().with_status(500).unwrap(),
+        ..p
+    };
+    assert_eq!(
+        decide(&with_500, &report(1, Outcome::Status(500))),
+        Decision::Retry { sleep: ms(100) }
+    );
+}
+
+#[test]
+fn non_idempotent_requests_need_a_key() {
+    let p = policy(Jitter::NoJitter);
+    let post = AttemptReport {
+        idempotency: Idempotency::NonIdempotent,
+        ..report(1, Outcome::Status(503))
+    };
+    assert_eq!(decide(&p, &post), Decision::Stop(StopReason::NotRetryable));
+    let keyed = AttemptReport {
+        idempotency: Idempotency::WithKey,
+        ..post
+    };
+    assert_eq!(decide(&p, &keyed), Decision::Retry { sleep: ms(100) });
+    // Not retryable wins over attempts exhausted; attempts over deadline.
+    let last = AttemptReport { attempt: 5, ..post };
+    assert_eq!(decide(&p, &last), Decision::Stop(StopReason::NotRetryable));
+}
+
+#[test]
+fn attempts_count_the_first() {
+    let p = RetryPolicy {
+        max_attempts: Some(3),
+        ..policy(Jitter::NoJitter)
+    };
+    let mut state = BackoffState::new();
+    let mut rng = from_seed(1);
+    let sleeps: Vec<Decision> = (1..=3)
+        .map(|n| p.decide(&report(n, Outcome::Status(503)), &mut state, None, &mut rng))
+        .collect();
+    assert_eq!(
+        sleeps,
+        [
+            Decision::Retry { sleep: ms(100) },
+            Decision::Retry { sleep: ms(200) },
+            Decision::Stop(StopReason::Attempts)
+        ]
+    );
+    // The stop drew no backoff.
+    assert_eq!(state.retries(), 2);
+    let unlimited = RetryPolicy {
+        max_attempts: None,
+        ..p
+    };
+    assert!(
+        decide(&unlimited, &report(1_000_000, Outcome::Timeout))
+            .sleep()
+            .is_some()
+    );
+}
+
+#[test]
+fn retry_after_combines_with_backoff() {
+    let p = policy(Jitter::NoJitter);
+    let hinted = AttemptReport {
+        retry_after: Some(ms(2_000)),
+        ..report(1, Outcome::Status(429))
+    };
+    assert_eq!(decide(&p, &hinted), Decision::Retry { sleep: ms(2_000) });
+    let short = AttemptReport {
+        retry_after: Some(ms(30)),
+        ..hinted
+    };
+    assert_eq!(decide(&p, &short), Decision::Retry { sleep: ms(100) });
+    let ignoring = RetryPolicy {
+        retry_after: RetryAfterPolicy {
+            mode: RetryAfterMode::Ignore,
+            max: None,
+        },
+        ..p
+    };
+    assert_eq!(
+        decide(&ignoring, &hinted),
+        Decision::Retry { sleep: ms(100) }
+    );
+}
+
+#[test]
+fn deadline_refuses_a_sleep_ending_at_it() {
+    let p = RetryPolicy {
+        deadline: Some(ms(1_000)),
+        ..policy(Jitter::NoJitter)
+    };
+    // now = 900 ms, sleep 100 ms ends exactly at the deadline: refused.
+    let late = AttemptReport {
+        now: at(900),
+        ..report(1, Outcome::Status(503))
+    };
+    assert_eq!(decide(&p, &late), Decision::Stop(StopReason::Deadline));
+    let earlier = AttemptReport {
+        now: at(899),
+        ..late
+    };
+    assert_eq!(decide(&p, &earlier), Decision::Retry { sleep: ms(100) });
+    // A Retry-After beyond the deadline stops instead of sleeping in vain.
+    let hinted = AttemptReport {
+        retry_after: Some(ms(5_000)),
+        ..earlier
+    };
+    assert_eq!(decide(&p, &hinted), Decision::Stop(StopReason::Deadline));
+    assert_eq!(
+        p.attempt_timeout(at(0), at(500)),
+        AttemptTimeout::After(ms(500))
+    );
+    assert_eq!(
+        p.attempt_timeout(at(0), at(100)),
+        AttemptTimeout::After(ms(900))
+    );
+    assert_eq!(
+        p.attempt_timeout(at(0), at(0)),
+        AttemptTimeout::After(ms(1_000))
+    );
+    assert_eq!(p.attempt_timeout(at(0), at(1_000)), AttemptTimeout::Expired);
+}
+
+#[test]
+fn budget_is_asked_last_and_books_are_kept() {
+    let config = BudgetConfig::TokenBucket {
+        capacity: 10,
+        retry_cost: 5,
+        timeout_cost: 10,
+        success_refund: 1,
+    };
+    let mut budget = Budget::new(config).unwrap();
+    let p = RetryPolicy {
+        max_attempts: Some(2),
+        deadline: Some(ms(1_000)),
+        ..policy(Jitter::NoJitter)
+    };
+    let mut rng = from_seed(1);
+    let mut run = |a: AttemptReport, budget: &mut Budget| {
+        p.decide(&a, &mut BackoffState::new(), Some(budget), &mut rng)
+    };
+    // Stops for other reasons spend nothing.
+    assert_eq!(
+        run(report(2, Outcome::Status(503)), &mut budget),
+        Decision::Stop(StopReason::Attempts)
+    );
+    let late = AttemptReport {
+        now: at(950),
+        ..report(1, Outcome::Status(503))
+    };
+    assert_eq!(run(late, &mut budget), Decision::Stop(StopReason::Deadline));
+    assert_eq!(
+        run(report(1, Outcome::Status(400)), &mut budget),
+        Decision::Stop(StopReason::NotRetryable)
+    );
+    assert_eq!(budget.available(at(10)), 10.0);
+    // Two plain retries fit, the third is denied.
+    assert!(
+        run(report(1, Outcome::Status(503)), &mut budget)
+            .sleep()
+            .is_some()
+    );
+    assert!(
+        run(report(1, Outcome::Status(503)), &mut budget)
+            .sleep()
+            .is_some()
+    );
+    assert_eq!(
+        run(report(1, Outcome::Status(503)), &mut budget),
+        Decision::Stop(StopReason::Budget)
+    );
+    // A success on a retry after a timeout refunds the timeout cost (10), capped at 10.
+    let won = AttemptReport {
+        follows_timeout: true,
+        ..report(2, Outcome::Success)
+    };
+    assert_eq!(run(won, &mut budget), Decision::Done);
+    assert_eq!(budget.available(at(10)), 10.0);
+    // A timeout costs 10.
+    assert!(
+        run(report(1, Outcome::Timeout), &mut budget)
+            .sleep()
+            .is_some()
+    );
+    assert_eq!(budget.available(at(10)), 0.0);
+}
+
+#[test]
+fn grpc_budget_counts_retryable_failures_in_decide() {
+    let mut budget = Budget::new(BudgetConfig::defaults("k", "grpc").unwrap()).unwrap();
+    let p = RetryPolicy {
+        max_attempts: None,
+        ..policy(Jitter::NoJitter)
+    };
+    let mut rng = from_seed(1);
+    let mut state = BackoffState::new();
+    let decisions: Vec<Decision> = (1..=6)
+        .map(|n| {
+            p.decide(
+                &report(n, Outcome::Status(503)),
+                &mut state,
+                Some(&mut budget),
+                &mut rng,
+            )
+        })
+        .collect();
+    assert_eq!(decisions[3], Decision::Retry { sleep: ms(800) });
+    assert_eq!(decisions[4], Decision::Stop(StopReason::Budget));
+    // A 404 is not a retryable failure: no token taken.
+    p.decide(
+        &report(1, Outcome::Status(404)),
+        &mut state,
+        Some(&mut budget),
+        &mut rng,
+    );
+    assert_eq!(budget.available(at(10)), 4.0);
+}
+
+#[test]
+fn ratio_budget_counts_requests_from_first_reports() {
+    let config = BudgetConfig::Ratio {
+        percent: 50.0,
+        min_per_sec: 0.0,
+        window: SimDuration::from_secs(10),
+    };
+    let mut budget = Budget::new(config).unwrap();
+    let p = policy(Jitter::NoJitter);
+    let mut rng = from_seed(1);
+    // Four requests whose first attempts fail: 50 % of 4 = 2 retries.
+    let d: Vec<Decision> = (0..4)
+        .map(|_| {
+            p.decide(
+                &report(1, Outcome::Status(503)),
+                &mut BackoffState::new(),
+                Some(&mut budget),
+                &mut rng,
+            )
+        })
+        .collect();
+    assert_eq!(d.iter().filter(|d| d.sleep().is_some()).count(), 2);
+    // Second attempts are not new requests.
+    assert_eq!(
+        p.decide(
+            &report(2, Outcome::Status(503)),
+            &mut BackoffState::new(),
+            Some(&mut budget),
+            &mut rng
+        ),
+        Decision::Stop(StopReason::Budget)
+    );
+}
+
+#[test]
+fn one_backoff_draw_per_retry_and_none_otherwise() {
+    use rand::Rng;
+    let p = policy(Jitter::Full);
+    let mut state = BackoffState::new();
+    let mut rng = from_seed(5);
+    let mut twin = from_seed(5);
+    let mut twin_state = BackoffState::new();
+    // Stops draw nothing.
+    p.decide(&report(1, Outcome::Status(404)), &mut state, None, &mut rng);
+    p.decide(&report(5, Outcome::Status(503)), &mut state, None, &mut rng);
+    p.decide(&report(1, Outcome::Success), &mut state, None, &mut rng);
+    // A retry draws exactly what one next_delay draws (at_least uses no randomness).
+    let got = p.decide(&report(1, Outcome::Status(503)), &mut state, None, &mut rng);
+    let expected = p.backoff.next_delay(&mut twin_state, &mut twin);
+    assert_eq!(got, Decision::Retry { sleep: expected });
+    assert_eq!(state.retries(), 1);
+    assert_eq!(rng.next_u64(), twin.next_u64());
+}
+
+#[test]
+fn validate_names_the_keys() {
+    let p = policy(Jitter::Full);
+    assert!(p.validate().is_ok());
+    let bad = [
+        (
+            RetryPolicy {
+                max_attempts: Some(0),
+                ..p.clone()
+            },
+            "client.max_attempts",
+        ),
+        (
+            RetryPolicy {
+                timeout: Some(SimDuration::ZERO),
+                ..p.clone()
+            },
+            "client.timeout",
+        ),
+        (
+            RetryPolicy {
+                deadline: Some(SimDuration::ZERO),
+                ..p.clone()
+            },
+            "client.deadline",
+        ),
+    ];
+    for (policy, key) in bad {
+        assert!(
+            policy.validate().unwrap_err().to_string().contains(key),
+            "{key}"
+        );
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn no_retry_sleeps_past_the_deadline(
+            jitter in proptest::sample::select(Jitter::ALL.to_vec()),
+            deadline in 1u64..20_000,
+            elapsed in 0u64..25_000,
+            hint in proptest::option::of(0u64..30_000),
+            spread in any::<bool>(),
+            attempt in 1u32..40,
+            seed in any::<u64>(),
+        ) {
+            let p = RetryPolicy {
+                deadline: Some(ms(deadline)),
+                max_attempts: None,
+                retry_after: RetryAfterPolicy {
+                    mode: if spread { RetryAfterMode::Spread } else { RetryAfterMode::AtLeast },
+                    max: None,
+                },
+                ..policy(jitter)
+            };
+            let a = AttemptReport {
+                attempt,
+                start: at(1_000),
+                now: at(1_000 + elapsed),
+                outcome: Outcome::Status(503),
+                retry_after: hint.map(ms),
+                idempotency: Idempotency::Idempotent,
+                follows_timeout: false,
+            };
+            let mut state = BackoffState::new();
+            match p.decide(&a, &mut state, None, &mut from_seed(seed)) {
+                Decision::Retry { sleep } => {
+                    prop_assert!(a.now + sleep < at(1_000 + deadline));
+                    if let Some(h) = hint { prop_assert!(sleep >= ms(h)); }
+                }
+                Decision::Stop(reason) => prop_assert_eq!(reason, StopReason::Deadline),
+                Decision::Done => prop_assert!(false, "a 503 is not a success"),
+            }
+        }
+    }
+}
