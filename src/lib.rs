@@ -32,6 +32,9 @@ pub mod error;
 pub mod exec;
 pub mod policy;
 pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod stats;
 pub mod time;
 
 pub use error::{Error, Result};

@@ -1,0 +1,182 @@
+//! The raw scenario file: serde structs that mirror DESIGN §4 key for key.
+//!
+//! Every field is optional (defaults are applied when the file is checked, in
+//! [`super::check`]) and unknown keys are refused (`deny_unknown_fields`), so a typo is an
+//! error with its line and column, never a silently ignored key.
+
+use serde::Deserialize;
+
+use crate::policy::{RetryOnItem};
+
+/// A count or a word (`"unbounded"`, `"unlimited"`, `"off"`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum CountOr {
+    /// A number.
+    Count(i64),
+    /// A word.
+    Word(String),
+}
+
+/// A status code or a word (`"drop"`, `"reset"`).
+pub type StatusOr = CountOr;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: Option<u64>,
+    pub horizon: Option<String>,
+    pub replications: Option<u32>,
+    pub workload: WorkloadFile,
+    pub server: ServerFile,
+    pub network: NetworkFile,
+    pub client: ClientFile,
+    pub backoff: BackoffFile,
+    pub faults: Vec<FaultFile>,
+    pub output: OutputFile,
+    pub sweep: Option<toml::Table>,
+}
+
+/// `[workload]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadFile {
+    pub kind: Option<String>,
+    pub clients: Option<i64>,
+    pub start: Option<String>,
+    pub spread: Option<String>,
+    pub rate: Option<f64>,
+    pub duration: Option<String>,
+    pub think: Option<String>,
+}
+
+/// A distribution table: `{ dist = "exponential", mean = "10ms", sd = "2ms" }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistFile {
+    pub dist: String,
+    pub mean: String,
+    #[serde(default)]
+    pub sd: Option<String>,
+}
+
+/// `server.rate_limit`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitFile {
+    pub rate: f64,
+    pub burst: i64,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerFile {
+    pub kind: Option<String>,
+    pub workers: Option<i64>,
+    pub queue: Option<CountOr>,
+    pub service: Option<DistFile>,
+    pub overload_status: Option<i64>,
+    pub retry_after: Option<String>,
+    pub rate_limit: Option<RateLimitFile>,
+    pub drop_expired: Option<bool>,
+}
+
+/// `[network]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkFile {
+    pub latency: Option<DistFile>,
+}
+
+/// `client.budget`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetFile {
+    pub kind: String,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub capacity: Option<i64>,
+    #[serde(default)]
+    pub retry_cost: Option<i64>,
+    #[serde(default)]
+    pub timeout_cost: Option<i64>,
+    #[serde(default)]
+    pub success_refund: Option<i64>,
+    #[serde(default)]
+    pub percent: Option<f64>,
+    #[serde(default)]
+    pub min_per_sec: Option<f64>,
+    #[serde(default)]
+    pub window: Option<String>,
+    #[serde(default)]
+    pub max_tokens: Option<f64>,
+    #[serde(default)]
+    pub token_ratio: Option<f64>,
+}
+
+/// `client.breaker`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerFile {
+    pub failure_ratio: Option<f64>,
+    pub min_requests: Option<i64>,
+    pub window: Option<String>,
+    pub open_for: Option<String>,
+    pub scope: Option<String>,
+}
+
+/// `[client]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientFile {
+    pub timeout: Option<String>,
+    pub deadline: Option<String>,
+    pub max_attempts: Option<CountOr>,
+    pub retry_on: Option<Vec<RetryOnItem>>,
+    pub retry_after: Option<String>,
+    pub retry_after_max: Option<String>,
+    pub idempotent: Option<bool>,
+    pub idempotency_key: Option<bool>,
+    pub budget: Option<BudgetFile>,
+    pub breaker: Option<BreakerFile>,
+    pub concurrency: Option<CountOr>,
+}
+
+/// `[backoff]`; strategies are read by hand for errors that name `backoff.strategies[i]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackoffFile {
+    pub strategies: Option<Vec<toml::Value>>,
+    pub base: Option<String>,
+    pub multiplier: Option<f64>,
+    pub cap: Option<String>,
+    pub growth: Option<f64>,
+    pub factor: Option<f64>,
+}
+
+/// One `[[faults]]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultFile {
+    pub kind: String,
+    pub start: String,
+    pub end: String,
+    #[serde(default)]
+    pub status: Option<StatusOr>,
+    #[serde(default)]
+    pub share: Option<f64>,
+    #[serde(default)]
+    pub factor: Option<f64>,
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputFile {
+    pub bucket: Option<String>,
+}

@@ -1,0 +1,195 @@
+//! The resolved scenario: every key written out with its value, defaults included, in the
+//! shape of DESIGN §4. Reading it back gives the same scenario.
+
+use toml::{Table, Value};
+
+use super::Scenario;
+use crate::backoff::BackoffParams;
+use crate::policy::{BudgetConfig};
+use crate::policy::{Idempotency, RetryOnItem};
+use crate::sim::faults::{FaultKind, OutageAnswer};
+use crate::sim::workload::Workload;
+use crate::sim::{RetryAfterHint, ServerConfig, Strategy};
+use crate::time::{SimDuration, format_limit};
+
+fn s(v: impl ToString) -> Value {
+    Value::String(v.to_string())
+}
+
+fn table(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Table(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn count_or(v: Option<u32>, word: &str) -> Value {
+    v.map_or_else(|| s(word), |n| Value::Integer(n as i64))
+}
+
+impl Scenario {
+    /// The resolved scenario as a TOML table; `sweep` is appended as given.
+    pub fn to_toml_table(&self, sweep: Option<&Value>) -> Table {
+        let m = &self.model;
+        let mut root = Table::new();
+        root.insert("name".into(), s(&self.name));
+        root.insert("description".into(), s(&self.description));
+        root.insert("seed".into(), Value::Integer(self.seed as i64));
+        root.insert("horizon".into(), s(m.horizon));
+        root.insert("replications".into(), Value::Integer(self.replications as i64));
+        let workload = match m.workload {
+            Workload::Burst { clients, start, spread } => table(vec![
+                ("kind", s("burst")),
+                ("clients", Value::Integer(clients as i64)),
+                ("start", s(start)),
+                ("spread", s(spread)),
+            ]),
+            Workload::Poisson { rate, start, duration } => {
+                table(vec![("kind", s("poisson")), ("rate", Value::Float(rate)), ("start", s(start)), ("duration", s(duration))])
+            }
+            Workload::Closed { clients, think, start } => table(vec![
+                ("kind", s("closed")),
+                ("clients", Value::Integer(clients as i64)),
+                ("think", s(think)),
+                ("start", s(start)),
+            ]),
+        };
+        root.insert("workload".into(), workload);
+        let server = match &m.server {
+            ServerConfig::Occ => table(vec![("kind", s("occ"))]),
+            ServerConfig::Queue(q) => {
+                let mut pairs = vec![
+                    ("kind", s("queue")),
+                    ("workers", Value::Integer(q.workers as i64)),
+                    ("queue", count_or(q.queue, "unbounded")),
+                    ("service", q.service.to_toml()),
+                    ("overload_status", Value::Integer(q.overload_status as i64)),
+                    (
+                        "retry_after",
+                        match q.retry_after {
+                            RetryAfterHint::Off => s("off"),
+                            RetryAfterHint::Drain => s("drain"),
+                            RetryAfterHint::Fixed(d) => s(d),
+                        },
+                    ),
+                    ("drop_expired", Value::Boolean(q.drop_expired)),
+                ];
+                if let Some(r) = q.rate_limit {
+                    pairs.push(("rate_limit", table(vec![("rate", Value::Float(r.rate)), ("burst", Value::Integer(r.burst as i64))])));
+                }
+                table(pairs)
+            }
+        };
+        root.insert("server".into(), server);
+        root.insert("network".into(), table(vec![("latency", m.latency.to_toml())]));
+        let c = &m.client;
+        let mut client = vec![
+            ("timeout", s(format_limit(c.timeout))),
+            ("deadline", s(format_limit(c.deadline))),
+            ("max_attempts", count_or(c.max_attempts, "unlimited")),
+            (
+                "retry_on",
+                Value::Array(
+                    c.retry_on
+                        .to_items()
+                        .into_iter()
+                        .map(|item| match item {
+                            RetryOnItem::Code(n) => Value::Integer(n),
+                            RetryOnItem::Word(w) => Value::String(w),
+                        })
+                        .collect(),
+                ),
+            ),
+            ("retry_after", s(c.retry_after.mode.name())),
+            ("retry_after_max", s(format_limit(c.retry_after.max))),
+            ("idempotent", Value::Boolean(c.idempotency == Idempotency::Idempotent)),
+            ("idempotency_key", Value::Boolean(c.idempotency == Idempotency::WithKey)),
+            ("concurrency", count_or(c.concurrency, "unlimited")),
+        ];
+        if let Some((b, scope)) = &c.budget {
+            let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
+            match *b {
+                BudgetConfig::TokenBucket { capacity, retry_cost, timeout_cost, success_refund } => pairs.extend([
+                    ("capacity", Value::Integer(capacity as i64)),
+                    ("retry_cost", Value::Integer(retry_cost as i64)),
+                    ("timeout_cost", Value::Integer(timeout_cost as i64)),
+                    ("success_refund", Value::Integer(success_refund as i64)),
+                ]),
+                BudgetConfig::Ratio { percent, min_per_sec, window } => {
+                    pairs.extend([("percent", Value::Float(percent)), ("min_per_sec", Value::Float(min_per_sec)), ("window", s(window))])
+                }
+                BudgetConfig::Grpc { max_tokens, token_ratio } => {
+                    pairs.extend([("max_tokens", Value::Float(max_tokens)), ("token_ratio", Value::Float(token_ratio))])
+                }
+            }
+            client.push(("budget", table(pairs)));
+        }
+        if let Some((b, scope)) = &c.breaker {
+            client.push((
+                "breaker",
+                table(vec![
+                    ("failure_ratio", Value::Float(b.failure_ratio)),
+                    ("min_requests", Value::Integer(b.min_requests as i64)),
+                    ("window", s(b.window)),
+                    ("open_for", s(b.open_for)),
+                    ("scope", s(scope.name())),
+                ]),
+            ));
+        }
+        root.insert("client".into(), table(client));
+        let d = self.backoff_defaults;
+        root.insert(
+            "backoff".into(),
+            table(vec![
+                ("strategies", Value::Array(self.strategies.iter().map(|st| strategy(st, &d)).collect())),
+                ("base", s(d.base)),
+                ("multiplier", Value::Float(d.multiplier)),
+                ("cap", s(d.cap)),
+                ("growth", Value::Float(d.growth)),
+                ("factor", Value::Float(d.factor)),
+            ]),
+        );
+        let faults: Vec<Value> = m
+            .faults
+            .iter()
+            .map(|f| {
+                let mut pairs = vec![("kind", s(f.kind_name())), ("start", s(SimDuration(f.start.as_nanos()))), ("end", s(SimDuration(f.end.as_nanos())))];
+                match f.kind {
+                    FaultKind::Outage(OutageAnswer::Status(code)) => pairs.push(("status", Value::Integer(code as i64))),
+                    FaultKind::Outage(OutageAnswer::Drop) => pairs.push(("status", s("drop"))),
+                    FaultKind::Outage(OutageAnswer::Reset) => pairs.push(("status", s("reset"))),
+                    FaultKind::Errors { share, status } => pairs.extend([("share", Value::Float(share)), ("status", Value::Integer(status as i64))]),
+                    FaultKind::Slow { factor } => pairs.push(("factor", Value::Float(factor))),
+                }
+                table(pairs)
+            })
+            .collect();
+        root.insert("faults".into(), Value::Array(faults));
+        root.insert("output".into(), table(vec![("bucket", s(m.bucket))]));
+        if let Some(sweep) = sweep {
+            root.insert("sweep".into(), sweep.clone());
+        }
+        root
+    }
+
+    /// The resolved scenario as TOML text.
+    pub fn to_toml(&self, sweep: Option<&Value>) -> String {
+        toml::to_string(&self.to_toml_table(sweep)).unwrap_or_else(|e| format!("# could not write the scenario: {e}\n"))
+    }
+}
+
+/// A strategy as a bare name when it is the plain jitter with the shared keys, else a table.
+fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
+    let p = *st.backoff.params();
+    let plain = BackoffParams { jitter: p.jitter, ..*shared };
+    if p == plain && st.name == p.jitter.name() {
+        return s(&st.name);
+    }
+    table(vec![
+        ("name", s(&st.name)),
+        ("jitter", s(p.jitter.name())),
+        ("base", s(p.base)),
+        ("multiplier", Value::Float(p.multiplier)),
+        ("cap", s(p.cap)),
+        ("growth", Value::Float(p.growth)),
+        ("factor", Value::Float(p.factor)),
+    ])
+}
+

@@ -1,0 +1,214 @@
+//! Distributions of durations: service times and network legs.
+//!
+//! Each is validated once ([`Dist::new`]) and sampled in integer nanoseconds. Normal variates
+//! come from Box–Muller on two uniforms, so a sample uses a fixed count of draws and per-attempt
+//! streams stay aligned across strategies.
+
+use std::f64::consts::TAU;
+
+use rand::{Rng, RngExt};
+
+use crate::error::{Error, Result};
+use crate::time::{SimDuration, f64_to_nanos};
+
+/// A distribution of durations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    /// Always `mean`.
+    Constant {
+        /// The value.
+        mean: SimDuration,
+    },
+    /// Exponential with the given mean (memoryless: M/M/c service).
+    Exponential {
+        /// The mean.
+        mean: SimDuration,
+    },
+    /// Log-normal with the given mean and standard deviation (of the variable itself).
+    LogNormal {
+        /// The mean.
+        mean: SimDuration,
+        /// The standard deviation.
+        sd: SimDuration,
+        /// `mu` of the underlying normal.
+        mu: f64,
+        /// `sigma` of the underlying normal.
+        sigma: f64,
+    },
+    /// `|N(mean, sd)|`, the network model of Brooker's 2015 simulator.
+    NormalAbs {
+        /// The mean of the normal before folding.
+        mean: SimDuration,
+        /// Its standard deviation.
+        sd: SimDuration,
+    },
+}
+
+/// The allowed `dist` names.
+pub const DIST_NAMES: &str = "constant, exponential, lognormal, normal_abs";
+
+impl Dist {
+    /// Builds a distribution from its scenario form; `key` prefixes error keys
+    /// (`server.service`).
+    pub fn new(key: &str, dist: &str, mean: SimDuration, sd: Option<SimDuration>) -> Result<Dist> {
+        let need_sd = |sd: Option<SimDuration>| {
+            sd.ok_or_else(|| Error::invalid(format!("{key}.sd"), "missing", format!("a duration: `{dist}` needs `sd`")))
+        };
+        match dist {
+            "constant" | "exponential" if sd.is_some() => Err(Error::invalid(
+                format!("{key}.sd"),
+                sd.unwrap_or_default(),
+                format!("no `sd` for `{dist}` (only lognormal and normal_abs take one)"),
+            )),
+            "constant" => Ok(Dist::Constant { mean }),
+            "exponential" => {
+                if mean == SimDuration::ZERO {
+                    return Err(Error::invalid(format!("{key}.mean"), mean, "a duration greater than 0 for `exponential`"));
+                }
+                Ok(Dist::Exponential { mean })
+            }
+            "lognormal" => {
+                let sd = need_sd(sd)?;
+                if mean == SimDuration::ZERO {
+                    return Err(Error::invalid(format!("{key}.mean"), mean, "a duration greater than 0 for `lognormal`"));
+                }
+                let m = mean.as_nanos() as f64;
+                let s = sd.as_nanos() as f64;
+                let sigma2 = (1.0 + (s / m).powi(2)).ln();
+                Ok(Dist::LogNormal {
+                    mean,
+                    sd,
+                    mu: m.ln() - sigma2 / 2.0,
+                    sigma: sigma2.sqrt(),
+                })
+            }
+            "normal_abs" => Ok(Dist::NormalAbs { mean, sd: need_sd(sd)? }),
+            other => Err(Error::invalid(format!("{key}.dist"), format!("{other:?}"), format!("one of {DIST_NAMES}"))),
+        }
+    }
+
+    /// The name used in scenario files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Dist::Constant { .. } => "constant",
+            Dist::Exponential { .. } => "exponential",
+            Dist::LogNormal { .. } => "lognormal",
+            Dist::NormalAbs { .. } => "normal_abs",
+        }
+    }
+
+    /// The `mean` parameter as written.
+    pub fn mean_param(&self) -> SimDuration {
+        match *self {
+            Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } | Dist::NormalAbs { mean, .. } => mean,
+        }
+    }
+
+    /// The `sd` parameter, for the kinds that take one.
+    pub fn sd_param(&self) -> Option<SimDuration> {
+        match *self {
+            Dist::LogNormal { sd, .. } | Dist::NormalAbs { sd, .. } => Some(sd),
+            _ => None,
+        }
+    }
+
+    /// The true mean of the samples in nanoseconds (the folded normal's mean for `normal_abs`).
+    pub fn mean_nanos(&self) -> f64 {
+        match *self {
+            Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => mean.as_nanos() as f64,
+            Dist::NormalAbs { mean, sd } => {
+                let (m, s) = (mean.as_nanos() as f64, sd.as_nanos() as f64);
+                if s == 0.0 {
+                    return m;
+                }
+                let z = m / s;
+                s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp() + m * erf(z / std::f64::consts::SQRT_2)
+            }
+        }
+    }
+
+    /// True when every sample is zero.
+    pub fn is_zero(&self) -> bool {
+        matches!(*self, Dist::Constant { mean } if mean == SimDuration::ZERO)
+    }
+
+    /// Draws one duration in nanoseconds.
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        match *self {
+            Dist::Constant { mean } => mean.as_nanos(),
+            Dist::Exponential { mean } => f64_to_nanos(-(mean.as_nanos() as f64) * open01(rng).ln()),
+            Dist::LogNormal { mu, sigma, .. } => f64_to_nanos((mu + sigma * std_normal(rng)).exp()),
+            Dist::NormalAbs { mean, sd } => f64_to_nanos((mean.as_nanos() as f64 + sd.as_nanos() as f64 * std_normal(rng)).abs()),
+        }
+    }
+
+    /// The scenario form: `{ dist = "...", mean = "...", sd = "..." }`.
+    pub fn to_toml(&self) -> toml::Value {
+        let mut t = toml::Table::new();
+        t.insert("dist".into(), self.name().into());
+        t.insert("mean".into(), self.mean_param().to_string().into());
+        if let Some(sd) = self.sd_param() {
+            t.insert("sd".into(), sd.to_string().into());
+        }
+        toml::Value::Table(t)
+    }
+}
+
+/// A uniform in (0, 1]: never 0, so its logarithm is finite.
+#[inline]
+fn open01<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A standard normal variate (Box–Muller, one of the pair).
+#[inline]
+pub(crate) fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let r = (-2.0 * open01(rng).ln()).sqrt();
+    r * (TAU * rng.random::<f64>()).cos()
+}
+
+/// The error function (Abramowitz–Stegun 7.1.26, |error| < 1.5e-7), for the folded normal's mean.
+fn erf(x: f64) -> f64 {
+    let sign = x.signum();
+    let x = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    sign * (1.0 - poly * (-x * x).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::from_seed;
+
+    fn mean_of(d: &Dist, n: u32) -> f64 {
+        let mut rng = from_seed(11);
+        (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn sample_means_match_the_parameters() {
+        let ms = SimDuration::from_millis;
+        let cases = [
+            Dist::new("k", "constant", ms(10), None).unwrap(),
+            Dist::new("k", "exponential", ms(10), None).unwrap(),
+            Dist::new("k", "lognormal", ms(10), Some(ms(5))).unwrap(),
+            Dist::new("k", "normal_abs", ms(10), Some(ms(2))).unwrap(),
+            Dist::new("k", "normal_abs", ms(1), Some(ms(2))).unwrap(),
+        ];
+        for d in cases {
+            let m = mean_of(&d, 200_000);
+            assert!((m - d.mean_nanos()).abs() < 0.01 * d.mean_nanos(), "{d:?}: {m} vs {}", d.mean_nanos());
+        }
+    }
+
+    #[test]
+    fn rejects_bad_shapes() {
+        let ms = SimDuration::from_millis;
+        assert!(Dist::new("server.service", "gamma", ms(1), None).unwrap_err().to_string().contains("server.service.dist"));
+        assert!(Dist::new("server.service", "lognormal", ms(1), None).unwrap_err().to_string().contains("server.service.sd"));
+        assert!(Dist::new("server.service", "exponential", ms(0), None).is_err());
+        assert!(Dist::new("server.service", "constant", ms(1), Some(ms(1))).is_err());
+    }
+}

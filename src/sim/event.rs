@@ -1,0 +1,32 @@
+//! The closed set of simulation events.
+//!
+//! An event is 12 bytes: a tag and two `u32` (a client index and an attempt number, or a
+//! worker slot). Everything else an event needs lives in the client or server state it
+//! points to, which keeps the queue's entries small and the heap cache-friendly.
+
+/// Something that happens at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Client `.0` begins a new request (its first attempt).
+    Start(u32),
+    /// Client `.0` wakes from a backoff sleep and sends its next attempt.
+    Wake(u32),
+    /// Client `.0` was handed a concurrency-limiter slot and sends its attempt now.
+    Launch(u32),
+    /// Attempt `.1` of client `.0` reaches the server (queue server).
+    Arrive(u32, u32),
+    /// Worker `.0` finishes serving its attempt (queue server).
+    ServiceDone(u32),
+    /// The answer to attempt `.1` reaches client `.0`.
+    Reply(u32, u32),
+    /// Attempt `.1` of client `.0` times out.
+    Timeout(u32, u32),
+    /// The next open-loop (Poisson) arrival.
+    NextArrival,
+    /// Attempt `.1` of client `.0` reads the row (OCC server).
+    ReadArrive(u32, u32),
+    /// The row's version reaches client `.0`, which sends its write (OCC server).
+    ReadReply(u32, u32),
+    /// The conditional write of attempt `.1` reaches the row (OCC server).
+    WriteArrive(u32, u32),
+}

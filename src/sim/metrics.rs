@@ -1,0 +1,172 @@
+//! What one run measures: request outcomes, attempts, latency, peaks, the time series.
+//!
+//! Every request ends exactly once, in one of the outcome counters, or is still unfinished
+//! when the clock stops: `succeeded + failed + gave_up_* + rejected_by_breaker + unfinished =
+//! requests` ([`RunResult::check_conservation`]).
+
+use hdrhistogram::Histogram;
+
+use crate::time::{SimDuration, SimTime};
+
+/// How a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// A successful answer.
+    Succeeded,
+    /// A non-retryable error answer.
+    Failed,
+    /// Out of attempts.
+    GaveUpAttempts,
+    /// The overall deadline left no room for another attempt or sleep.
+    GaveUpDeadline,
+    /// The retry budget said no.
+    GaveUpBudget,
+    /// The circuit breaker refused the attempt.
+    RejectedByBreaker,
+}
+
+/// Request outcome counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Requests started.
+    pub requests: u64,
+    /// Attempts sent.
+    pub attempts: u64,
+    /// See [`Ending::Succeeded`].
+    pub succeeded: u64,
+    /// See [`Ending::Failed`].
+    pub failed: u64,
+    /// See [`Ending::GaveUpAttempts`].
+    pub gave_up_attempts: u64,
+    /// See [`Ending::GaveUpDeadline`].
+    pub gave_up_deadline: u64,
+    /// See [`Ending::GaveUpBudget`].
+    pub gave_up_budget: u64,
+    /// See [`Ending::RejectedByBreaker`].
+    pub rejected_by_breaker: u64,
+    /// Started but not ended when the clock stopped.
+    pub unfinished: u64,
+}
+
+impl Counts {
+    /// Counts one ending.
+    pub fn record(&mut self, ending: Ending) {
+        *match ending {
+            Ending::Succeeded => &mut self.succeeded,
+            Ending::Failed => &mut self.failed,
+            Ending::GaveUpAttempts => &mut self.gave_up_attempts,
+            Ending::GaveUpDeadline => &mut self.gave_up_deadline,
+            Ending::GaveUpBudget => &mut self.gave_up_budget,
+            Ending::RejectedByBreaker => &mut self.rejected_by_breaker,
+        } += 1;
+    }
+
+    /// Requests that ended (every counter but `unfinished`).
+    pub fn ended(&self) -> u64 {
+        self.succeeded + self.failed + self.gave_up_attempts + self.gave_up_deadline + self.gave_up_budget + self.rejected_by_breaker
+    }
+}
+
+/// Per-bucket counters (replication 0 keeps them for `timeseries.csv`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TimeSeries {
+    /// Bucket width.
+    pub bucket: SimDuration,
+    /// Attempts reaching the server.
+    pub arrivals: Vec<u32>,
+    /// First attempts reaching the server.
+    pub first_attempts: Vec<u32>,
+    /// Retries reaching the server.
+    pub retries: Vec<u32>,
+    /// Successful answers received by clients.
+    pub successes: Vec<u32>,
+    /// Attempts the server answered with an error without serving them (overload, rate limit,
+    /// outage, injected errors, OCC conflicts).
+    pub rejections: Vec<u32>,
+    /// Attempts that timed out at the client.
+    pub timeouts: Vec<u32>,
+    /// Attempts at the server (waiting or in service) at the end of the bucket.
+    pub in_system: Vec<u32>,
+}
+
+impl TimeSeries {
+    /// Number of buckets.
+    pub fn len(&self) -> usize {
+        self.arrivals.len()
+    }
+
+    /// True when there are no buckets.
+    pub fn is_empty(&self) -> bool {
+        self.arrivals.is_empty()
+    }
+
+    /// Drops buckets after `last` (inclusive index).
+    pub(crate) fn truncate(&mut self, buckets: usize) {
+        for v in [
+            &mut self.arrivals,
+            &mut self.first_attempts,
+            &mut self.retries,
+            &mut self.successes,
+            &mut self.rejections,
+            &mut self.timeouts,
+            &mut self.in_system,
+        ] {
+            v.truncate(buckets);
+        }
+    }
+}
+
+/// Everything one run (point × strategy × replication) measured.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Outcome counts.
+    pub counts: Counts,
+    /// Latency of succeeded requests, first send to final outcome, in microseconds.
+    pub latency_us: Histogram<u64>,
+    /// Largest count of attempts reaching the server in one bucket.
+    pub peak_arrivals: u32,
+    /// Largest count of retries reaching the server in one bucket.
+    pub peak_retries: u32,
+    /// Time of the last request's final outcome.
+    pub makespan: SimTime,
+    /// Worker time spent serving / (workers × simulated time).
+    pub server_busy_share: f64,
+    /// Share of service time spent on attempts whose client was no longer waiting for them.
+    pub wasted_work_share: f64,
+    /// Share of the server's error answers that carried a Retry-After hint.
+    pub retry_after_share: f64,
+    /// Events processed.
+    pub events: u64,
+    /// `by_attempt[n - 1]`: requests that succeeded on attempt `n`.
+    pub by_attempt: Vec<u64>,
+    /// The time series (kept for replication 0 only).
+    pub series: Option<TimeSeries>,
+}
+
+impl RunResult {
+    /// Checks that every request ended exactly once or is unfinished.
+    pub fn check_conservation(&self) -> bool {
+        self.counts.ended() + self.counts.unfinished == self.counts.requests
+    }
+
+    /// Attempts per request.
+    pub fn amplification(&self) -> f64 {
+        ratio(self.counts.attempts, self.counts.requests)
+    }
+
+    /// Succeeded / requests.
+    pub fn success_rate(&self) -> f64 {
+        ratio(self.counts.succeeded, self.counts.requests)
+    }
+}
+
+/// `a / b`, or 0 when `b` is 0.
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// A latency histogram in microseconds, up to about 12 days, 3 significant digits.
+pub fn new_latency_histogram() -> Histogram<u64> {
+    // 1 µs .. 2^40 µs with 3 significant figures: constant parameters that are always valid.
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("constant, valid histogram bounds")
+}

@@ -1,0 +1,92 @@
+//! Workloads: who sends requests, and when.
+//!
+//! - `burst`: `clients` clients, one request each, first sends uniform in `[start, start + spread]`;
+//! - `poisson`: an open loop, `rate` requests per second from `start` for `duration`, each
+//!   request its own client;
+//! - `closed`: `clients` clients that loop forever: think (exponential, mean `think`), request,
+//!   outcome, think again.
+//!
+//! Arrival times come from the `Arrivals` stream and think times from each client's `Think`
+//! stream, so every strategy at a point sees the same arrivals.
+
+use rand::RngExt;
+
+use crate::rng::{SimRng, StreamFamily, StreamKind};
+use crate::time::{SimDuration, SimTime, f64_to_nanos};
+
+/// A workload, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    /// A burst of one-shot clients.
+    Burst {
+        /// How many clients (one request each).
+        clients: u32,
+        /// When the first may send.
+        start: SimDuration,
+        /// First sends are uniform over `[start, start + spread]`.
+        spread: SimDuration,
+    },
+    /// Open-loop Poisson arrivals.
+    Poisson {
+        /// Requests per second.
+        rate: f64,
+        /// When arrivals begin.
+        start: SimDuration,
+        /// How long arrivals go on.
+        duration: SimDuration,
+    },
+    /// Closed-loop clients.
+    Closed {
+        /// How many clients.
+        clients: u32,
+        /// Mean think time between a request's outcome and the next request (exponential).
+        think: SimDuration,
+        /// When the clients begin thinking.
+        start: SimDuration,
+    },
+}
+
+impl Workload {
+    /// The scenario name of the kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Workload::Burst { .. } => "burst",
+            Workload::Poisson { .. } => "poisson",
+            Workload::Closed { .. } => "closed",
+        }
+    }
+
+    /// How many clients exist from the start (Poisson clients are created as they arrive).
+    pub fn initial_clients(&self) -> u32 {
+        match *self {
+            Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients,
+            Workload::Poisson { .. } => 0,
+        }
+    }
+
+    /// Expected number of Poisson arrivals (for sizing buffers).
+    pub fn expected_requests(&self) -> usize {
+        match *self {
+            Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients as usize,
+            Workload::Poisson { rate, duration, .. } => (rate * duration.as_secs_f64()).min(1e8) as usize,
+        }
+    }
+}
+
+/// Draws an exponential gap with the given mean.
+#[inline]
+pub(crate) fn exponential(rng: &mut SimRng, mean_ns: f64) -> SimDuration {
+    let u: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
+    SimDuration(f64_to_nanos(-mean_ns * u.ln()))
+}
+
+/// First sends of a burst, in client order.
+pub(crate) fn burst_times(clients: u32, start: SimDuration, spread: SimDuration, seed: u64, rep: u32) -> Vec<SimTime> {
+    let mut rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
+    (0..clients)
+        .map(|_| {
+            let offset = if spread == SimDuration::ZERO { 0 } else { rng.random_range(0..=spread.as_nanos()) };
+            SimTime(start.as_nanos()) + SimDuration(offset)
+        })
+        .collect()
+}

@@ -1,0 +1,109 @@
+//! Statistics across replications: mean, standard deviation and Student-t confidence
+//! intervals (statrs), for single metrics and for paired differences between strategies.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Mean, sample standard deviation and a 95 % Student-t interval of a sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Sample mean.
+    pub mean: f64,
+    /// Sample standard deviation (n - 1); `None` for fewer than two values.
+    pub sd: Option<f64>,
+    /// Lower end of the 95 % interval; `None` for fewer than two values.
+    pub ci95_low: Option<f64>,
+    /// Upper end of the 95 % interval.
+    pub ci95_high: Option<f64>,
+    /// Sample size.
+    pub n: usize,
+}
+
+/// The two-sided 95 % Student-t quantile for `n - 1` degrees of freedom.
+pub fn t95(n: usize) -> Option<f64> {
+    if n < 2 {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+    Some(t.inverse_cdf(0.975))
+}
+
+/// Estimates from a sample (an empty sample gives a NaN mean and n = 0).
+pub fn estimate(values: &[f64]) -> Estimate {
+    let n = values.len();
+    if n == 0 {
+        return Estimate { mean: f64::NAN, sd: None, ci95_low: None, ci95_high: None, n };
+    }
+    // Summed in order: the same inputs give the same bits.
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return Estimate { mean, sd: None, ci95_low: None, ci95_high: None, n };
+    }
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+    let sd = var.sqrt();
+    let half = t95(n).unwrap_or(f64::NAN) * sd / (n as f64).sqrt();
+    Estimate {
+        mean,
+        sd: Some(sd),
+        ci95_low: Some(mean - half),
+        ci95_high: Some(mean + half),
+        n,
+    }
+}
+
+/// Paired differences `a[i] - b[i]` (same replication, common random numbers).
+pub fn paired_difference(a: &[f64], b: &[f64]) -> Estimate {
+    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    estimate(&diffs)
+}
+
+/// The `q`-quantile (0..=1) of sorted values, by linear interpolation.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_quantiles_match_tables() {
+        // Student-t 0.975 quantiles: df 1 = 12.706, df 4 = 2.776, df 19 = 2.093, df 99 = 1.984.
+        for (n, t) in [(2, 12.706), (5, 2.776), (20, 2.093), (100, 1.984)] {
+            assert!((t95(n).unwrap() - t).abs() < 1e-3, "n={n}");
+        }
+        assert!(t95(1).is_none());
+    }
+
+    #[test]
+    fn estimate_of_a_known_sample() {
+        let e = estimate(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(e.mean, 3.0);
+        assert!((e.sd.unwrap() - 2.5f64.sqrt()).abs() < 1e-12);
+        let half = 2.776445 * 2.5f64.sqrt() / 5f64.sqrt();
+        assert!((e.ci95_high.unwrap() - (3.0 + half)).abs() < 1e-5);
+        assert_eq!(estimate(&[7.0]).sd, None);
+    }
+
+    #[test]
+    fn paired_differences_cancel_common_noise() {
+        let a = [10.0, 20.0, 30.0];
+        let b = [9.0, 19.0, 29.0];
+        let e = paired_difference(&a, &b);
+        assert_eq!(e.mean, 1.0);
+        assert_eq!(e.sd, Some(0.0));
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile_sorted(&v, 0.0), 1.0);
+        assert_eq!(quantile_sorted(&v, 1.0), 4.0);
+        assert_eq!(quantile_sorted(&v, 0.5), 2.5);
+    }
+}
