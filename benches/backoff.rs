@@ -13,8 +13,13 @@ use jitterlab::time::SimDuration;
 fn backoff(c: &mut Criterion) {
     let mut group = c.benchmark_group("backoff");
     for jitter in Jitter::ALL {
-        let policy = Backoff::new(jitter, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2))
-            .expect("valid parameters");
+        let policy = Backoff::new(
+            jitter,
+            SimDuration::from_millis(50),
+            2.0,
+            SimDuration::from_secs(2),
+        )
+        .expect("valid parameters");
         let mut rng = jitterlab::rng::from_seed(42);
         let mut state = BackoffState::new();
         group.bench_function(jitter.name(), |b| {

@@ -44,18 +44,29 @@ pub fn parse_jitters(key: &str, text: &str) -> Result<Vec<Jitter>> {
     if text.trim() == "all" {
         return Ok(Jitter::ALL.to_vec());
     }
-    text.split(',').map(|name| Jitter::parse(key, name.trim())).collect()
+    text.split(',')
+        .map(|name| Jitter::parse(key, name.trim()))
+        .collect()
 }
 
 impl DelaysRequest {
     /// Validates every kind's policy before anything is drawn.
     pub fn policies(&self) -> Result<Vec<Backoff>> {
         if self.jitters.is_empty() {
-            return Err(Error::invalid("jitter", "\"\"", format!("one or more of {}, or all", Jitter::names())));
+            return Err(Error::invalid(
+                "jitter",
+                "\"\"",
+                format!("one or more of {}, or all", Jitter::names()),
+            ));
         }
         self.jitters
             .iter()
-            .map(|&jitter| Backoff::from_params(BackoffParams { jitter, ..self.params }))
+            .map(|&jitter| {
+                Backoff::from_params(BackoffParams {
+                    jitter,
+                    ..self.params
+                })
+            })
             .collect()
     }
 
@@ -67,7 +78,12 @@ impl DelaysRequest {
                 let mut state = BackoffState::new();
                 for retry in 1..=self.retries {
                     let delay_ns = policy.next_delay(&mut state, &mut rng).as_nanos();
-                    f(DelaySample { jitter: policy.jitter(), sample, retry, delay_ns })?;
+                    f(DelaySample {
+                        jitter: policy.jitter(),
+                        sample,
+                        retry,
+                        delay_ns,
+                    })?;
                 }
             }
         }
@@ -80,7 +96,15 @@ impl DelaysRequest {
         let io = |e| Error::io("<stdout>", e);
         writeln!(out, "jitter,sample,retry,delay_ms").map_err(io)?;
         self.for_each(|s| {
-            writeln!(out, "{},{},{},{}", s.jitter.name(), s.sample, s.retry, millis_string(s.delay_ns)).map_err(io)
+            writeln!(
+                out,
+                "{},{},{},{}",
+                s.jitter.name(),
+                s.sample,
+                s.retry,
+                millis_string(s.delay_ns)
+            )
+            .map_err(io)
         })?;
         out.flush().map_err(io)
     }

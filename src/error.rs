@@ -80,7 +80,11 @@ pub enum Error {
 
 impl Error {
     /// Builds an [`Error::InvalidValue`].
-    pub fn invalid(key: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+    pub fn invalid(
+        key: impl Into<String>,
+        value: impl ToString,
+        allowed: impl Into<String>,
+    ) -> Self {
         Error::InvalidValue {
             key: key.into(),
             value: value.to_string(),

@@ -30,11 +30,14 @@ pub mod backoff;
 pub mod delays;
 pub mod error;
 pub mod exec;
+pub mod output;
 pub mod policy;
 pub mod rng;
+pub mod runner;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+pub mod sweep;
 pub mod time;
 
 pub use error::{Error, Result};

@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
+use std::path::PathBuf;
+
+use jitterlab::runner::{self, RunOptions, RunReport};
+use jitterlab::scenario::ScenarioDoc;
+use jitterlab::sweep::Shard;
 use jitterlab::time::{SimDuration, parse_duration};
 use jitterlab::{Error, Result};
 
@@ -20,8 +25,78 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a scenario (the built-in thundering herd without SCENARIO) into a result folder.
+    Run(RunArgs),
+    /// Validate a scenario and print it resolved, every default written out.
+    Check(CheckArgs),
+    /// List the scenarios in sims/ with their descriptions.
+    List(ListArgs),
     /// Print sleeps drawn by the backoff engine as CSV (jitter,sample,retry,delay_ms).
     Delays(DelaysArgs),
+    /// Combine shard folders into one result, identical to an unsharded run.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Scenario file (TOML); the built-in thundering herd when absent.
+    scenario: Option<PathBuf>,
+    /// Result folder [default: out/<name>].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Master seed (overrides the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Replications per point and strategy (overrides `replications`).
+    #[arg(long)]
+    replications: Option<u32>,
+    /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Worker threads [default: all cores].
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Run only shard I of N (I from 0); merge the shards with `jitterlab merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Continue a partial (interrupted) run in the result folder.
+    #[arg(long)]
+    resume: bool,
+    /// Write no charts or report.
+    #[arg(long)]
+    no_plots: bool,
+    /// No progress bar or notes on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// Override any key: KEY=VALUE.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ListArgs {
+    /// Folder of scenarios.
+    #[arg(long, default_value = "sims")]
+    dir: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// Shard result folders.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The merged result folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// Write no charts or report.
+    #[arg(long)]
+    no_plots: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -74,14 +149,127 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Run(args) => run(args),
+        Command::Check(args) => check(args),
+        Command::List(args) => list(args),
         Command::Delays(args) => delays(args),
+        Command::Merge(args) => merge(args),
     }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn load(path: Option<&PathBuf>, sets: &[String]) -> Result<ScenarioDoc> {
+    let mut doc = match path {
+        Some(p) => ScenarioDoc::load(p)?,
+        None => ScenarioDoc::builtin(),
+    };
+    for s in sets {
+        doc.set(s)?;
+    }
+    Ok(doc)
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let mut sets = args.sets.clone();
+    if let Some(seed) = args.seed {
+        sets.push(format!("seed={seed}"));
+    }
+    if let Some(r) = args.replications {
+        sets.push(format!("replications={r}"));
+    }
+    let doc = load(args.scenario.as_ref(), &sets)?;
+    let shard = match &args.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::ALL,
+    };
+    let options = RunOptions {
+        out: args.out.clone(),
+        threads: args.threads,
+        shard,
+        resume: args.resume,
+        quiet: args.quiet,
+        command: command_line(),
+    };
+    let report = runner::run(&doc, &options)?;
+    finish(&report, args.no_plots, args.quiet, &shard)
+}
+
+fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
+    if !report.complete {
+        if !quiet {
+            eprintln!(
+                "shard {}/{} written to {}; combine the shards with `jitterlab merge DIR... --out DIR`",
+                shard.index,
+                shard.count,
+                report.dir.display()
+            );
+        }
+        return Ok(());
+    }
+    let _ = no_plots;
+    print!("{}", report.table);
+    if !quiet {
+        eprintln!("results in {}", report.dir.display());
+    }
+    Ok(())
+}
+
+fn check(args: CheckArgs) -> Result<()> {
+    let doc = load(Some(&args.scenario), &args.sets)?;
+    let points = doc.points()?;
+    let base = doc.base()?;
+    print!("{}", base.to_toml(doc.sweep_table()));
+    let units: usize = points
+        .iter()
+        .map(|p| p.scenario.strategies.len() * p.scenario.replications as usize)
+        .sum();
+    eprintln!(
+        "ok: {} point(s), {} strategies, {} run(s)",
+        points.len(),
+        base.strategies.len(),
+        units
+    );
+    Ok(())
+}
+
+fn list(args: ListArgs) -> Result<()> {
+    let entries = std::fs::read_dir(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let (name, description) = match ScenarioDoc::load(&path).and_then(|d| d.base()) {
+            Ok(s) => (s.name, s.description),
+            Err(e) => (
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                format!("(invalid: {e})"),
+            ),
+        };
+        println!("{:<28} {:<40} {}", name, path.display(), description);
+    }
+    Ok(())
+}
+
+fn merge(args: MergeArgs) -> Result<()> {
+    let report = runner::merge(&args.dirs, &args.out, &command_line())?;
+    finish(&report, args.no_plots, false, &Shard::ALL)
 }
 
 /// Renames `backoff.x` keys to the flag `--x` that the user typed.
 fn as_flag(err: Error) -> Error {
     match err {
-        Error::InvalidValue { key, value, allowed } => Error::InvalidValue {
+        Error::InvalidValue {
+            key,
+            value,
+            allowed,
+        } => Error::InvalidValue {
             key: key.replace("backoff.", "--"),
             value,
             allowed: allowed.replace("backoff.", "--"),

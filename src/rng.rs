@@ -79,7 +79,10 @@ impl StreamFamily {
     /// The family `(seed, replication, kind)`.
     pub const fn new(seed: u64, replication: u32, kind: StreamKind) -> Self {
         StreamFamily {
-            key: mix_key(0x6A09_E667_F3BC_C908, &[seed, replication as u64, kind as u64]),
+            key: mix_key(
+                0x6A09_E667_F3BC_C908,
+                &[seed, replication as u64, kind as u64],
+            ),
         }
     }
     /// The stream of `entity` (and `sub`) in this family.
@@ -100,7 +103,6 @@ pub fn from_seed(seed: u64) -> SimRng {
     Pcg64Mcg::seed_from_u64(seed)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,8 +110,18 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({ let mut r = stream(1, 0, StreamKind::Jitter, 7); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = stream(1, 0, StreamKind::Jitter, 7); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = stream(1, 0, StreamKind::Jitter, 7);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = stream(1, 0, StreamKind::Jitter, 7);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         let mut others = [
             stream(2, 0, StreamKind::Jitter, 7),

@@ -31,12 +31,24 @@ pub fn t95(n: usize) -> Option<f64> {
 pub fn estimate(values: &[f64]) -> Estimate {
     let n = values.len();
     if n == 0 {
-        return Estimate { mean: f64::NAN, sd: None, ci95_low: None, ci95_high: None, n };
+        return Estimate {
+            mean: f64::NAN,
+            sd: None,
+            ci95_low: None,
+            ci95_high: None,
+            n,
+        };
     }
     // Summed in order: the same inputs give the same bits.
     let mean = values.iter().sum::<f64>() / n as f64;
     if n < 2 {
-        return Estimate { mean, sd: None, ci95_low: None, ci95_high: None, n };
+        return Estimate {
+            mean,
+            sd: None,
+            ci95_low: None,
+            ci95_high: None,
+            n,
+        };
     }
     let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
     let sd = var.sqrt();

@@ -233,7 +233,11 @@ pub fn parse_duration(key: &str, text: &str) -> Result<SimDuration> {
     }
     let ns = value * scale as f64;
     if ns >= u64::MAX as f64 {
-        return Err(Error::invalid(key, format!("{text:?}"), "a duration below 584 years"));
+        return Err(Error::invalid(
+            key,
+            format!("{text:?}"),
+            "a duration below 584 years",
+        ));
     }
     Ok(SimDuration(ns.round() as u64))
 }
@@ -244,7 +248,11 @@ pub fn parse_limit(key: &str, text: &str) -> Result<Option<SimDuration>> {
     match text.trim() {
         "off" | "none" | "unlimited" => Ok(None),
         _ => parse_duration(key, text).map(Some).map_err(|_| {
-            Error::invalid(key, format!("{text:?}"), format!("\"off\" or {ALLOWED_DURATION}"))
+            Error::invalid(
+                key,
+                format!("{text:?}"),
+                format!("\"off\" or {ALLOWED_DURATION}"),
+            )
         }),
     }
 }
@@ -260,19 +268,47 @@ mod tests {
 
     #[test]
     fn parses_units() {
-        assert_eq!(parse_duration("k", "250ms").unwrap(), SimDuration::from_millis(250));
-        assert_eq!(parse_duration("k", "2s").unwrap(), SimDuration::from_secs(2));
-        assert_eq!(parse_duration("k", "1m").unwrap(), SimDuration::from_secs(60));
-        assert_eq!(parse_duration("k", "1.5s").unwrap(), SimDuration::from_millis(1500));
-        assert_eq!(parse_duration("k", "100us").unwrap(), SimDuration::from_micros(100));
+        assert_eq!(
+            parse_duration("k", "250ms").unwrap(),
+            SimDuration::from_millis(250)
+        );
+        assert_eq!(
+            parse_duration("k", "2s").unwrap(),
+            SimDuration::from_secs(2)
+        );
+        assert_eq!(
+            parse_duration("k", "1m").unwrap(),
+            SimDuration::from_secs(60)
+        );
+        assert_eq!(
+            parse_duration("k", "1.5s").unwrap(),
+            SimDuration::from_millis(1500)
+        );
+        assert_eq!(
+            parse_duration("k", "100us").unwrap(),
+            SimDuration::from_micros(100)
+        );
         assert_eq!(parse_duration("k", " 7 ns ").unwrap(), SimDuration(7));
         assert_eq!(parse_limit("k", "off").unwrap(), None);
-        assert_eq!(parse_limit("k", "5s").unwrap(), Some(SimDuration::from_secs(5)));
+        assert_eq!(
+            parse_limit("k", "5s").unwrap(),
+            Some(SimDuration::from_secs(5))
+        );
     }
 
     #[test]
     fn refuses_bad_input_naming_the_key() {
-        for bad in ["-1s", "banana", "10", "1.5", "s", "NaNs", "infs", "1 parsec", "99999999999h"] {
+        for bad in [
+            "-1s",
+            "banana",
+            "10",
+            "1.5",
+            "s",
+            "NaNs",
+            "infs",
+            "1 parsec",
+            "99999999999h",
+        ] {
             let err = parse_duration("backoff.base", bad).unwrap_err().to_string();
             assert!(err.contains("backoff.base"), "{bad}: {err}");
         }
@@ -290,7 +326,17 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for ns in [0, 1, 999, 1_000, 1_500_000, 250 * NANOS_PER_MS, 2 * NANOS_PER_SEC, 90 * NANOS_PER_SEC, 3_600 * NANOS_PER_SEC] {
+        for ns in [
+            0,
+            1,
+            999,
+            1_000,
+            1_500_000,
+            250 * NANOS_PER_MS,
+            2 * NANOS_PER_SEC,
+            90 * NANOS_PER_SEC,
+            3_600 * NANOS_PER_SEC,
+        ] {
             let d = SimDuration(ns);
             assert_eq!(parse_duration("k", &d.to_string()).unwrap(), d, "{d}");
         }

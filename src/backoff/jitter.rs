@@ -65,7 +65,13 @@ impl Jitter {
         Jitter::ALL
             .into_iter()
             .find(|j| j.name() == text)
-            .ok_or_else(|| Error::invalid(key, format!("{text:?}"), format!("one of {}", Jitter::names())))
+            .ok_or_else(|| {
+                Error::invalid(
+                    key,
+                    format!("{text:?}"),
+                    format!("one of {}", Jitter::names()),
+                )
+            })
     }
 
     /// The allowed names, comma separated.

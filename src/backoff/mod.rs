@@ -124,7 +124,12 @@ fn check_positive_finite(key: &str, value: f64, min: f64, allowed: &str) -> Resu
 
 impl Backoff {
     /// A policy with the default growth (3) and factor (0.2); see [`Backoff::from_params`].
-    pub fn new(jitter: Jitter, base: SimDuration, multiplier: f64, cap: SimDuration) -> Result<Backoff> {
+    pub fn new(
+        jitter: Jitter,
+        base: SimDuration,
+        multiplier: f64,
+        cap: SimDuration,
+    ) -> Result<Backoff> {
         Backoff::from_params(BackoffParams {
             jitter,
             base,
@@ -138,7 +143,11 @@ impl Backoff {
     /// and >= 1, factor in [0, 1]. Errors name the parameter (`backoff.cap`).
     pub fn from_params(params: BackoffParams) -> Result<Backoff> {
         if params.base == SimDuration::ZERO {
-            return Err(Error::invalid("backoff.base", params.base, "a duration greater than 0"));
+            return Err(Error::invalid(
+                "backoff.base",
+                params.base,
+                "a duration greater than 0",
+            ));
         }
         if params.cap < params.base {
             return Err(Error::invalid(
@@ -147,10 +156,19 @@ impl Backoff {
                 format!("a duration at least backoff.base ({})", params.base),
             ));
         }
-        check_positive_finite("backoff.multiplier", params.multiplier, 1.0, "a finite number >= 1")?;
+        check_positive_finite(
+            "backoff.multiplier",
+            params.multiplier,
+            1.0,
+            "a finite number >= 1",
+        )?;
         check_positive_finite("backoff.growth", params.growth, 1.0, "a finite number >= 1")?;
         if !(params.factor.is_finite() && (0.0..=1.0).contains(&params.factor)) {
-            return Err(Error::invalid("backoff.factor", params.factor, "a number from 0 to 1"));
+            return Err(Error::invalid(
+                "backoff.factor",
+                params.factor,
+                "a number from 0 to 1",
+            ));
         }
         let mut nominal = [0u64; TABLE];
         for (i, slot) in nominal.iter_mut().enumerate() {
@@ -191,14 +209,23 @@ impl Backoff {
         } else if self.nominal[TABLE - 1] == self.params.cap.0 {
             self.params.cap.0
         } else {
-            nominal_exact(self.params.base.0, self.params.multiplier, self.params.cap.0, i as u32)
+            nominal_exact(
+                self.params.base.0,
+                self.params.multiplier,
+                self.params.cap.0,
+                i as u32,
+            )
         }
     }
 
     /// Draws the sleep before the next retry and advances `state`. The first call gives the
     /// sleep before retry 1 (the second attempt).
     #[inline]
-    pub fn next_delay<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> SimDuration {
+    pub fn next_delay<R: Rng + ?Sized>(
+        &self,
+        state: &mut BackoffState,
+        rng: &mut R,
+    ) -> SimDuration {
         state.retries = state.retries.saturating_add(1);
         let k = state.retries;
         let base = self.params.base.0;
@@ -247,7 +274,10 @@ impl Backoff {
     }
 
     /// An endless iterator of sleeps for one fresh request (retry 1, 2, ...).
-    pub fn sleeps<'a, R: Rng + ?Sized>(&'a self, rng: &'a mut R) -> impl Iterator<Item = SimDuration> + 'a {
+    pub fn sleeps<'a, R: Rng + ?Sized>(
+        &'a self,
+        rng: &'a mut R,
+    ) -> impl Iterator<Item = SimDuration> + 'a {
         let mut state = BackoffState::new();
         std::iter::repeat_with(move || self.next_delay(&mut state, rng))
     }

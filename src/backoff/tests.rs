@@ -32,19 +32,65 @@ fn nominal_is_capped_exponential_without_overflow() {
     let slow = Backoff::new(Jitter::NoJitter, ms(1), 1.01, ms(1000)).unwrap();
     assert!(slow.nominal(64) < ms(1000));
     assert_eq!(slow.nominal(100_000), ms(1000));
-    assert_eq!(slow.nominal(300).as_nanos(), (1e6f64 * 1.01f64.powi(299)).round() as u64);
+    assert_eq!(
+        slow.nominal(300).as_nanos(),
+        (1e6f64 * 1.01f64.powi(299)).round() as u64
+    );
 }
 
 #[test]
 fn constructors_reject_bad_parameters_naming_them() {
     let cases: [(BackoffParams, &str); 7] = [
-        (BackoffParams { base: SimDuration::ZERO, ..Default::default() }, "backoff.base"),
-        (BackoffParams { base: ms(50), cap: ms(10), ..Default::default() }, "backoff.cap"),
-        (BackoffParams { multiplier: 0.5, ..Default::default() }, "backoff.multiplier"),
-        (BackoffParams { multiplier: f64::NAN, ..Default::default() }, "backoff.multiplier"),
-        (BackoffParams { multiplier: f64::INFINITY, ..Default::default() }, "backoff.multiplier"),
-        (BackoffParams { growth: 0.9, ..Default::default() }, "backoff.growth"),
-        (BackoffParams { factor: 1.5, ..Default::default() }, "backoff.factor"),
+        (
+            BackoffParams {
+                base: SimDuration::ZERO,
+                ..Default::default()
+            },
+            "backoff.base",
+        ),
+        (
+            BackoffParams {
+                base: ms(50),
+                cap: ms(10),
+                ..Default::default()
+            },
+            "backoff.cap",
+        ),
+        (
+            BackoffParams {
+                multiplier: 0.5,
+                ..Default::default()
+            },
+            "backoff.multiplier",
+        ),
+        (
+            BackoffParams {
+                multiplier: f64::NAN,
+                ..Default::default()
+            },
+            "backoff.multiplier",
+        ),
+        (
+            BackoffParams {
+                multiplier: f64::INFINITY,
+                ..Default::default()
+            },
+            "backoff.multiplier",
+        ),
+        (
+            BackoffParams {
+                growth: 0.9,
+                ..Default::default()
+            },
+            "backoff.growth",
+        ),
+        (
+            BackoffParams {
+                factor: 1.5,
+                ..Default::default()
+            },
+            "backoff.factor",
+        ),
     ];
     for (params, key) in cases {
         let err = Backoff::from_params(params).unwrap_err().to_string();
@@ -60,7 +106,11 @@ fn golden_first_ten_sleeps_seed_42() {
     for (jitter, expected) in golden {
         let p = policy(jitter);
         let mut rng = from_seed(42);
-        let got: Vec<f64> = p.sleeps(&mut rng).take(10).map(|d| (d.as_millis_f64() * 1000.0).round() / 1000.0).collect();
+        let got: Vec<f64> = p
+            .sleeps(&mut rng)
+            .take(10)
+            .map(|d| (d.as_millis_f64() * 1000.0).round() / 1000.0)
+            .collect();
         assert_eq!(got, expected, "{jitter}");
     }
 }
@@ -85,18 +135,32 @@ fn full_jitter_mean_is_half_the_nominal() {
     // 20 000 samples of U[0, d]: the standard error is d / sqrt(12 * 20000) ~ 0.2 % of d,
     // so 1 % of d/2 is five standard errors.
     let p = policy(Jitter::Full);
-    for (i, m) in mean_per_retry(Jitter::Full, 8, 20_000, 3).iter().enumerate() {
+    for (i, m) in mean_per_retry(Jitter::Full, 8, 20_000, 3)
+        .iter()
+        .enumerate()
+    {
         let half = p.nominal(i as u32 + 1).as_millis_f64() / 2.0;
-        assert!((m - half).abs() < 0.01 * half, "retry {}: {m} vs {half}", i + 1);
+        assert!(
+            (m - half).abs() < 0.01 * half,
+            "retry {}: {m} vs {half}",
+            i + 1
+        );
     }
 }
 
 #[test]
 fn equal_jitter_mean_is_three_quarters() {
     let p = policy(Jitter::Equal);
-    for (i, m) in mean_per_retry(Jitter::Equal, 8, 20_000, 4).iter().enumerate() {
+    for (i, m) in mean_per_retry(Jitter::Equal, 8, 20_000, 4)
+        .iter()
+        .enumerate()
+    {
         let target = 0.75 * p.nominal(i as u32 + 1).as_millis_f64();
-        assert!((m - target).abs() < 0.005 * target, "retry {}: {m} vs {target}", i + 1);
+        assert!(
+            (m - target).abs() < 0.005 * target,
+            "retry {}: {m} vs {target}",
+            i + 1
+        );
     }
 }
 
@@ -107,7 +171,11 @@ fn decorrelated_mean_grows_from_base() {
     let mut expected = 50.0;
     for (i, m) in means.iter().enumerate() {
         expected = (50.0 + 3.0 * expected) / 2.0;
-        assert!((m - expected).abs() < 0.02 * expected, "retry {}: {m} vs {expected}", i + 1);
+        assert!(
+            (m - expected).abs() < 0.02 * expected,
+            "retry {}: {m} vs {expected}",
+            i + 1
+        );
     }
     // Later retries bunch at the cap but never exceed it.
     let late = mean_per_retry(Jitter::Decorrelated, 20, 2_000, 6);
@@ -117,7 +185,10 @@ fn decorrelated_mean_grows_from_base() {
 #[test]
 fn proportional_mean_is_the_nominal() {
     let p = policy(Jitter::Proportional);
-    for (i, m) in mean_per_retry(Jitter::Proportional, 5, 20_000, 7).iter().enumerate() {
+    for (i, m) in mean_per_retry(Jitter::Proportional, 5, 20_000, 7)
+        .iter()
+        .enumerate()
+    {
         let d = p.nominal(i as u32 + 1).as_millis_f64();
         assert!((m - d).abs() < 0.005 * d, "retry {}: {m} vs {d}", i + 1);
     }
@@ -129,7 +200,8 @@ fn polly_v2_median_first_sleep_is_near_base() {
     let mut firsts: Vec<f64> = (0..20_001)
         .map(|s| {
             let mut rng = stream(8, 0, StreamKind::User, s);
-            p.next_delay(&mut BackoffState::new(), &mut rng).as_millis_f64()
+            p.next_delay(&mut BackoffState::new(), &mut rng)
+                .as_millis_f64()
         })
         .collect();
     firsts.sort_by(f64::total_cmp);

@@ -1,22 +1,32 @@
 //! From the raw file to a checked [`Scenario`]: defaults applied, every value validated, every
 //! error naming its key.
 
-use super::file::{BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile, WorkloadFile};
 use super::Scenario;
+use super::file::{
+    BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile,
+    WorkloadFile,
+};
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
-use crate::policy::{BreakerConfig};
-use crate::policy::{BudgetConfig};
+use crate::policy::BreakerConfig;
+use crate::policy::BudgetConfig;
 use crate::policy::{Idempotency, RetryOn};
 use crate::policy::{RetryAfterMode, RetryAfterPolicy};
 use crate::sim::dist::Dist;
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::workload::Workload;
-use crate::sim::{ClientConfig, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy};
+use crate::sim::{
+    ClientConfig, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
+};
 use crate::time::{SimDuration, SimTime, parse_duration, parse_limit};
 
 /// The strategies compared when a file names none.
-pub const DEFAULT_STRATEGIES: [Jitter; 4] = [Jitter::NoJitter, Jitter::Full, Jitter::Equal, Jitter::Decorrelated];
+pub const DEFAULT_STRATEGIES: [Jitter; 4] = [
+    Jitter::NoJitter,
+    Jitter::Full,
+    Jitter::Equal,
+    Jitter::Decorrelated,
+];
 
 fn dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> {
     parse_duration(key, value.as_deref().unwrap_or(default))
@@ -29,13 +39,23 @@ fn limit(key: &str, value: &Option<String>, default: &str) -> Result<Option<SimD
 fn count(key: &str, value: Option<i64>, default: i64, min: i64, max: i64) -> Result<u32> {
     let v = value.unwrap_or(default);
     if v < min || v > max {
-        return Err(Error::invalid(key, v, format!("an integer from {min} to {max}")));
+        return Err(Error::invalid(
+            key,
+            v,
+            format!("an integer from {min} to {max}"),
+        ));
     }
     Ok(v as u32)
 }
 
 /// A count, or one of `words` meaning "no limit".
-fn count_or(key: &str, value: &Option<CountOr>, default: Option<u32>, words: &[&str], min: i64) -> Result<Option<u32>> {
+fn count_or(
+    key: &str,
+    value: &Option<CountOr>,
+    default: Option<u32>,
+    words: &[&str],
+    min: i64,
+) -> Result<Option<u32>> {
     let allowed = || format!("an integer >= {min}, or \"{}\"", words.join("\" or \""));
     match value {
         None => Ok(default),
@@ -50,18 +70,30 @@ fn status(key: &str, value: i64) -> Result<u16> {
     if (400..=599).contains(&value) {
         Ok(value as u16)
     } else {
-        Err(Error::invalid(key, value, "an error status from 400 to 599"))
+        Err(Error::invalid(
+            key,
+            value,
+            "an error status from 400 to 599",
+        ))
     }
 }
 
 fn finite(key: &str, value: f64, ok: bool, allowed: &str) -> Result<f64> {
-    if value.is_finite() && ok { Ok(value) } else { Err(Error::invalid(key, value, allowed)) }
+    if value.is_finite() && ok {
+        Ok(value)
+    } else {
+        Err(Error::invalid(key, value, allowed))
+    }
 }
 
 /// Refuses a key that does not belong to the chosen kind.
 fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Result<()> {
     match value {
-        Some(_) => Err(Error::invalid(key, "given", format!("not used when {kind_key} = \"{kind}\"; remove it"))),
+        Some(_) => Err(Error::invalid(
+            key,
+            "given",
+            format!("not used when {kind_key} = \"{kind}\"; remove it"),
+        )),
         None => Ok(()),
     }
 }
@@ -69,7 +101,10 @@ fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Resu
 fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
     let Some(f) = file else { return Ok(default) };
     let mean = parse_duration(&format!("{key}.mean"), &f.mean)?;
-    let sd = f.sd.as_ref().map(|s| parse_duration(&format!("{key}.sd"), s)).transpose()?;
+    let sd =
+        f.sd.as_ref()
+            .map(|s| parse_duration(&format!("{key}.sd"), s))
+            .transpose()?;
     Dist::new(key, &f.dist, mean, sd)
 }
 
@@ -77,7 +112,11 @@ fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
     match value.as_deref().unwrap_or("shared") {
         "shared" => Ok(Scope::Shared),
         "client" => Ok(Scope::Client),
-        other => Err(Error::invalid(key, format!("{other:?}"), "\"shared\" or \"client\"")),
+        other => Err(Error::invalid(
+            key,
+            format!("{other:?}"),
+            "\"shared\" or \"client\"",
+        )),
     }
 }
 
@@ -85,30 +124,69 @@ fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
 pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
     let horizon = dur("horizon", &file.horizon, "120s")?;
     if horizon == SimDuration::ZERO {
-        return Err(Error::invalid("horizon", horizon, "a duration greater than 0"));
+        return Err(Error::invalid(
+            "horizon",
+            horizon,
+            "a duration greater than 0",
+        ));
     }
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
-        return Err(Error::invalid("replications", replications, "an integer from 1 to 1000000"));
+        return Err(Error::invalid(
+            "replications",
+            replications,
+            "an integer from 1 to 1000000",
+        ));
     }
     let bucket = dur("output.bucket", &file.output.bucket, "10ms")?;
     if bucket == SimDuration::ZERO || horizon.as_nanos() / bucket.as_nanos() > 10_000_000 {
-        return Err(Error::invalid("output.bucket", bucket, "a duration greater than 0 giving at most 10 million buckets over the horizon"));
+        return Err(Error::invalid(
+            "output.bucket",
+            bucket,
+            "a duration greater than 0 giving at most 10 million buckets over the horizon",
+        ));
     }
-    let name = file.name.clone().unwrap_or_else(|| fallback_name.to_string());
+    let name = file
+        .name
+        .clone()
+        .unwrap_or_else(|| fallback_name.to_string());
     if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
-        return Err(Error::invalid("name", format!("{name:?}"), "a non-empty name usable as a folder name (no slashes)"));
+        return Err(Error::invalid(
+            "name",
+            format!("{name:?}"),
+            "a non-empty name usable as a folder name (no slashes)",
+        ));
     }
     let workload = workload(&file.workload)?;
     let server = server(&file.server)?;
-    let latency = dist("network.latency", &file.network.latency, Dist::Constant { mean: SimDuration::ZERO })?;
+    let latency = dist(
+        "network.latency",
+        &file.network.latency,
+        Dist::Constant {
+            mean: SimDuration::ZERO,
+        },
+    )?;
     let client = client(&file.client)?;
     let strategies = strategies(&file.backoff)?;
-    let faults = file.faults.iter().enumerate().map(|(i, f)| fault(&format!("faults[{i}]"), f)).collect::<Result<Vec<_>>>()?;
+    let faults = file
+        .faults
+        .iter()
+        .enumerate()
+        .map(|(i, f)| fault(&format!("faults[{i}]"), f))
+        .collect::<Result<Vec<_>>>()?;
     if matches!(server, ServerConfig::Occ) && !matches!(workload, Workload::Burst { .. }) {
-        return Err(Error::invalid("workload.kind", workload.kind(), "\"burst\" with server.kind = \"occ\" (one write per client, as in Brooker 2015)"));
+        return Err(Error::invalid(
+            "workload.kind",
+            workload.kind(),
+            "\"burst\" with server.kind = \"occ\" (one write per client, as in Brooker 2015)",
+        ));
     }
-    if client.max_attempts.is_none() && latency.is_zero() && strategies.iter().any(|s| s.backoff.jitter() == Jitter::None) {
+    if client.max_attempts.is_none()
+        && latency.is_zero()
+        && strategies
+            .iter()
+            .any(|s| s.backoff.jitter() == Jitter::None)
+    {
         return Err(Error::invalid(
             "client.max_attempts",
             "\"unlimited\"",
@@ -152,12 +230,25 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.clients", &w.clients, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let rate = finite("workload.rate", w.rate.unwrap_or(100.0), w.rate.unwrap_or(100.0) > 0.0, "a number of requests per second above 0")?;
+            let rate = finite(
+                "workload.rate",
+                w.rate.unwrap_or(100.0),
+                w.rate.unwrap_or(100.0) > 0.0,
+                "a number of requests per second above 0",
+            )?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
             if rate * duration.as_secs_f64() > 1e8 {
-                return Err(Error::invalid("workload.rate", rate, "at most 100 million requests over workload.duration"));
+                return Err(Error::invalid(
+                    "workload.rate",
+                    rate,
+                    "at most 100 million requests over workload.duration",
+                ));
             }
-            Ok(Workload::Poisson { rate, start, duration })
+            Ok(Workload::Poisson {
+                rate,
+                start,
+                duration,
+            })
         }
         "closed" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
@@ -165,7 +256,11 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             let think = dur("workload.think", &w.think, "1s")?;
             if think == SimDuration::ZERO {
-                return Err(Error::invalid("workload.think", think, "a duration greater than 0"));
+                return Err(Error::invalid(
+                    "workload.think",
+                    think,
+                    "a duration greater than 0",
+                ));
             }
             Ok(Workload::Closed {
                 clients: count("workload.clients", w.clients, 100, 1, 100_000_000)?,
@@ -173,7 +268,11 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
                 start,
             })
         }
-        other => Err(Error::invalid("workload.kind", format!("{other:?}"), "one of burst, poisson, closed")),
+        other => Err(Error::invalid(
+            "workload.kind",
+            format!("{other:?}"),
+            "one of burst, poisson, closed",
+        )),
     }
 }
 
@@ -184,22 +283,48 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
             let retry_after = match s.retry_after.as_deref().unwrap_or("off") {
                 "off" => RetryAfterHint::Off,
                 "drain" => RetryAfterHint::Drain,
-                text => RetryAfterHint::Fixed(parse_duration("server.retry_after", text).map_err(|_| {
-                    Error::invalid("server.retry_after", format!("{text:?}"), "\"off\", \"drain\" or a duration such as \"2s\"")
-                })?),
+                text => RetryAfterHint::Fixed(parse_duration("server.retry_after", text).map_err(
+                    |_| {
+                        Error::invalid(
+                            "server.retry_after",
+                            format!("{text:?}"),
+                            "\"off\", \"drain\" or a duration such as \"2s\"",
+                        )
+                    },
+                )?),
             };
             let rate_limit = match &s.rate_limit {
                 None => None,
                 Some(r) => Some(RateLimit {
-                    rate: finite("server.rate_limit.rate", r.rate, r.rate > 0.0, "a number of requests per second above 0")?,
-                    burst: count("server.rate_limit.burst", Some(r.burst), 1, 1, u32::MAX as i64)?,
+                    rate: finite(
+                        "server.rate_limit.rate",
+                        r.rate,
+                        r.rate > 0.0,
+                        "a number of requests per second above 0",
+                    )?,
+                    burst: count(
+                        "server.rate_limit.burst",
+                        Some(r.burst),
+                        1,
+                        1,
+                        u32::MAX as i64,
+                    )?,
                 }),
             };
             Ok(ServerConfig::Queue(QueueConfig {
                 workers: count("server.workers", s.workers, 100, 1, 10_000_000)?,
                 queue: count_or("server.queue", &s.queue, Some(1000), &["unbounded"], 0)?,
-                service: dist("server.service", &s.service, Dist::Exponential { mean: SimDuration::from_millis(10) })?,
-                overload_status: status("server.overload_status", s.overload_status.unwrap_or(503))?,
+                service: dist(
+                    "server.service",
+                    &s.service,
+                    Dist::Exponential {
+                        mean: SimDuration::from_millis(10),
+                    },
+                )?,
+                overload_status: status(
+                    "server.overload_status",
+                    s.overload_status.unwrap_or(503),
+                )?,
                 retry_after,
                 rate_limit,
                 drop_expired: s.drop_expired.unwrap_or(false),
@@ -209,13 +334,22 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
             only_for("server.workers", &s.workers, "server.kind", kind)?;
             only_for("server.queue", &s.queue, "server.kind", kind)?;
             only_for("server.service", &s.service, "server.kind", kind)?;
-            only_for("server.overload_status", &s.overload_status, "server.kind", kind)?;
+            only_for(
+                "server.overload_status",
+                &s.overload_status,
+                "server.kind",
+                kind,
+            )?;
             only_for("server.retry_after", &s.retry_after, "server.kind", kind)?;
             only_for("server.rate_limit", &s.rate_limit, "server.kind", kind)?;
             only_for("server.drop_expired", &s.drop_expired, "server.kind", kind)?;
             Ok(ServerConfig::Occ)
         }
-        other => Err(Error::invalid("server.kind", format!("{other:?}"), "\"queue\" or \"occ\"")),
+        other => Err(Error::invalid(
+            "server.kind",
+            format!("{other:?}"),
+            "\"queue\" or \"occ\"",
+        )),
     }
 }
 
@@ -224,7 +358,10 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         None => RetryOn::default(),
         Some(items) => RetryOn::parse("client.retry_on", items)?,
     };
-    let idempotency = match (c.idempotent.unwrap_or(true), c.idempotency_key.unwrap_or(false)) {
+    let idempotency = match (
+        c.idempotent.unwrap_or(true),
+        c.idempotency_key.unwrap_or(false),
+    ) {
         (true, _) => Idempotency::Idempotent,
         (false, true) => Idempotency::WithKey,
         (false, false) => Idempotency::NonIdempotent,
@@ -236,22 +373,48 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
             let d = BreakerConfig::default();
             let config = BreakerConfig {
                 failure_ratio: b.failure_ratio.unwrap_or(d.failure_ratio),
-                min_requests: count("client.breaker.min_requests", b.min_requests, d.min_requests as i64, 1, u32::MAX as i64)?,
-                window: b.window.as_ref().map_or(Ok(d.window), |w| parse_duration("client.breaker.window", w))?,
-                open_for: b.open_for.as_ref().map_or(Ok(d.open_for), |w| parse_duration("client.breaker.open_for", w))?,
+                min_requests: count(
+                    "client.breaker.min_requests",
+                    b.min_requests,
+                    d.min_requests as i64,
+                    1,
+                    u32::MAX as i64,
+                )?,
+                window: b
+                    .window
+                    .as_ref()
+                    .map_or(Ok(d.window), |w| parse_duration("client.breaker.window", w))?,
+                open_for: b.open_for.as_ref().map_or(Ok(d.open_for), |w| {
+                    parse_duration("client.breaker.open_for", w)
+                })?,
             };
             config.validate("client.breaker")?;
             Some((config, scope("client.breaker.scope", &b.scope)?))
         }
     };
-    let concurrency = count_or("client.concurrency", &c.concurrency, None, &["unlimited", "off"], 1)?;
+    let concurrency = count_or(
+        "client.concurrency",
+        &c.concurrency,
+        None,
+        &["unlimited", "off"],
+        1,
+    )?;
     Ok(ClientConfig {
         timeout: limit("client.timeout", &c.timeout, "1s")?,
         deadline: limit("client.deadline", &c.deadline, "off")?,
-        max_attempts: count_or("client.max_attempts", &c.max_attempts, Some(5), &["unlimited"], 1)?,
+        max_attempts: count_or(
+            "client.max_attempts",
+            &c.max_attempts,
+            Some(5),
+            &["unlimited"],
+            1,
+        )?,
         retry_on,
         retry_after: RetryAfterPolicy {
-            mode: RetryAfterMode::parse("client.retry_after", c.retry_after.as_deref().unwrap_or("at_least"))?,
+            mode: RetryAfterMode::parse(
+                "client.retry_after",
+                c.retry_after.as_deref().unwrap_or("at_least"),
+            )?,
             max: limit("client.retry_after_max", &c.retry_after_max, "off")?,
         },
         idempotency,
@@ -266,34 +429,81 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
     let mut config = BudgetConfig::defaults(&key("kind"), &b.kind)?;
     let int = |k: &str, v: Option<i64>, d: u32| count(&key(k), v, d as i64, 0, u32::MAX as i64);
     match &mut config {
-        BudgetConfig::TokenBucket { capacity, retry_cost, timeout_cost, success_refund } => {
-            for (k, v) in [("percent", b.percent), ("min_per_sec", b.min_per_sec), ("max_tokens", b.max_tokens), ("token_ratio", b.token_ratio)] {
+        BudgetConfig::TokenBucket {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_refund,
+        } => {
+            for (k, v) in [
+                ("percent", b.percent),
+                ("min_per_sec", b.min_per_sec),
+                ("max_tokens", b.max_tokens),
+                ("token_ratio", b.token_ratio),
+            ] {
                 only_for(&key(k), &v, "client.budget.kind", "token_bucket")?;
             }
-            only_for(&key("window"), &b.window, "client.budget.kind", "token_bucket")?;
+            only_for(
+                &key("window"),
+                &b.window,
+                "client.budget.kind",
+                "token_bucket",
+            )?;
             *capacity = int("capacity", b.capacity, *capacity)?;
             *retry_cost = int("retry_cost", b.retry_cost, *retry_cost)?;
             *timeout_cost = int("timeout_cost", b.timeout_cost, *timeout_cost)?;
             *success_refund = int("success_refund", b.success_refund, *success_refund)?;
         }
-        BudgetConfig::Ratio { percent, min_per_sec, window } => {
-            for (k, v) in [("capacity", b.capacity), ("retry_cost", b.retry_cost), ("timeout_cost", b.timeout_cost), ("success_refund", b.success_refund)] {
+        BudgetConfig::Ratio {
+            percent,
+            min_per_sec,
+            window,
+        } => {
+            for (k, v) in [
+                ("capacity", b.capacity),
+                ("retry_cost", b.retry_cost),
+                ("timeout_cost", b.timeout_cost),
+                ("success_refund", b.success_refund),
+            ] {
                 only_for(&key(k), &v, "client.budget.kind", "ratio")?;
             }
-            only_for(&key("max_tokens"), &b.max_tokens, "client.budget.kind", "ratio")?;
-            only_for(&key("token_ratio"), &b.token_ratio, "client.budget.kind", "ratio")?;
+            only_for(
+                &key("max_tokens"),
+                &b.max_tokens,
+                "client.budget.kind",
+                "ratio",
+            )?;
+            only_for(
+                &key("token_ratio"),
+                &b.token_ratio,
+                "client.budget.kind",
+                "ratio",
+            )?;
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
                 *window = parse_duration(&key("window"), w)?;
             }
         }
-        BudgetConfig::Grpc { max_tokens, token_ratio } => {
-            for (k, v) in [("capacity", b.capacity), ("retry_cost", b.retry_cost), ("timeout_cost", b.timeout_cost), ("success_refund", b.success_refund)] {
+        BudgetConfig::Grpc {
+            max_tokens,
+            token_ratio,
+        } => {
+            for (k, v) in [
+                ("capacity", b.capacity),
+                ("retry_cost", b.retry_cost),
+                ("timeout_cost", b.timeout_cost),
+                ("success_refund", b.success_refund),
+            ] {
                 only_for(&key(k), &v, "client.budget.kind", "grpc")?;
             }
             only_for(&key("percent"), &b.percent, "client.budget.kind", "grpc")?;
-            only_for(&key("min_per_sec"), &b.min_per_sec, "client.budget.kind", "grpc")?;
+            only_for(
+                &key("min_per_sec"),
+                &b.min_per_sec,
+                "client.budget.kind",
+                "grpc",
+            )?;
             only_for(&key("window"), &b.window, "client.budget.kind", "grpc")?;
             *max_tokens = b.max_tokens.unwrap_or(*max_tokens);
             *token_ratio = b.token_ratio.unwrap_or(*token_ratio);
@@ -318,10 +528,17 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
     let defaults = backoff_defaults(b)?;
     let entries: Vec<toml::Value> = match &b.strategies {
         Some(list) => list.clone(),
-        None => DEFAULT_STRATEGIES.iter().map(|j| toml::Value::String(j.name().into())).collect(),
+        None => DEFAULT_STRATEGIES
+            .iter()
+            .map(|j| toml::Value::String(j.name().into()))
+            .collect(),
     };
     if entries.is_empty() {
-        return Err(Error::invalid("backoff.strategies", "[]", "a list of one or more strategies"));
+        return Err(Error::invalid(
+            "backoff.strategies",
+            "[]",
+            "a list of one or more strategies",
+        ));
     }
     let mut out: Vec<Strategy> = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
@@ -329,16 +546,27 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
         let strategy = match entry {
             toml::Value::String(name) => Strategy {
                 name: name.clone(),
-                backoff: Backoff::from_params(BackoffParams { jitter: Jitter::parse(&key, name)?, ..defaults })
-                    .map_err(|e| e.with_key_prefix(&key))?,
+                backoff: Backoff::from_params(BackoffParams {
+                    jitter: Jitter::parse(&key, name)?,
+                    ..defaults
+                })
+                .map_err(|e| e.with_key_prefix(&key))?,
             },
             toml::Value::Table(t) => strategy_table(&key, t, defaults)?,
             other => {
-                return Err(Error::invalid(key, other, "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor }"));
+                return Err(Error::invalid(
+                    key,
+                    other,
+                    "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor }",
+                ));
             }
         };
         if out.iter().any(|s| s.name == strategy.name) {
-            return Err(Error::invalid(format!("{key}.name"), format!("{:?}", strategy.name), "a name not used by another strategy"));
+            return Err(Error::invalid(
+                format!("{key}.name"),
+                format!("{:?}", strategy.name),
+                "a name not used by another strategy",
+            ));
         }
         out.push(strategy);
     }
@@ -349,10 +577,14 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
     let mut params = defaults;
     let mut name = None;
     let text = |k: &str, v: &toml::Value| -> Result<String> {
-        v.as_str().map(str::to_string).ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, "a string"))
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, "a string"))
     };
     let number = |k: &str, v: &toml::Value| -> Result<f64> {
-        v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, "a number"))
+        v.as_float()
+            .or_else(|| v.as_integer().map(|i| i as f64))
+            .ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, "a number"))
     };
     let mut jitter = None;
     for (k, v) in t {
@@ -365,13 +597,29 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             "multiplier" => params.multiplier = number(k, v)?,
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
-            _ => return Err(Error::invalid(sub, "given", "one of the keys name, jitter, base, multiplier, cap, growth, factor")),
+            _ => {
+                return Err(Error::invalid(
+                    sub,
+                    "given",
+                    "one of the keys name, jitter, base, multiplier, cap, growth, factor",
+                ));
+            }
         }
     }
-    let jitter = jitter.ok_or_else(|| Error::invalid(format!("{key}.jitter"), "missing", format!("one of {}", Jitter::names())))?;
+    let jitter = jitter.ok_or_else(|| {
+        Error::invalid(
+            format!("{key}.jitter"),
+            "missing",
+            format!("one of {}", Jitter::names()),
+        )
+    })?;
     params.jitter = jitter;
     let backoff = Backoff::from_params(params).map_err(|e| match e {
-        Error::InvalidValue { key: k, value, allowed } => Error::InvalidValue {
+        Error::InvalidValue {
+            key: k,
+            value,
+            allowed,
+        } => Error::InvalidValue {
             key: k.replace("backoff.", &format!("{key}.")),
             value,
             allowed,
@@ -388,7 +636,11 @@ fn fault(key: &str, f: &FaultFile) -> Result<Fault> {
     let start = SimTime(parse_duration(&format!("{key}.start"), &f.start)?.as_nanos());
     let end = SimTime(parse_duration(&format!("{key}.end"), &f.end)?.as_nanos());
     if end <= start {
-        return Err(Error::invalid(format!("{key}.end"), &f.end, format!("a time after {key}.start ({})", f.start)));
+        return Err(Error::invalid(
+            format!("{key}.end"),
+            &f.end,
+            format!("a time after {key}.start ({})", f.start),
+        ));
     }
     let k = |s: &str| format!("{key}.{s}");
     let kind = match f.kind.as_str() {
@@ -401,30 +653,64 @@ fn fault(key: &str, f: &FaultFile) -> Result<Fault> {
                 Some(CountOr::Word(w)) if w == "drop" => OutageAnswer::Drop,
                 Some(CountOr::Word(w)) if w == "reset" => OutageAnswer::Reset,
                 Some(CountOr::Word(w)) => {
-                    return Err(Error::invalid(k("status"), format!("{w:?}"), "an error status from 400 to 599, \"drop\" (no answer) or \"reset\" (connection error)"));
+                    return Err(Error::invalid(
+                        k("status"),
+                        format!("{w:?}"),
+                        "an error status from 400 to 599, \"drop\" (no answer) or \"reset\" (connection error)",
+                    ));
                 }
             })
         }
         "errors" => {
             only_for(&k("factor"), &f.factor, &k("kind"), "errors")?;
-            let share = f.share.ok_or_else(|| Error::invalid(k("share"), "missing", "a number from 0 to 1"))?;
-            let share = finite(&k("share"), share, (0.0..=1.0).contains(&share), "a number from 0 to 1")?;
+            let share = f
+                .share
+                .ok_or_else(|| Error::invalid(k("share"), "missing", "a number from 0 to 1"))?;
+            let share = finite(
+                &k("share"),
+                share,
+                (0.0..=1.0).contains(&share),
+                "a number from 0 to 1",
+            )?;
             let status = match &f.status {
                 None => 503,
                 Some(CountOr::Count(n)) => status(&k("status"), *n)?,
-                Some(CountOr::Word(w)) => return Err(Error::invalid(k("status"), format!("{w:?}"), "an error status from 400 to 599")),
+                Some(CountOr::Word(w)) => {
+                    return Err(Error::invalid(
+                        k("status"),
+                        format!("{w:?}"),
+                        "an error status from 400 to 599",
+                    ));
+                }
             };
             FaultKind::Errors { share, status }
         }
         "slow" => {
             only_for(&k("share"), &f.share, &k("kind"), "slow")?;
             only_for(&k("status"), &f.status, &k("kind"), "slow")?;
-            let factor = f.factor.ok_or_else(|| Error::invalid(k("factor"), "missing", "a number above 0 (3 = three times slower)"))?;
+            let factor = f.factor.ok_or_else(|| {
+                Error::invalid(
+                    k("factor"),
+                    "missing",
+                    "a number above 0 (3 = three times slower)",
+                )
+            })?;
             FaultKind::Slow {
-                factor: finite(&k("factor"), factor, factor > 0.0 && factor <= 1e6, "a number above 0 and at most 1000000")?,
+                factor: finite(
+                    &k("factor"),
+                    factor,
+                    factor > 0.0 && factor <= 1e6,
+                    "a number above 0 and at most 1000000",
+                )?,
             }
         }
-        other => return Err(Error::invalid(k("kind"), format!("{other:?}"), "one of outage, errors, slow")),
+        other => {
+            return Err(Error::invalid(
+                k("kind"),
+                format!("{other:?}"),
+                "one of outage, errors, slow",
+            ));
+        }
     };
     Ok(Fault { kind, start, end })
 }

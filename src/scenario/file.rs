@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::policy::{RetryOnItem};
+use crate::policy::RetryOnItem;
 
 /// A count or a word (`"unbounded"`, `"unlimited"`, `"off"`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

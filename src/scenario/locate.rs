@@ -18,7 +18,9 @@ pub fn locate(text: &str, key: &str) -> Option<(usize, usize)> {
         found = Some(k.span().start);
         let mut value = v;
         if let Some(idx) = index {
-            let DeValue::Array(items) = value.get_ref() else { break };
+            let DeValue::Array(items) = value.get_ref() else {
+                break;
+            };
             let item = items.iter().nth(idx)?;
             found = Some(item.span().start);
             value = item;
@@ -34,7 +36,10 @@ pub fn locate(text: &str, key: &str) -> Option<(usize, usize)> {
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let column = before.rfind('\n').map_or(before.len(), |nl| before.len() - nl - 1) + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |nl| before.len() - nl - 1)
+        + 1;
     (line, column)
 }
 

@@ -74,19 +74,27 @@ impl ScenarioDoc {
             path: path.display().to_string(),
             message: format!("cannot read: {e}"),
         })?;
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario")
+            .to_string();
         ScenarioDoc::parse(&text, &path.display().to_string(), &stem)
     }
 
     /// The built-in default scenario.
     pub fn builtin() -> ScenarioDoc {
-        ScenarioDoc::parse(BUILTIN, "<built-in thundering-herd>", "thundering-herd").expect("the built-in scenario is valid")
+        ScenarioDoc::parse(BUILTIN, "<built-in thundering-herd>", "thundering-herd")
+            .expect("the built-in scenario is valid")
     }
 
     /// Parses scenario text; `origin` names it in errors, `fallback_name` is used when the
     /// file has no `name`.
     pub fn parse(text: &str, origin: &str, fallback_name: &str) -> Result<ScenarioDoc> {
-        let fail = |message: String| Error::Scenario { path: origin.to_string(), message };
+        let fail = |message: String| Error::Scenario {
+            path: origin.to_string(),
+            message,
+        };
         // Structure first, straight from the text, so that errors carry line and column.
         toml::from_str::<file::ScenarioFile>(text).map_err(|e| fail(toml_error(&e)))?;
         let table: toml::Table = toml::from_str(text).map_err(|e| fail(toml_error(&e)))?;
@@ -114,7 +122,9 @@ impl ScenarioDoc {
             arg: format!("--set {assignment}"),
             message: message.to_string(),
         };
-        let (key, value) = assignment.split_once('=').ok_or_else(|| usage("expected KEY=VALUE, for example backoff.cap=5s"))?;
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| usage("expected KEY=VALUE, for example backoff.cap=5s"))?;
         let key = key.trim();
         if key.is_empty() {
             return Err(usage("the key is empty"));
@@ -160,7 +170,11 @@ impl ScenarioDoc {
                     other => other,
                 }
             })?;
-            points.push(Point { index, values, scenario });
+            points.push(Point {
+                index,
+                values,
+                scenario,
+            });
         }
         Ok(points)
     }
@@ -173,10 +187,13 @@ impl ScenarioDoc {
     }
 
     fn check_table(&self, table: toml::Table) -> Result<Scenario> {
-        let raw: file::ScenarioFile = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| Error::Scenario {
-            path: self.origin.clone(),
-            message: e.message().to_string(),
-        })?;
+        let raw: file::ScenarioFile =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::Scenario {
+                    path: self.origin.clone(),
+                    message: e.message().to_string(),
+                })?;
         check::check(&raw, &self.fallback_name)
     }
 
@@ -185,8 +202,16 @@ impl ScenarioDoc {
     fn located(&self, err: Error, swept: bool) -> Error {
         match err {
             Error::InvalidValue { ref key, .. } => {
-                let overridden = swept || self.overridden.iter().any(|k| key.starts_with(k.as_str()) || k.starts_with(key.as_str()));
-                let position = if overridden { None } else { locate::locate(&self.text, key) };
+                let overridden = swept
+                    || self
+                        .overridden
+                        .iter()
+                        .any(|k| key.starts_with(k.as_str()) || k.starts_with(key.as_str()));
+                let position = if overridden {
+                    None
+                } else {
+                    locate::locate(&self.text, key)
+                };
                 Error::Scenario {
                     path: match position {
                         Some((line, column)) => format!("{}:{line}:{column}", self.origin),
@@ -207,7 +232,11 @@ impl ScenarioDoc {
 
 /// `key = value, key = value`.
 pub fn describe(values: &[(String, toml::Value)]) -> String {
-    values.iter().map(|(k, v)| format!("{k} = {}", format_value(v))).collect::<Vec<_>>().join(", ")
+    values
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", format_value(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Formats a TOML parse error on one line: "line L, column C: message".
@@ -227,19 +256,28 @@ fn toml_error(e: &toml::de::Error) -> String {
 fn parse_value(text: &str) -> toml::Value {
     let doc = format!("v = {text}");
     match toml::from_str::<toml::Table>(&doc) {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.to_string())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.to_string())),
         Err(_) => toml::Value::String(text.to_string()),
     }
 }
 
 /// Sets a dotted key (`a.b.c`, with `faults[0].end` for array items), creating tables.
-fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> std::result::Result<(), String> {
+fn set_path(
+    table: &mut toml::Table,
+    key: &str,
+    value: toml::Value,
+) -> std::result::Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     let mut current = table;
     for (i, part) in parts.iter().enumerate() {
         let (name, index) = match part.split_once('[') {
             Some((n, rest)) => {
-                let idx: usize = rest.trim_end_matches(']').parse().map_err(|_| format!("bad index in `{part}`"))?;
+                let idx: usize = rest
+                    .trim_end_matches(']')
+                    .parse()
+                    .map_err(|_| format!("bad index in `{part}`"))?;
                 (n, Some(idx))
             }
             None => (*part, None),
@@ -251,8 +289,12 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> std::resu
                 return Ok(());
             }
             None => {
-                let entry = current.entry(name.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                current = entry.as_table_mut().ok_or_else(|| format!("`{name}` is not a table"))?;
+                let entry = current
+                    .entry(name.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                current = entry
+                    .as_table_mut()
+                    .ok_or_else(|| format!("`{name}` is not a table"))?;
             }
             Some(idx) => {
                 let array = current
@@ -260,12 +302,16 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> std::resu
                     .and_then(|v| v.as_array_mut())
                     .ok_or_else(|| format!("`{name}` is not a list in the scenario"))?;
                 let len = array.len();
-                let item = array.get_mut(idx).ok_or_else(|| format!("`{name}` has {len} entries; index {idx} is out of range"))?;
+                let item = array.get_mut(idx).ok_or_else(|| {
+                    format!("`{name}` has {len} entries; index {idx} is out of range")
+                })?;
                 if last {
                     *item = value;
                     return Ok(());
                 }
-                current = item.as_table_mut().ok_or_else(|| format!("`{name}[{idx}]` is not a table"))?;
+                current = item
+                    .as_table_mut()
+                    .ok_or_else(|| format!("`{name}[{idx}]` is not a table"))?;
             }
         }
     }

@@ -5,7 +5,7 @@ use toml::{Table, Value};
 
 use super::Scenario;
 use crate::backoff::BackoffParams;
-use crate::policy::{BudgetConfig};
+use crate::policy::BudgetConfig;
 use crate::policy::{Idempotency, RetryOnItem};
 use crate::sim::faults::{FaultKind, OutageAnswer};
 use crate::sim::workload::Workload;
@@ -33,18 +33,36 @@ impl Scenario {
         root.insert("description".into(), s(&self.description));
         root.insert("seed".into(), Value::Integer(self.seed as i64));
         root.insert("horizon".into(), s(m.horizon));
-        root.insert("replications".into(), Value::Integer(self.replications as i64));
+        root.insert(
+            "replications".into(),
+            Value::Integer(self.replications as i64),
+        );
         let workload = match m.workload {
-            Workload::Burst { clients, start, spread } => table(vec![
+            Workload::Burst {
+                clients,
+                start,
+                spread,
+            } => table(vec![
                 ("kind", s("burst")),
                 ("clients", Value::Integer(clients as i64)),
                 ("start", s(start)),
                 ("spread", s(spread)),
             ]),
-            Workload::Poisson { rate, start, duration } => {
-                table(vec![("kind", s("poisson")), ("rate", Value::Float(rate)), ("start", s(start)), ("duration", s(duration))])
-            }
-            Workload::Closed { clients, think, start } => table(vec![
+            Workload::Poisson {
+                rate,
+                start,
+                duration,
+            } => table(vec![
+                ("kind", s("poisson")),
+                ("rate", Value::Float(rate)),
+                ("start", s(start)),
+                ("duration", s(duration)),
+            ]),
+            Workload::Closed {
+                clients,
+                think,
+                start,
+            } => table(vec![
                 ("kind", s("closed")),
                 ("clients", Value::Integer(clients as i64)),
                 ("think", s(think)),
@@ -72,13 +90,22 @@ impl Scenario {
                     ("drop_expired", Value::Boolean(q.drop_expired)),
                 ];
                 if let Some(r) = q.rate_limit {
-                    pairs.push(("rate_limit", table(vec![("rate", Value::Float(r.rate)), ("burst", Value::Integer(r.burst as i64))])));
+                    pairs.push((
+                        "rate_limit",
+                        table(vec![
+                            ("rate", Value::Float(r.rate)),
+                            ("burst", Value::Integer(r.burst as i64)),
+                        ]),
+                    ));
                 }
                 table(pairs)
             }
         };
         root.insert("server".into(), server);
-        root.insert("network".into(), table(vec![("latency", m.latency.to_toml())]));
+        root.insert(
+            "network".into(),
+            table(vec![("latency", m.latency.to_toml())]),
+        );
         let c = &m.client;
         let mut client = vec![
             ("timeout", s(format_limit(c.timeout))),
@@ -99,25 +126,46 @@ impl Scenario {
             ),
             ("retry_after", s(c.retry_after.mode.name())),
             ("retry_after_max", s(format_limit(c.retry_after.max))),
-            ("idempotent", Value::Boolean(c.idempotency == Idempotency::Idempotent)),
-            ("idempotency_key", Value::Boolean(c.idempotency == Idempotency::WithKey)),
+            (
+                "idempotent",
+                Value::Boolean(c.idempotency == Idempotency::Idempotent),
+            ),
+            (
+                "idempotency_key",
+                Value::Boolean(c.idempotency == Idempotency::WithKey),
+            ),
             ("concurrency", count_or(c.concurrency, "unlimited")),
         ];
         if let Some((b, scope)) = &c.budget {
             let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
             match *b {
-                BudgetConfig::TokenBucket { capacity, retry_cost, timeout_cost, success_refund } => pairs.extend([
+                BudgetConfig::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                } => pairs.extend([
                     ("capacity", Value::Integer(capacity as i64)),
                     ("retry_cost", Value::Integer(retry_cost as i64)),
                     ("timeout_cost", Value::Integer(timeout_cost as i64)),
                     ("success_refund", Value::Integer(success_refund as i64)),
                 ]),
-                BudgetConfig::Ratio { percent, min_per_sec, window } => {
-                    pairs.extend([("percent", Value::Float(percent)), ("min_per_sec", Value::Float(min_per_sec)), ("window", s(window))])
-                }
-                BudgetConfig::Grpc { max_tokens, token_ratio } => {
-                    pairs.extend([("max_tokens", Value::Float(max_tokens)), ("token_ratio", Value::Float(token_ratio))])
-                }
+                BudgetConfig::Ratio {
+                    percent,
+                    min_per_sec,
+                    window,
+                } => pairs.extend([
+                    ("percent", Value::Float(percent)),
+                    ("min_per_sec", Value::Float(min_per_sec)),
+                    ("window", s(window)),
+                ]),
+                BudgetConfig::Grpc {
+                    max_tokens,
+                    token_ratio,
+                } => pairs.extend([
+                    ("max_tokens", Value::Float(max_tokens)),
+                    ("token_ratio", Value::Float(token_ratio)),
+                ]),
             }
             client.push(("budget", table(pairs)));
         }
@@ -138,7 +186,10 @@ impl Scenario {
         root.insert(
             "backoff".into(),
             table(vec![
-                ("strategies", Value::Array(self.strategies.iter().map(|st| strategy(st, &d)).collect())),
+                (
+                    "strategies",
+                    Value::Array(self.strategies.iter().map(|st| strategy(st, &d)).collect()),
+                ),
                 ("base", s(d.base)),
                 ("multiplier", Value::Float(d.multiplier)),
                 ("cap", s(d.cap)),
@@ -150,12 +201,21 @@ impl Scenario {
             .faults
             .iter()
             .map(|f| {
-                let mut pairs = vec![("kind", s(f.kind_name())), ("start", s(SimDuration(f.start.as_nanos()))), ("end", s(SimDuration(f.end.as_nanos())))];
+                let mut pairs = vec![
+                    ("kind", s(f.kind_name())),
+                    ("start", s(SimDuration(f.start.as_nanos()))),
+                    ("end", s(SimDuration(f.end.as_nanos()))),
+                ];
                 match f.kind {
-                    FaultKind::Outage(OutageAnswer::Status(code)) => pairs.push(("status", Value::Integer(code as i64))),
+                    FaultKind::Outage(OutageAnswer::Status(code)) => {
+                        pairs.push(("status", Value::Integer(code as i64)))
+                    }
                     FaultKind::Outage(OutageAnswer::Drop) => pairs.push(("status", s("drop"))),
                     FaultKind::Outage(OutageAnswer::Reset) => pairs.push(("status", s("reset"))),
-                    FaultKind::Errors { share, status } => pairs.extend([("share", Value::Float(share)), ("status", Value::Integer(status as i64))]),
+                    FaultKind::Errors { share, status } => pairs.extend([
+                        ("share", Value::Float(share)),
+                        ("status", Value::Integer(status as i64)),
+                    ]),
                     FaultKind::Slow { factor } => pairs.push(("factor", Value::Float(factor))),
                 }
                 table(pairs)
@@ -171,14 +231,18 @@ impl Scenario {
 
     /// The resolved scenario as TOML text.
     pub fn to_toml(&self, sweep: Option<&Value>) -> String {
-        toml::to_string(&self.to_toml_table(sweep)).unwrap_or_else(|e| format!("# could not write the scenario: {e}\n"))
+        toml::to_string(&self.to_toml_table(sweep))
+            .unwrap_or_else(|e| format!("# could not write the scenario: {e}\n"))
     }
 }
 
 /// A strategy as a bare name when it is the plain jitter with the shared keys, else a table.
 fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     let p = *st.backoff.params();
-    let plain = BackoffParams { jitter: p.jitter, ..*shared };
+    let plain = BackoffParams {
+        jitter: p.jitter,
+        ..*shared
+    };
     if p == plain && st.name == p.jitter.name() {
         return s(&st.name);
     }
@@ -192,4 +256,3 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
         ("factor", Value::Float(p.factor)),
     ])
 }
-

@@ -17,25 +17,43 @@ pub struct Sweep {
 impl Sweep {
     /// Reads a `[sweep]` table (absent: no sweep).
     pub fn from_table(value: Option<&toml::Value>) -> Result<Sweep> {
-        let Some(value) = value else { return Ok(Sweep::default()) };
-        let table = value.as_table().ok_or_else(|| Error::invalid("sweep", value, "a table of dotted keys to lists"))?;
+        let Some(value) = value else {
+            return Ok(Sweep::default());
+        };
+        let table = value
+            .as_table()
+            .ok_or_else(|| Error::invalid("sweep", value, "a table of dotted keys to lists"))?;
         let mut axes = Vec::with_capacity(table.len());
         let mut points: usize = 1;
         for (key, spec) in table {
             let name = format!("sweep.\"{key}\"");
             if key == "seed" || key == "replications" || key.starts_with("sweep") || key == "name" {
-                return Err(Error::invalid(name, key, "a model key (workload, server, network, client, backoff, faults, output, horizon)"));
+                return Err(Error::invalid(
+                    name,
+                    key,
+                    "a model key (workload, server, network, client, backoff, faults, output, horizon)",
+                ));
             }
             let values = match spec {
                 toml::Value::Array(items) if !items.is_empty() => items.clone(),
                 toml::Value::Table(range) => expand_range(&name, range)?,
-                other => return Err(Error::invalid(name, other, "a non-empty list of values, or { from, to, step }")),
+                other => {
+                    return Err(Error::invalid(
+                        name,
+                        other,
+                        "a non-empty list of values, or { from, to, step }",
+                    ));
+                }
             };
             points = points.saturating_mul(values.len());
             axes.push((key.clone(), values));
         }
         if points > MAX_POINTS {
-            return Err(Error::invalid("sweep", format!("{points} points"), format!("at most {MAX_POINTS} points")));
+            return Err(Error::invalid(
+                "sweep",
+                format!("{points} points"),
+                format!("at most {MAX_POINTS} points"),
+            ));
         }
         Ok(Sweep { axes })
     }
@@ -75,7 +93,11 @@ pub fn format_value(value: &toml::Value) -> String {
         toml::Value::String(s) => s.clone(),
         toml::Value::Float(f) => {
             let s = f.to_string();
-            if s.contains(['.', 'e', 'E']) || !f.is_finite() { s } else { format!("{s}.0") }
+            if s.contains(['.', 'e', 'E']) || !f.is_finite() {
+                s
+            } else {
+                format!("{s}.0")
+            }
         }
         other => other.to_string(),
     }
@@ -88,40 +110,64 @@ fn expand_range(key: &str, range: &toml::Table) -> Result<Vec<toml::Value>> {
             return Err(Error::invalid(format!("{key}.{k}"), "given", allowed));
         }
     }
-    let get = |k: &str| range.get(k).ok_or_else(|| Error::invalid(format!("{key}.{k}"), "missing", allowed));
+    let get = |k: &str| {
+        range
+            .get(k)
+            .ok_or_else(|| Error::invalid(format!("{key}.{k}"), "missing", allowed))
+    };
     let (from, to, step) = (get("from")?, get("to")?, get("step")?);
     match (from, to, step) {
         (toml::Value::Integer(a), toml::Value::Integer(b), toml::Value::Integer(s)) => {
             if *s <= 0 || b < a {
-                return Err(Error::invalid(format!("{key}.step"), s, "a step above 0 with from <= to"));
+                return Err(Error::invalid(
+                    format!("{key}.step"),
+                    s,
+                    "a step above 0 with from <= to",
+                ));
             }
             let n = ((b - a) / s + 1) as usize;
             check_len(key, n)?;
-            Ok((0..n as i64).map(|i| toml::Value::Integer(a + i * s)).collect())
+            Ok((0..n as i64)
+                .map(|i| toml::Value::Integer(a + i * s))
+                .collect())
         }
         (toml::Value::String(a), toml::Value::String(b), toml::Value::String(s)) => {
             let a = parse_duration(&format!("{key}.from"), a)?.as_nanos();
             let b = parse_duration(&format!("{key}.to"), b)?.as_nanos();
             let s = parse_duration(&format!("{key}.step"), s)?.as_nanos();
             if s == 0 || b < a {
-                return Err(Error::invalid(format!("{key}.step"), SimDuration(s), "a step above 0 with from <= to"));
+                return Err(Error::invalid(
+                    format!("{key}.step"),
+                    SimDuration(s),
+                    "a step above 0 with from <= to",
+                ));
             }
             let n = ((b - a) / s + 1) as usize;
             check_len(key, n)?;
-            Ok((0..n as u64).map(|i| toml::Value::String(SimDuration(a + i * s).to_string())).collect())
+            Ok((0..n as u64)
+                .map(|i| toml::Value::String(SimDuration(a + i * s).to_string()))
+                .collect())
         }
         _ => {
             let num = |v: &toml::Value, k: &str| {
-                v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, allowed))
+                v.as_float()
+                    .or_else(|| v.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, allowed))
             };
             let (a, b, s) = (num(from, "from")?, num(to, "to")?, num(step, "step")?);
             if !(s > 0.0 && s.is_finite() && a.is_finite() && b.is_finite() && b >= a) {
-                return Err(Error::invalid(format!("{key}.step"), s, "a step above 0 with from <= to"));
+                return Err(Error::invalid(
+                    format!("{key}.step"),
+                    s,
+                    "a step above 0 with from <= to",
+                ));
             }
             // A small tolerance so that 0.1 .. 0.5 step 0.1 includes 0.5.
             let n = ((b - a) / s + 1e-9).floor() as usize + 1;
             check_len(key, n)?;
-            Ok((0..n).map(|i| toml::Value::Float(round12(a + i as f64 * s))).collect())
+            Ok((0..n)
+                .map(|i| toml::Value::Float(round12(a + i as f64 * s)))
+                .collect())
         }
     }
 }
@@ -134,7 +180,11 @@ fn round12(x: f64) -> f64 {
 
 fn check_len(key: &str, n: usize) -> Result<()> {
     if n > MAX_POINTS {
-        return Err(Error::invalid(key, format!("{n} values"), format!("at most {MAX_POINTS} values")));
+        return Err(Error::invalid(
+            key,
+            format!("{n} values"),
+            format!("at most {MAX_POINTS} values"),
+        ));
     }
     Ok(())
 }

@@ -22,22 +22,32 @@ fn a_scenario_may_be_as_short_as_a_workload_table() {
     assert_eq!(s.name, "test");
     assert_eq!(s.replications, 10);
     assert_eq!(s.strategies.len(), 4);
-    assert!(matches!(s.model.workload, Workload::Burst { clients: 1000, .. }));
-    assert!(matches!(s.model.server, ServerConfig::Queue(ref q) if q.workers == 100 && q.queue == Some(1000)));
+    assert!(matches!(
+        s.model.workload,
+        Workload::Burst { clients: 1000, .. }
+    ));
+    assert!(
+        matches!(s.model.server, ServerConfig::Queue(ref q) if q.workers == 100 && q.queue == Some(1000))
+    );
     assert_eq!(s.model.client.timeout, Some(SimDuration::from_secs(1)));
 }
 
 #[test]
 fn errors_name_the_key_value_and_line() {
     let e = error_of("[server]\nworkers = 0\n");
-    assert!(e.contains("server.workers") && e.contains(":2:") && e.contains("from 1"), "{e}");
+    assert!(
+        e.contains("server.workers") && e.contains(":2:") && e.contains("from 1"),
+        "{e}"
+    );
     let e = error_of("[client]\ntimeout = \"-1s\"\n");
     assert!(e.contains("client.timeout") && e.contains(":2:"), "{e}");
     let e = error_of("[server]\nworkerz = 3\n");
     assert!(e.contains("workerz") && e.contains("line 2"), "{e}");
     let e = error_of("this is not toml");
     assert!(e.contains("line 1"), "{e}");
-    let e = error_of("[backoff]\nstrategies = [\"full\", { name = \"x\", jitter = \"equal\", cap = \"1ms\" }]\n");
+    let e = error_of(
+        "[backoff]\nstrategies = [\"full\", { name = \"x\", jitter = \"equal\", cap = \"1ms\" }]\n",
+    );
     assert!(e.contains("backoff.strategies[1].cap"), "{e}");
     let e = error_of("[[faults]]\nkind = \"outage\"\nstart = \"5s\"\nend = \"1s\"\n");
     assert!(e.contains("faults[0].end") && e.contains(":4:"), "{e}");
@@ -52,14 +62,22 @@ fn overrides_apply_and_are_checked() {
     doc.set("backoff.cap=5s").unwrap();
     doc.set("backoff.strategies=[\"full\"]").unwrap();
     let s = doc.base().unwrap();
-    assert!(matches!(s.model.workload, Workload::Burst { clients: 500, .. }));
+    assert!(matches!(
+        s.model.workload,
+        Workload::Burst { clients: 500, .. }
+    ));
     assert_eq!(s.strategies.len(), 1);
     assert_eq!(s.strategies[0].backoff.cap(), SimDuration::from_secs(5));
     assert!(doc.set("nonsense").is_err());
     assert!(doc.set("server.wrkers=3").is_err());
     let mut bad = parse("").unwrap();
     bad.set("server.workers=0").unwrap();
-    assert!(bad.base().unwrap_err().to_string().contains("server.workers"));
+    assert!(
+        bad.base()
+            .unwrap_err()
+            .to_string()
+            .contains("server.workers")
+    );
 }
 
 #[test]
@@ -67,19 +85,46 @@ fn sweeps_expand_in_the_order_written() {
     let doc = parse("[sweep]\n\"backoff.base\" = [\"10ms\", \"50ms\"]\n\"workload.clients\" = { from = 100, to = 300, step = 100 }\n").unwrap();
     let points = doc.points().unwrap();
     assert_eq!(points.len(), 6);
-    assert_eq!(describe(&points[0].values), "backoff.base = 10ms, workload.clients = 100");
-    assert_eq!(describe(&points[5].values), "backoff.base = 50ms, workload.clients = 300");
-    assert!(matches!(points[4].scenario.model.workload, Workload::Burst { clients: 200, .. }));
-    let durations = parse("[sweep]\n\"backoff.cap\" = { from = \"1s\", to = \"2s\", step = \"500ms\" }\n").unwrap();
-    let caps: Vec<String> = durations.points().unwrap().iter().map(|p| format_value(&p.values[0].1)).collect();
+    assert_eq!(
+        describe(&points[0].values),
+        "backoff.base = 10ms, workload.clients = 100"
+    );
+    assert_eq!(
+        describe(&points[5].values),
+        "backoff.base = 50ms, workload.clients = 300"
+    );
+    assert!(matches!(
+        points[4].scenario.model.workload,
+        Workload::Burst { clients: 200, .. }
+    ));
+    let durations =
+        parse("[sweep]\n\"backoff.cap\" = { from = \"1s\", to = \"2s\", step = \"500ms\" }\n")
+            .unwrap();
+    let caps: Vec<String> = durations
+        .points()
+        .unwrap()
+        .iter()
+        .map(|p| format_value(&p.values[0].1))
+        .collect();
     assert_eq!(caps, ["1s", "1500ms", "2s"]);
-    let e = parse("[sweep]\n\"server.workers\" = [1, 0]\n").unwrap().points().unwrap_err().to_string();
-    assert!(e.contains("server.workers") && e.contains("sweep point 1"), "{e}");
+    let e = parse("[sweep]\n\"server.workers\" = [1, 0]\n")
+        .unwrap()
+        .points()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("server.workers") && e.contains("sweep point 1"),
+        "{e}"
+    );
 }
 
 #[test]
 fn the_resolved_file_reads_back_to_the_same_scenario() {
-    for text in [BUILTIN, include_str!("../../sims/brooker-2015.toml"), "[workload]\nkind = \"poisson\"\n[client]\nbudget = { kind = \"ratio\" }\nbreaker = { scope = \"client\" }\n"] {
+    for text in [
+        BUILTIN,
+        include_str!("../../sims/brooker-2015.toml"),
+        "[workload]\nkind = \"poisson\"\n[client]\nbudget = { kind = \"ratio\" }\nbreaker = { scope = \"client\" }\n",
+    ] {
         let s = parse(text).unwrap().base().unwrap();
         let resolved = s.to_toml(None);
         let again = parse(&resolved).unwrap().base().unwrap();

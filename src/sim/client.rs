@@ -11,12 +11,12 @@ use super::engine::Sim;
 use super::event::Event;
 use super::metrics::Ending;
 use crate::backoff::{Backoff, BackoffState};
-use crate::policy::{Budget, BudgetConfig};
-use crate::policy::{Breaker, BreakerConfig};
-use crate::policy::{ConcurrencyLimiter};
-use crate::policy::{Idempotency, Outcome, RetryOn};
-use crate::policy::{RetryAfterPolicy};
+use crate::policy::ConcurrencyLimiter;
+use crate::policy::RetryAfterPolicy;
 use crate::policy::{AttemptReport, AttemptTimeout, Decision, RetryPolicy, StopReason};
+use crate::policy::{Breaker, BreakerConfig};
+use crate::policy::{Budget, BudgetConfig};
+use crate::policy::{Idempotency, Outcome, RetryOn};
 use crate::rng::SimRng;
 use crate::time::{SimDuration, SimTime};
 
@@ -171,11 +171,17 @@ impl Guards {
     pub fn new(config: &ClientConfig, clients: usize) -> Self {
         let count = |scope: Scope| if scope == Scope::Shared { 1 } else { clients };
         Guards {
-            budgets: config.budget.map_or_else(Vec::new, |(b, s)| (0..count(s)).map(|_| new_budget(b)).collect()),
+            budgets: config.budget.map_or_else(Vec::new, |(b, s)| {
+                (0..count(s)).map(|_| new_budget(b)).collect()
+            }),
             budget: config.budget,
-            breakers: config.breaker.map_or_else(Vec::new, |(b, s)| (0..count(s)).map(|_| new_breaker(b)).collect()),
+            breakers: config.breaker.map_or_else(Vec::new, |(b, s)| {
+                (0..count(s)).map(|_| new_breaker(b)).collect()
+            }),
             breaker: config.breaker,
-            limiter: config.concurrency.map(|n| ConcurrencyLimiter::new(n).expect("client.concurrency is checked by the scenario")),
+            limiter: config.concurrency.map(|n| {
+                ConcurrencyLimiter::new(n).expect("client.concurrency is checked by the scenario")
+            }),
             waiters: VecDeque::new(),
         }
     }
@@ -283,7 +289,13 @@ impl Sim<'_> {
 
     /// An answer reaches client `c` (inline when the network is instantaneous).
     #[inline]
-    pub(super) fn receive(&mut self, c: u32, attempt: u32, answer: Answer, hint: Option<SimDuration>) {
+    pub(super) fn receive(
+        &mut self,
+        c: u32,
+        attempt: u32,
+        answer: Answer,
+        hint: Option<SimDuration>,
+    ) {
         if !self.clients[c as usize].awaits(attempt) {
             return;
         }
@@ -324,7 +336,9 @@ impl Sim<'_> {
         };
         client.after_timeout = outcome == Outcome::Timeout;
         let budget = budget_index.map(|i| &mut self.guards.budgets[i]);
-        let decision = self.policy.decide(&report, &mut client.backoff, budget, &mut client.rng);
+        let decision = self
+            .policy
+            .decide(&report, &mut client.backoff, budget, &mut client.rng);
         match decision {
             Decision::Done => self.end(c, Ending::Succeeded),
             Decision::Retry { sleep } => {
@@ -345,7 +359,9 @@ impl Sim<'_> {
 
     /// Frees the caller's limiter slot, handing it straight to the next waiter if any.
     fn release_slot(&mut self) {
-        let Some(limiter) = self.guards.limiter.as_mut() else { return };
+        let Some(limiter) = self.guards.limiter.as_mut() else {
+            return;
+        };
         match self.guards.waiters.pop_front() {
             // The slot passes on without being released, so nobody can jump the queue; the
             // waiter launches through an event to keep the call stack flat.

@@ -52,7 +52,13 @@ impl Dist {
     /// (`server.service`).
     pub fn new(key: &str, dist: &str, mean: SimDuration, sd: Option<SimDuration>) -> Result<Dist> {
         let need_sd = |sd: Option<SimDuration>| {
-            sd.ok_or_else(|| Error::invalid(format!("{key}.sd"), "missing", format!("a duration: `{dist}` needs `sd`")))
+            sd.ok_or_else(|| {
+                Error::invalid(
+                    format!("{key}.sd"),
+                    "missing",
+                    format!("a duration: `{dist}` needs `sd`"),
+                )
+            })
         };
         match dist {
             "constant" | "exponential" if sd.is_some() => Err(Error::invalid(
@@ -63,14 +69,22 @@ impl Dist {
             "constant" => Ok(Dist::Constant { mean }),
             "exponential" => {
                 if mean == SimDuration::ZERO {
-                    return Err(Error::invalid(format!("{key}.mean"), mean, "a duration greater than 0 for `exponential`"));
+                    return Err(Error::invalid(
+                        format!("{key}.mean"),
+                        mean,
+                        "a duration greater than 0 for `exponential`",
+                    ));
                 }
                 Ok(Dist::Exponential { mean })
             }
             "lognormal" => {
                 let sd = need_sd(sd)?;
                 if mean == SimDuration::ZERO {
-                    return Err(Error::invalid(format!("{key}.mean"), mean, "a duration greater than 0 for `lognormal`"));
+                    return Err(Error::invalid(
+                        format!("{key}.mean"),
+                        mean,
+                        "a duration greater than 0 for `lognormal`",
+                    ));
                 }
                 let m = mean.as_nanos() as f64;
                 let s = sd.as_nanos() as f64;
@@ -82,8 +96,15 @@ impl Dist {
                     sigma: sigma2.sqrt(),
                 })
             }
-            "normal_abs" => Ok(Dist::NormalAbs { mean, sd: need_sd(sd)? }),
-            other => Err(Error::invalid(format!("{key}.dist"), format!("{other:?}"), format!("one of {DIST_NAMES}"))),
+            "normal_abs" => Ok(Dist::NormalAbs {
+                mean,
+                sd: need_sd(sd)?,
+            }),
+            other => Err(Error::invalid(
+                format!("{key}.dist"),
+                format!("{other:?}"),
+                format!("one of {DIST_NAMES}"),
+            )),
         }
     }
 
@@ -100,7 +121,10 @@ impl Dist {
     /// The `mean` parameter as written.
     pub fn mean_param(&self) -> SimDuration {
         match *self {
-            Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } | Dist::NormalAbs { mean, .. } => mean,
+            Dist::Constant { mean }
+            | Dist::Exponential { mean }
+            | Dist::LogNormal { mean, .. }
+            | Dist::NormalAbs { mean, .. } => mean,
         }
     }
 
@@ -115,14 +139,17 @@ impl Dist {
     /// The true mean of the samples in nanoseconds (the folded normal's mean for `normal_abs`).
     pub fn mean_nanos(&self) -> f64 {
         match *self {
-            Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => mean.as_nanos() as f64,
+            Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => {
+                mean.as_nanos() as f64
+            }
             Dist::NormalAbs { mean, sd } => {
                 let (m, s) = (mean.as_nanos() as f64, sd.as_nanos() as f64);
                 if s == 0.0 {
                     return m;
                 }
                 let z = m / s;
-                s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp() + m * erf(z / std::f64::consts::SQRT_2)
+                s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp()
+                    + m * erf(z / std::f64::consts::SQRT_2)
             }
         }
     }
@@ -137,9 +164,13 @@ impl Dist {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match *self {
             Dist::Constant { mean } => mean.as_nanos(),
-            Dist::Exponential { mean } => f64_to_nanos(-(mean.as_nanos() as f64) * open01(rng).ln()),
+            Dist::Exponential { mean } => {
+                f64_to_nanos(-(mean.as_nanos() as f64) * open01(rng).ln())
+            }
             Dist::LogNormal { mu, sigma, .. } => f64_to_nanos((mu + sigma * std_normal(rng)).exp()),
-            Dist::NormalAbs { mean, sd } => f64_to_nanos((mean.as_nanos() as f64 + sd.as_nanos() as f64 * std_normal(rng)).abs()),
+            Dist::NormalAbs { mean, sd } => f64_to_nanos(
+                (mean.as_nanos() as f64 + sd.as_nanos() as f64 * std_normal(rng)).abs(),
+            ),
         }
     }
 
@@ -173,7 +204,10 @@ fn erf(x: f64) -> f64 {
     let sign = x.signum();
     let x = x.abs();
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     sign * (1.0 - poly * (-x * x).exp())
 }
 
@@ -199,15 +233,29 @@ mod tests {
         ];
         for d in cases {
             let m = mean_of(&d, 200_000);
-            assert!((m - d.mean_nanos()).abs() < 0.01 * d.mean_nanos(), "{d:?}: {m} vs {}", d.mean_nanos());
+            assert!(
+                (m - d.mean_nanos()).abs() < 0.01 * d.mean_nanos(),
+                "{d:?}: {m} vs {}",
+                d.mean_nanos()
+            );
         }
     }
 
     #[test]
     fn rejects_bad_shapes() {
         let ms = SimDuration::from_millis;
-        assert!(Dist::new("server.service", "gamma", ms(1), None).unwrap_err().to_string().contains("server.service.dist"));
-        assert!(Dist::new("server.service", "lognormal", ms(1), None).unwrap_err().to_string().contains("server.service.sd"));
+        assert!(
+            Dist::new("server.service", "gamma", ms(1), None)
+                .unwrap_err()
+                .to_string()
+                .contains("server.service.dist")
+        );
+        assert!(
+            Dist::new("server.service", "lognormal", ms(1), None)
+                .unwrap_err()
+                .to_string()
+                .contains("server.service.sd")
+        );
         assert!(Dist::new("server.service", "exponential", ms(0), None).is_err());
         assert!(Dist::new("server.service", "constant", ms(1), Some(ms(1))).is_err());
     }

@@ -116,7 +116,9 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
         network: StreamFamily::new(seed, rep, StreamKind::Network),
         think: StreamFamily::new(seed, rep, StreamKind::Think),
     };
-    let clients: Vec<Client> = (0..initial).map(|c| Client::new(streams.jitter.get(c as u64, 0))).collect();
+    let clients: Vec<Client> = (0..initial)
+        .map(|c| Client::new(streams.jitter.get(c as u64, 0)))
+        .collect();
     let mut sim = Sim {
         model,
         policy: model.client.retry_policy(spec.strategy.backoff.clone()),
@@ -153,7 +155,9 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
         if t > horizon {
             break;
         }
-        let Some((now, event)) = sim.queue.pop() else { break };
+        let Some((now, event)) = sim.queue.pop() else {
+            break;
+        };
         sim.now = now;
         sim.meter.advance(now);
         sim.meter.events += 1;
@@ -165,21 +169,42 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
 impl Sim<'_> {
     fn schedule_workload(&mut self, seed: u64, rep: u32) {
         match self.model.workload {
-            Workload::Burst { clients, start, spread } => {
+            Workload::Burst {
+                clients,
+                start,
+                spread,
+            } => {
                 let times = burst_times(clients, start, spread, seed, rep);
-                self.queue.preschedule(times.into_iter().enumerate().map(|(c, t)| (t, Event::Start(c as u32))).collect());
+                self.queue.preschedule(
+                    times
+                        .into_iter()
+                        .enumerate()
+                        .map(|(c, t)| (t, Event::Start(c as u32)))
+                        .collect(),
+                );
             }
-            Workload::Closed { clients, think, start } => {
+            Workload::Closed {
+                clients,
+                think,
+                start,
+            } => {
                 let mean = think.as_nanos() as f64;
                 let first: Vec<(SimTime, Event)> = (0..clients)
                     .map(|c| {
                         let mut rng = self.streams.think.get(c as u64, 0);
-                        (SimTime(start.as_nanos()) + exponential(&mut rng, mean), Event::Start(c))
+                        (
+                            SimTime(start.as_nanos()) + exponential(&mut rng, mean),
+                            Event::Start(c),
+                        )
                     })
                     .collect();
                 self.queue.preschedule(first);
             }
-            Workload::Poisson { rate, start, duration } => {
+            Workload::Poisson {
+                rate,
+                start,
+                duration,
+            } => {
                 let mut rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
                 let mean_gap_ns = 1e9 / rate;
                 let first = SimTime(start.as_nanos()) + exponential(&mut rng, mean_gap_ns);
@@ -187,8 +212,13 @@ impl Sim<'_> {
                 if first < end {
                     self.queue.push(first, Event::NextArrival);
                 }
-                self.clients.reserve(self.model.workload.expected_requests().min(1 << 24));
-                self.poisson = Some(Poisson { rng, mean_gap_ns, end });
+                self.clients
+                    .reserve(self.model.workload.expected_requests().min(1 << 24));
+                self.poisson = Some(Poisson {
+                    rng,
+                    mean_gap_ns,
+                    end,
+                });
             }
         }
     }
@@ -211,11 +241,14 @@ impl Sim<'_> {
     }
 
     fn next_arrival(&mut self) {
-        let Some(p) = self.poisson.as_mut() else { return };
+        let Some(p) = self.poisson.as_mut() else {
+            return;
+        };
         let next = self.now + exponential(&mut p.rng, p.mean_gap_ns);
         let end = p.end;
         let c = self.clients.len() as u32;
-        self.clients.push(Client::new(self.streams.jitter.get(c as u64, 0)));
+        self.clients
+            .push(Client::new(self.streams.jitter.get(c as u64, 0)));
         self.guards.add_client();
         if next < end {
             self.queue.push(next, Event::NextArrival);
@@ -230,7 +263,11 @@ impl Sim<'_> {
     }
 
     fn finish(mut self, horizon: SimTime, keep_series: bool) -> RunResult {
-        let end = if self.queue.is_empty() { self.now } else { horizon };
+        let end = if self.queue.is_empty() {
+            self.now
+        } else {
+            horizon
+        };
         self.meter.advance(end);
         let meter = &mut self.meter;
         let used = meter.bucket + 1;
@@ -247,8 +284,16 @@ impl Sim<'_> {
             peak_arrivals: meter.series.arrivals.iter().copied().max().unwrap_or(0),
             peak_retries: meter.series.retries.iter().copied().max().unwrap_or(0),
             makespan: meter.makespan,
-            server_busy_share: if capacity_ns > 0.0 { (total_service / capacity_ns).min(1.0) } else { 0.0 },
-            wasted_work_share: if total_service > 0.0 { meter.wasted_ns as f64 / total_service } else { 0.0 },
+            server_busy_share: if capacity_ns > 0.0 {
+                (total_service / capacity_ns).min(1.0)
+            } else {
+                0.0
+            },
+            wasted_work_share: if total_service > 0.0 {
+                meter.wasted_ns as f64 / total_service
+            } else {
+                0.0
+            },
             retry_after_share: ratio(meter.hinted_answers, meter.error_answers),
             events: meter.events,
             by_attempt: std::mem::take(&mut meter.by_attempt),

@@ -63,7 +63,12 @@ impl Counts {
 
     /// Requests that ended (every counter but `unfinished`).
     pub fn ended(&self) -> u64 {
-        self.succeeded + self.failed + self.gave_up_attempts + self.gave_up_deadline + self.gave_up_budget + self.rejected_by_breaker
+        self.succeeded
+            + self.failed
+            + self.gave_up_attempts
+            + self.gave_up_deadline
+            + self.gave_up_budget
+            + self.rejected_by_breaker
     }
 }
 

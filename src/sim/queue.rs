@@ -65,7 +65,10 @@ impl EventQueue {
     /// Installs events known in advance. They are sorted by time, keeping the given order on
     /// equal times, and come before any event pushed at the same time.
     pub fn preschedule(&mut self, mut events: Vec<(SimTime, Event)>) {
-        debug_assert!(self.pre.is_empty() && self.seq == 0, "preschedule once, before the run");
+        debug_assert!(
+            self.pre.is_empty() && self.seq == 0,
+            "preschedule once, before the run"
+        );
         events.sort_by_key(|(t, _)| *t);
         self.pre = events.into_iter().map(|(t, e)| (t.as_nanos(), e)).collect();
         self.next_pre = 0;
@@ -74,7 +77,11 @@ impl EventQueue {
     /// Schedules `event` at `time` (>= now).
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
-        debug_assert!(time.as_nanos() >= self.now, "scheduling in the past: {time:?} < {}", self.now);
+        debug_assert!(
+            time.as_nanos() >= self.now,
+            "scheduling in the past: {time:?} < {}",
+            self.now
+        );
         self.seq += 1;
         self.heap.push(Entry {
             time: time.as_nanos(),
@@ -131,7 +138,11 @@ mod tests {
     #[test]
     fn equal_times_pop_first_in_first_out() {
         let mut q = EventQueue::default();
-        q.preschedule(vec![(SimTime(5), Event::Start(0)), (SimTime(0), Event::Start(1)), (SimTime(5), Event::Start(2))]);
+        q.preschedule(vec![
+            (SimTime(5), Event::Start(0)),
+            (SimTime(0), Event::Start(1)),
+            (SimTime(5), Event::Start(2)),
+        ]);
         q.push(SimTime(5), Event::Wake(9));
         q.push(SimTime(3), Event::Wake(8));
         q.push(SimTime(5), Event::Wake(10));

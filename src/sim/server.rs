@@ -110,7 +110,14 @@ impl ServerState {
     pub fn new(config: &ServerConfig) -> Self {
         match config {
             ServerConfig::Queue(q) => ServerState::Queue(QueueState {
-                workers: vec![InService { client: 0, attempt: 0, duration: 0 }; q.workers as usize],
+                workers: vec![
+                    InService {
+                        client: 0,
+                        attempt: 0,
+                        duration: 0
+                    };
+                    q.workers as usize
+                ],
                 free: (0..q.workers).rev().collect(),
                 waiting: VecDeque::new(),
                 capacity: q.queue.map_or(usize::MAX, |n| n as usize),
@@ -144,10 +151,21 @@ impl Sim<'_> {
     pub(super) fn server_receive(&mut self, c: u32, attempt: u32) {
         let occ = matches!(self.server, ServerState::Occ { .. });
         if self.zero_latency {
-            if occ { self.read_arrive(c, attempt) } else { self.arrive(c, attempt) }
+            if occ {
+                self.read_arrive(c, attempt)
+            } else {
+                self.arrive(c, attempt)
+            }
         } else {
             let d = self.leg(c, attempt, 0);
-            self.after(d, if occ { Event::ReadArrive(c, attempt) } else { Event::Arrive(c, attempt) });
+            self.after(
+                d,
+                if occ {
+                    Event::ReadArrive(c, attempt)
+                } else {
+                    Event::Arrive(c, attempt)
+                },
+            );
         }
     }
 
@@ -199,7 +217,10 @@ impl Sim<'_> {
                 }
                 FaultKind::Errors { share, status } => {
                     let key = self.clients[c as usize].request_key(c);
-                    let mut rng = self.streams.faults.get(key, ((attempt as u64) << 8) | i as u64);
+                    let mut rng = self
+                        .streams
+                        .faults
+                        .get(key, ((attempt as u64) << 8) | i as u64);
                     if rng.random::<f64>() < share {
                         self.reject(c, attempt, Answer::Status(status), None);
                         return true;
@@ -217,8 +238,12 @@ impl Sim<'_> {
         if !self.model.faults.is_empty() && self.apply_faults(c, attempt) {
             return;
         }
-        let ServerState::Queue(q) = &mut self.server else { return };
-        let ServerConfig::Queue(config) = &self.model.server else { return };
+        let ServerState::Queue(q) = &mut self.server else {
+            return;
+        };
+        let ServerConfig::Queue(config) = &self.model.server else {
+            return;
+        };
         if let Some(limit) = config.rate_limit {
             let elapsed = self.now.saturating_since(q.refilled).as_secs_f64();
             q.tokens = (q.tokens + elapsed * limit.rate).min(limit.burst as f64);
@@ -250,7 +275,9 @@ impl Sim<'_> {
     }
 
     fn start_service(&mut self, c: u32, attempt: u32, slot: u32) {
-        let ServerConfig::Queue(config) = &self.model.server else { return };
+        let ServerConfig::Queue(config) = &self.model.server else {
+            return;
+        };
         let key = self.clients[c as usize].request_key(c);
         let mut rng = self.streams.service.get(key, attempt as u64);
         let mut duration = config.service.sample(&mut rng);
@@ -262,14 +289,20 @@ impl Sim<'_> {
             }
         }
         if let ServerState::Queue(q) = &mut self.server {
-            q.workers[slot as usize] = InService { client: c, attempt, duration };
+            q.workers[slot as usize] = InService {
+                client: c,
+                attempt,
+                duration,
+            };
         }
         self.after(SimDuration(duration), Event::ServiceDone(slot));
     }
 
     /// Queue server: worker `slot` finished; answer, then take the next waiting attempt.
     pub(super) fn service_done(&mut self, slot: u32) {
-        let ServerState::Queue(q) = &mut self.server else { return };
+        let ServerState::Queue(q) = &mut self.server else {
+            return;
+        };
         let done = q.workers[slot as usize];
         self.meter.in_system -= 1;
         self.meter.busy_ns += done.duration as u128;
@@ -280,7 +313,9 @@ impl Sim<'_> {
         }
         let drop_expired = matches!(&self.model.server, ServerConfig::Queue(c) if c.drop_expired);
         loop {
-            let ServerState::Queue(q) = &mut self.server else { return };
+            let ServerState::Queue(q) = &mut self.server else {
+                return;
+            };
             let Some((c, a)) = q.waiting.pop_front() else {
                 q.free.push(slot);
                 return;
@@ -300,7 +335,9 @@ impl Sim<'_> {
         if !self.model.faults.is_empty() && self.apply_faults(c, attempt) {
             return;
         }
-        let ServerState::Occ { version } = self.server else { return };
+        let ServerState::Occ { version } = self.server else {
+            return;
+        };
         self.clients[c as usize].version = version;
         if self.zero_latency {
             self.read_reply(c, attempt);
@@ -325,7 +362,9 @@ impl Sim<'_> {
 
     /// OCC: the write lands if the version is unchanged, else fails with 409.
     pub(super) fn write_arrive(&mut self, c: u32, attempt: u32) {
-        let ServerState::Occ { version } = &mut self.server else { return };
+        let ServerState::Occ { version } = &mut self.server else {
+            return;
+        };
         if self.clients[c as usize].version == *version {
             *version += 1;
             self.answer(c, attempt, Answer::Status(200), None);

@@ -68,7 +68,9 @@ impl Workload {
     pub fn expected_requests(&self) -> usize {
         match *self {
             Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients as usize,
-            Workload::Poisson { rate, duration, .. } => (rate * duration.as_secs_f64()).min(1e8) as usize,
+            Workload::Poisson { rate, duration, .. } => {
+                (rate * duration.as_secs_f64()).min(1e8) as usize
+            }
         }
     }
 }
@@ -81,11 +83,21 @@ pub(crate) fn exponential(rng: &mut SimRng, mean_ns: f64) -> SimDuration {
 }
 
 /// First sends of a burst, in client order.
-pub(crate) fn burst_times(clients: u32, start: SimDuration, spread: SimDuration, seed: u64, rep: u32) -> Vec<SimTime> {
+pub(crate) fn burst_times(
+    clients: u32,
+    start: SimDuration,
+    spread: SimDuration,
+    seed: u64,
+    rep: u32,
+) -> Vec<SimTime> {
     let mut rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
     (0..clients)
         .map(|_| {
-            let offset = if spread == SimDuration::ZERO { 0 } else { rng.random_range(0..=spread.as_nanos()) };
+            let offset = if spread == SimDuration::ZERO {
+                0
+            } else {
+                rng.random_range(0..=spread.as_nanos())
+            };
             SimTime(start.as_nanos()) + SimDuration(offset)
         })
         .collect()

@@ -1,0 +1,358 @@
+//! The `run` and `merge` commands as library calls: plan the units, run them (or the shard's
+//! share, or what a resume still needs), and write the result folder.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::output::{atomic_write, csv};
+use crate::scenario::{ScenarioDoc, describe};
+use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
+use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};
+
+/// Options of `jitterlab run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Output folder (default `out/<name>`).
+    pub out: Option<PathBuf>,
+    /// Worker threads (0: all cores).
+    pub threads: usize,
+    /// The share of the units to run.
+    pub shard: Shard,
+    /// Continue a partial run in `out`.
+    pub resume: bool,
+    /// No progress bar or notes on stderr.
+    pub quiet: bool,
+    /// The command line, for meta.json.
+    pub command: String,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The result folder.
+    pub dir: PathBuf,
+    /// True when every unit of the scenario is in the folder (CSV files written).
+    pub complete: bool,
+    /// The summary table for stdout (complete runs).
+    pub table: String,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    version: &'a str,
+    command: &'a str,
+    scenario: &'a str,
+    seed: u64,
+    replications: u32,
+    points: usize,
+    strategies: usize,
+    units: usize,
+    units_run: usize,
+    shard: String,
+    threads: usize,
+    wall_seconds: f64,
+    events: u64,
+    events_per_second: f64,
+}
+
+struct Bar(ProgressBar, std::sync::atomic::AtomicU64);
+
+impl Progress for Bar {
+    fn unit_done(&self, events: u64) {
+        let total = self.1.fetch_add(events, Ordering::Relaxed) + events;
+        let secs = self.0.elapsed().as_secs_f64().max(1e-3);
+        self.0
+            .set_message(format!("{:.1} M events/s", total as f64 / secs / 1e6));
+        self.0.inc(1);
+    }
+}
+
+fn progress_bar(units: usize, quiet: bool) -> Option<Bar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(units as u64);
+    let style = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} units  {msg}  ETA {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(Bar(bar, std::sync::atomic::AtomicU64::new(0)))
+}
+
+/// Runs a scenario document (overrides already applied) into its result folder.
+pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
+    let base = doc.base()?;
+    let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+    let dir = options
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&base.name));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let resolved = base.to_toml(doc.sweep_table());
+    let units = plan.units();
+    let header = Header {
+        jitterlab_journal: 1,
+        fingerprint: journal::fingerprint(&resolved),
+        units: units.len(),
+    };
+
+    let mut done: BTreeMap<usize, UnitRecord> = BTreeMap::new();
+    if options.resume {
+        match journal::read(&dir) {
+            Ok((found, records)) => {
+                if found != header {
+                    return Err(Error::ResultFolder {
+                        path: dir.clone(),
+                        message: "its journal is of a different scenario or options; run without --resume to start over".into(),
+                    });
+                }
+                done.extend(records.into_iter().map(|r| (r.unit, r)));
+            }
+            Err(Error::ResultFolder { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let todo: Vec<sweep::Unit> = units
+        .iter()
+        .copied()
+        .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
+        .collect();
+    atomic_write(&dir.join("scenario.toml"), resolved.as_bytes())?;
+    let writer = Mutex::new(JournalWriter::open(&dir, &header, !options.resume)?);
+
+    INTERRUPTED.store(false, Ordering::Relaxed);
+    // A second handler cannot be installed in the same process (tests call run repeatedly).
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
+    if !options.quiet && !done.is_empty() {
+        eprintln!(
+            "resuming: {} of {} units already done",
+            done.len(),
+            units.len()
+        );
+    }
+    let bar = progress_bar(todo.len(), options.quiet);
+    let progress: &dyn Progress = match &bar {
+        Some(b) => b,
+        None => &Silent,
+    };
+    let execution = sweep::execute(&plan, &todo, options.threads, progress, Some(&writer));
+    if let Some(b) = &bar {
+        b.0.finish_and_clear();
+    }
+    let execution = execution?;
+    drop(writer);
+    let (ran, events, wall) = (execution.ran, execution.events, execution.wall_seconds);
+    done.extend(execution.records.into_iter().map(|r| (r.unit, r)));
+    let records: Vec<UnitRecord> = done
+        .into_values()
+        .filter(|r| options.shard.owns(r.unit))
+        .collect();
+    journal::finalize(&dir, &header, &records)?;
+
+    let complete = records.len() == units.len();
+    let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
+    let table = if complete {
+        files.extend(csv::write_all(&dir, &plan, &records)?);
+        summary_table(&plan, &records)
+    } else {
+        String::new()
+    };
+    let meta = Meta {
+        version: env!("CARGO_PKG_VERSION"),
+        command: &options.command,
+        scenario: doc.origin(),
+        seed: plan.seed,
+        replications: plan.replications,
+        points: plan.points.len(),
+        strategies: base.strategies.len(),
+        units: units.len(),
+        units_run: ran,
+        shard: format!("{}/{}", options.shard.index, options.shard.count),
+        threads: if options.threads == 0 {
+            rayon::current_num_threads()
+        } else {
+            options.threads
+        },
+        wall_seconds: wall,
+        events,
+        events_per_second: if wall > 0.0 {
+            events as f64 / wall
+        } else {
+            0.0
+        },
+    };
+    let meta_path = dir.join("meta.json");
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
+    atomic_write(&meta_path, text.as_bytes())?;
+    files.push(meta_path);
+    Ok(RunReport {
+        dir,
+        complete,
+        table,
+        files,
+    })
+}
+
+/// Merges shard folders into `out`, identical to an unsharded run (meta.json aside).
+pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
+    let first = dirs.first().ok_or_else(|| Error::Usage {
+        arg: "merge".into(),
+        message: "name at least one shard folder".into(),
+    })?;
+    let doc = ScenarioDoc::load(&first.join("scenario.toml"))?;
+    let base = doc.base()?;
+    let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+    let resolved = base.to_toml(doc.sweep_table());
+    let units = plan.units();
+    let header = Header {
+        jitterlab_journal: 1,
+        fingerprint: journal::fingerprint(&resolved),
+        units: units.len(),
+    };
+    let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
+    for dir in dirs {
+        let (found, records) = journal::read(dir)?;
+        if found != header {
+            return Err(Error::ResultFolder {
+                path: dir.clone(),
+                message: format!("its scenario differs from {}'s", first.display()),
+            });
+        }
+        all.extend(records.into_iter().map(|r| (r.unit, r)));
+    }
+    if all.len() != units.len() {
+        let missing: Vec<usize> = (0..units.len())
+            .filter(|i| !all.contains_key(i))
+            .take(5)
+            .collect();
+        return Err(Error::ResultFolder {
+            path: out.into(),
+            message: format!(
+                "{} of {} units are missing (first: {missing:?}); merge every shard",
+                units.len() - all.len(),
+                units.len()
+            ),
+        });
+    }
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let records: Vec<UnitRecord> = all.into_values().collect();
+    atomic_write(&out.join("scenario.toml"), resolved.as_bytes())?;
+    journal::finalize(out, &header, &records)?;
+    let mut files = vec![out.join("scenario.toml"), out.join(journal::JOURNAL)];
+    files.extend(csv::write_all(out, &plan, &records)?);
+    let events: u64 = records.iter().map(UnitRecord::events).sum();
+    let meta = Meta {
+        version: env!("CARGO_PKG_VERSION"),
+        command,
+        scenario: &first.join("scenario.toml").display().to_string(),
+        seed: plan.seed,
+        replications: plan.replications,
+        points: plan.points.len(),
+        strategies: base.strategies.len(),
+        units: units.len(),
+        units_run: 0,
+        shard: "merged".into(),
+        threads: 0,
+        wall_seconds: 0.0,
+        events,
+        events_per_second: 0.0,
+    };
+    let meta_path = out.join("meta.json");
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
+    atomic_write(&meta_path, text.as_bytes())?;
+    files.push(meta_path);
+    Ok(RunReport {
+        dir: out.into(),
+        complete: true,
+        table: summary_table(&plan, &records),
+        files,
+    })
+}
+
+/// The compact table printed by `run`: means over replications per (point, strategy).
+pub fn summary_table(plan: &Plan, records: &[UnitRecord]) -> String {
+    let columns = [
+        ("amplification", "amplification", 2),
+        ("latency_p50_ms", "p50_ms", 1),
+        ("latency_p99_ms", "p99_ms", 1),
+        ("peak_arrivals", "peak_arrivals", 0),
+        ("peak_retries", "peak_retries", 0),
+        ("success_rate", "success", 4),
+    ];
+    let mut rows: Vec<Vec<String>> = vec![
+        std::iter::once("strategy".to_string())
+            .chain(columns.iter().map(|c| c.1.to_string()))
+            .collect(),
+    ];
+    let mut out = String::new();
+    let reps = plan.replications as usize;
+    let mut offset = 0;
+    for point in &plan.points {
+        if !point.values.is_empty() {
+            rows.push(vec![format!(
+                "[{}] {}",
+                point.index,
+                describe(&point.values)
+            )]);
+        }
+        for strategy in &point.scenario.strategies {
+            let block = &records[offset..offset + reps];
+            offset += reps;
+            let values: Vec<[f64; 24]> = block.iter().map(csv::metric_values).collect();
+            let mut row = vec![strategy.name.clone()];
+            for (metric, _, digits) in columns {
+                let m = csv::metric_index(metric).unwrap_or(0);
+                let finite: Vec<f64> = values
+                    .iter()
+                    .map(|v| v[m])
+                    .filter(|x| x.is_finite())
+                    .collect();
+                let mean = if finite.is_empty() {
+                    f64::NAN
+                } else {
+                    finite.iter().sum::<f64>() / finite.len() as f64
+                };
+                row.push(if mean.is_finite() {
+                    format!("{mean:.digits$}")
+                } else {
+                    "-".into()
+                });
+            }
+            rows.push(row);
+        }
+    }
+    let widths: Vec<usize> = (0..=columns.len())
+        .map(|i| {
+            rows.iter()
+                .filter(|r| r.len() > 1)
+                .map(|r| r[i].len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        if row.len() == 1 {
+            out.push_str(&row[0]);
+        } else {
+            for (i, cell) in row.iter().enumerate() {
+                if i == 0 {
+                    out.push_str(&format!("{cell:<w$}", w = widths[0]));
+                } else {
+                    out.push_str(&format!("  {cell:>w$}", w = widths[i]));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,276 @@
+//! The journal: one JSON line per finished work unit, appended and flushed as units finish.
+//!
+//! It is what makes a run resumable (`--resume` skips the units already in it), shardable
+//! (each shard writes its own) and mergeable (`jitterlab merge` reads several). Its first
+//! line is a header with a fingerprint of the resolved scenario, so units of different
+//! scenarios are never mixed. A line cut short by a crash is ignored on reading. When a run is
+//! complete, the journal is rewritten in unit order, so its bytes too are independent of
+//! thread count and sharding.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::Unit;
+use crate::error::{Error, Result};
+use crate::output::atomic_write;
+use crate::rng::mix_key;
+use crate::sim::metrics::new_latency_histogram;
+use crate::sim::{Counts, RunResult, TimeSeries};
+
+/// The journal's file name in a result folder.
+pub const JOURNAL: &str = "units.jsonl";
+
+/// The first line of a journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Format marker and version.
+    pub jitterlab_journal: u32,
+    /// Hash of the resolved scenario (with its sweep).
+    pub fingerprint: String,
+    /// Units in the whole run.
+    pub units: usize,
+}
+
+/// The time series of a replication-0 unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRecord {
+    /// Bucket width in nanoseconds.
+    pub bucket_ns: u64,
+    /// See [`TimeSeries`].
+    pub arrivals: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub first_attempts: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub retries: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub successes: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub rejections: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub timeouts: Vec<u32>,
+    /// See [`TimeSeries`].
+    pub in_system: Vec<u32>,
+}
+
+/// Everything the output files need from one finished unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitRecord {
+    /// Unit index.
+    pub unit: usize,
+    /// Point index.
+    pub point: usize,
+    /// Strategy index within the point.
+    pub strategy: usize,
+    /// Replication.
+    pub replication: u32,
+    /// Master seed.
+    pub seed: u64,
+    /// `[requests, attempts, succeeded, failed, gave_up_attempts, gave_up_deadline,
+    /// gave_up_budget, rejected_by_breaker, unfinished]`.
+    pub counts: [u64; 9],
+    /// Peak attempts per bucket.
+    pub peak_arrivals: u32,
+    /// Peak retries per bucket.
+    pub peak_retries: u32,
+    /// Time of the last final outcome, ns.
+    pub makespan_ns: u64,
+    /// See [`RunResult::server_busy_share`].
+    pub server_busy_share: f64,
+    /// See [`RunResult::wasted_work_share`].
+    pub wasted_work_share: f64,
+    /// See [`RunResult::retry_after_share`].
+    pub retry_after_share: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Successes by attempt number (index 0 = first attempt).
+    pub by_attempt: Vec<u64>,
+    /// Latency histogram of succeeded requests as `(microseconds, count)` pairs.
+    pub latency_us: Vec<(u64, u64)>,
+    /// The time series (replication 0 only).
+    pub series: Option<SeriesRecord>,
+}
+
+impl UnitRecord {
+    /// The record of a finished run.
+    pub fn new(unit: Unit, seed: u64, r: &RunResult) -> UnitRecord {
+        let c = r.counts;
+        UnitRecord {
+            unit: unit.index,
+            point: unit.point,
+            strategy: unit.strategy,
+            replication: unit.replication,
+            seed,
+            counts: [
+                c.requests,
+                c.attempts,
+                c.succeeded,
+                c.failed,
+                c.gave_up_attempts,
+                c.gave_up_deadline,
+                c.gave_up_budget,
+                c.rejected_by_breaker,
+                c.unfinished,
+            ],
+            peak_arrivals: r.peak_arrivals,
+            peak_retries: r.peak_retries,
+            makespan_ns: r.makespan.as_nanos(),
+            server_busy_share: r.server_busy_share,
+            wasted_work_share: r.wasted_work_share,
+            retry_after_share: r.retry_after_share,
+            events: r.events,
+            by_attempt: r.by_attempt.clone(),
+            latency_us: r
+                .latency_us
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect(),
+            series: r.series.as_ref().map(|s: &TimeSeries| SeriesRecord {
+                bucket_ns: s.bucket.as_nanos(),
+                arrivals: s.arrivals.clone(),
+                first_attempts: s.first_attempts.clone(),
+                retries: s.retries.clone(),
+                successes: s.successes.clone(),
+                rejections: s.rejections.clone(),
+                timeouts: s.timeouts.clone(),
+                in_system: s.in_system.clone(),
+            }),
+        }
+    }
+
+    /// Events processed by the unit.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// The outcome counts.
+    pub fn counts(&self) -> Counts {
+        let c = self.counts;
+        Counts {
+            requests: c[0],
+            attempts: c[1],
+            succeeded: c[2],
+            failed: c[3],
+            gave_up_attempts: c[4],
+            gave_up_deadline: c[5],
+            gave_up_budget: c[6],
+            rejected_by_breaker: c[7],
+            unfinished: c[8],
+        }
+    }
+
+    /// The latency histogram rebuilt from its pairs (identical buckets).
+    pub fn latency_histogram(&self) -> Histogram<u64> {
+        let mut h = new_latency_histogram();
+        for &(value, count) in &self.latency_us {
+            h.saturating_record_n(value, count);
+        }
+        h
+    }
+}
+
+/// Hashes the resolved scenario text into the journal's fingerprint.
+pub fn fingerprint(resolved: &str) -> String {
+    let mut h = 0x243F_6A88_85A3_08D3u64;
+    for chunk in resolved.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h = mix_key(h, &[u64::from_le_bytes(word)]);
+    }
+    format!("{h:016x}")
+}
+
+/// Appends records to a journal, flushing each line.
+pub struct JournalWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl JournalWriter {
+    /// Opens `dir/units.jsonl` for appending; a new (or `fresh`) journal starts with `header`.
+    pub fn open(dir: &Path, header: &Header, fresh: bool) -> Result<JournalWriter> {
+        let path = dir.join(JOURNAL);
+        let exists = path.exists() && !fresh;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(exists)
+            .write(true)
+            .truncate(!exists)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let mut writer = JournalWriter {
+            out: BufWriter::new(file),
+            path,
+        };
+        if !exists {
+            let line =
+                serde_json::to_string(header).map_err(|e| Error::io(&writer.path, e.into()))?;
+            writer.write_line(&line)?;
+        }
+        Ok(writer)
+    }
+
+    /// Appends one record and flushes it.
+    pub fn append(&mut self, record: &UnitRecord) -> Result<()> {
+        let line = serde_json::to_string(record).map_err(|e| Error::io(&self.path, e.into()))?;
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<()> {
+        let path = &self.path;
+        self.out
+            .write_all(line.as_bytes())
+            .map_err(|e| Error::io(path, e))?;
+        self.out.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+        self.out.flush().map_err(|e| Error::io(path, e))
+    }
+}
+
+/// Reads a journal: its header and every complete record (a cut-short last line is skipped).
+pub fn read(dir: &Path) -> Result<(Header, Vec<UnitRecord>)> {
+    let path = dir.join(JOURNAL);
+    let file = File::open(&path).map_err(|e| Error::ResultFolder {
+        path: path.clone(),
+        message: format!("no journal of finished units ({e}); is this a jitterlab result folder?"),
+    })?;
+    let mut lines = BufReader::new(file).lines();
+    let bad = |message: String| Error::ResultFolder {
+        path: path.clone(),
+        message,
+    };
+    let first = lines
+        .next()
+        .ok_or_else(|| bad("empty journal".into()))?
+        .map_err(|e| Error::io(&path, e))?;
+    let header: Header = serde_json::from_str(&first)
+        .map_err(|e| bad(format!("line 1 is not a journal header: {e}")))?;
+    let mut records = Vec::new();
+    let mut lines = lines.peekable();
+    let mut number = 1;
+    while let Some(line) = lines.next() {
+        number += 1;
+        let line = line.map_err(|e| Error::io(&path, e))?;
+        match serde_json::from_str::<UnitRecord>(&line) {
+            Ok(r) => records.push(r),
+            // Only the last line may be cut short (a crash mid-write); anything else is damage.
+            Err(_) if lines.peek().is_none() => {}
+            Err(e) => return Err(bad(format!("line {number}: {e}"))),
+        }
+    }
+    Ok((header, records))
+}
+
+/// Rewrites the journal of a complete run in unit order (atomically).
+pub fn finalize(dir: &Path, header: &Header, records: &[UnitRecord]) -> Result<()> {
+    let path = dir.join(JOURNAL);
+    let mut text = serde_json::to_string(header).map_err(|e| Error::io(&path, e.into()))?;
+    text.push('\n');
+    for r in records {
+        text.push_str(&serde_json::to_string(r).map_err(|e| Error::io(&path, e.into()))?);
+        text.push('\n');
+    }
+    atomic_write(&path, text.as_bytes())
+}
