@@ -106,6 +106,9 @@ impl Answer {
     }
 }
 
+/// `Client::reply_hint` when the answer carries no Retry-After.
+pub(super) const NO_HINT: u64 = u64::MAX;
+
 /// One client's state.
 #[derive(Debug, Clone)]
 pub(super) struct Client {
@@ -121,9 +124,11 @@ pub(super) struct Client {
     pub phase: Phase,
     /// The answer in flight to the current attempt, when it travels as a `Reply` event.
     pub reply: Answer,
-    pub reply_hint: Option<SimDuration>,
+    /// Its Retry-After hint in nanoseconds, [`NO_HINT`] for none (kept small: the client
+    /// array is the simulator's largest and most randomly accessed structure).
+    pub reply_hint: u64,
     /// OCC: the row version this attempt read.
-    pub version: u64,
+    pub version: u32,
     /// The previous attempt timed out (a token bucket charges more for the retry).
     pub after_timeout: bool,
 }
@@ -138,7 +143,7 @@ impl Client {
             attempts: 0,
             phase: Phase::Idle,
             reply: Answer::Status(200),
-            reply_hint: None,
+            reply_hint: NO_HINT,
             version: 0,
             after_timeout: false,
         }
@@ -272,10 +277,14 @@ impl Sim<'_> {
         client.phase = Phase::Waiting;
         let attempt = client.attempts;
         self.meter.counts.attempts += 1;
-        if let Some(t) = timeout {
+        self.server_receive(c, attempt);
+        // Armed after the send, so an attempt answered at once (a rejection with an
+        // instantaneous network) leaves no stale timer in the queue.
+        if let Some(t) = timeout
+            && self.clients[c as usize].awaits(attempt)
+        {
             self.after(t, Event::Timeout(c, attempt));
         }
-        self.server_receive(c, attempt);
     }
 
     /// The attempt's timer fired.
@@ -310,7 +319,10 @@ impl Sim<'_> {
     /// A `Reply` event: the stored answer arrives.
     pub(super) fn reply_arrives(&mut self, c: u32, attempt: u32) {
         let client = &self.clients[c as usize];
-        let (answer, hint) = (client.reply, client.reply_hint);
+        let (answer, hint) = (
+            client.reply,
+            (client.reply_hint != NO_HINT).then_some(SimDuration(client.reply_hint)),
+        );
         self.receive(c, attempt, answer, hint);
     }
 
@@ -393,5 +405,18 @@ impl Sim<'_> {
             let gap = super::workload::exponential(&mut rng, think.as_nanos() as f64);
             self.after(gap, Event::Start(c));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The client array is touched on nearly every event: keep a client small.
+    #[test]
+    fn a_client_fits_in_80_bytes() {
+        assert!(
+            std::mem::size_of::<super::Client>() <= 80,
+            "{}",
+            std::mem::size_of::<super::Client>()
+        );
     }
 }

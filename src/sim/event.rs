@@ -5,7 +5,7 @@
 //! points to, which keeps the queue's entries small and the heap cache-friendly.
 
 /// Something that happens at one instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
     /// Client `.0` begins a new request (its first attempt).
     Start(u32),

@@ -8,11 +8,8 @@
 //!
 //! Events known before the run starts (a burst's arrivals, possibly millions) are not pushed:
 //! they are kept sorted in a separate list and merged on pop. They count as pushed first, in
-//! list order, so on equal times they come before anything pushed during the run; this is
-//! exactly the order a heap would give, at a fraction of the cost.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! list order, so on equal times they come before anything pushed during the run: exactly the
+//! order of one queue holding them all, at a fraction of the cost.
 
 use super::event::Event;
 use crate::time::SimTime;
@@ -24,42 +21,60 @@ struct Entry {
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)`.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
+/// Buckets of a radix heap over `u64` times: bucket 0 holds events at exactly `last`, bucket
+/// `i > 0` those whose time differs from `last` first in bit `i - 1`.
+const BUCKETS: usize = 65;
 
 /// The queue of pending events.
-#[derive(Debug, Default)]
+///
+/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990), valid because time never goes
+/// backwards: a push is an append; a pop takes from bucket 0 or, when it is empty, spreads the
+/// lowest non-empty bucket into lower ones around its minimum. Each event moves at most 64
+/// times, usually a few, through sequential memory: far fewer cache misses than a binary heap
+/// once millions of events are pending. Bucket 0 is kept in `seq` order, so equal times pop
+/// first in, first out.
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    buckets: Vec<Vec<Entry>>,
+    /// Smallest time in each bucket (meaningful when the bucket is not empty).
+    mins: [u64; BUCKETS],
+    /// Next entry to pop from bucket 0.
+    head: usize,
+    /// The radix origin: no pending heap event is earlier, and it is never later than now.
+    last: u64,
+    len: usize,
     seq: u64,
-    now: u64,
     /// Pre-scheduled events, sorted by time (stable), consumed from `next_pre`.
     pre: Vec<(u64, Event)>,
     next_pre: usize,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            mins: [u64::MAX; BUCKETS],
+            head: 0,
+            last: 0,
+            len: 0,
+            seq: 0,
+            pre: Vec::new(),
+            next_pre: 0,
+        }
+    }
+}
+
+#[inline]
+fn bucket_of(time: u64, last: u64) -> usize {
+    (u64::BITS - (time ^ last).leading_zeros()) as usize
+}
+
 impl EventQueue {
     /// An empty queue with room for `capacity` pending events.
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(capacity),
-            ..Default::default()
-        }
+        let mut q = EventQueue::default();
+        q.buckets[0].reserve(capacity);
+        q
     }
 
     /// Installs events known in advance. They are sorted by time, keeping the given order on
@@ -77,44 +92,90 @@ impl EventQueue {
     /// Schedules `event` at `time` (>= now).
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
+        let time = time.as_nanos();
         debug_assert!(
-            time.as_nanos() >= self.now,
-            "scheduling in the past: {time:?} < {}",
-            self.now
+            time >= self.last,
+            "scheduling in the past: {time} < {}",
+            self.last
         );
         self.seq += 1;
-        self.heap.push(Entry {
-            time: time.as_nanos(),
+        self.len += 1;
+        let b = bucket_of(time, self.last);
+        self.mins[b] = self.mins[b].min(time);
+        self.buckets[b].push(Entry {
+            time,
             seq: self.seq,
             event,
         });
     }
 
-    /// Removes and returns the earliest event, advancing the queue's clock.
+    /// The earliest time in the heap (not counting pre-scheduled events), without moving
+    /// anything.
+    #[inline]
+    fn heap_min(&self) -> Option<u64> {
+        if self.head < self.buckets[0].len() {
+            return Some(self.last);
+        }
+        (1..BUCKETS)
+            .find(|&i| !self.buckets[i].is_empty())
+            .map(|i| self.mins[i])
+    }
+
+    /// Makes bucket 0 hold the earliest heap events; false when the heap is empty.
+    #[inline]
+    fn refill(&mut self) -> bool {
+        if self.head < self.buckets[0].len() {
+            return true;
+        }
+        self.buckets[0].clear();
+        self.head = 0;
+        let Some(i) = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty()) else {
+            return false;
+        };
+        let min = self.mins[i];
+        self.last = min;
+        let mut moving = std::mem::take(&mut self.buckets[i]);
+        self.mins[i] = u64::MAX;
+        for e in moving.drain(..) {
+            let b = bucket_of(e.time, min);
+            self.mins[b] = self.mins[b].min(e.time);
+            self.buckets[b].push(e);
+        }
+        // Keep the emptied bucket's allocation for later pushes, unless it is large: a burst
+        // cascades down through many buckets and keeping every one's peak would multiply the
+        // queue's memory.
+        if moving.capacity() <= 1 << 14 {
+            self.buckets[i] = moving;
+        }
+        // Bucket 0 now holds only events at `min`, gathered from one bucket in an order that
+        // need not be the push order: restore first in, first out.
+        self.buckets[0].sort_unstable_by_key(|e| e.seq);
+        true
+    }
+
+    /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let pre = self.pre.get(self.next_pre).copied();
-        let take_pre = match (pre, self.heap.peek()) {
-            (Some((pt, _)), Some(top)) => pt <= top.time,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let (time, event) = if take_pre {
-            self.next_pre += 1;
-            pre?
-        } else {
-            let e = self.heap.pop()?;
-            (e.time, e.event)
-        };
-        self.now = time;
-        Some((SimTime(time), event))
+        if let Some(&(time, event)) = self.pre.get(self.next_pre) {
+            // Pre-scheduled events count as pushed first: they win ties.
+            if self.heap_min().is_none_or(|h| time <= h) {
+                self.next_pre += 1;
+                return Some((SimTime(time), event));
+            }
+        }
+        if !self.refill() {
+            return None;
+        }
+        let e = self.buckets[0][self.head];
+        self.head += 1;
+        self.len -= 1;
+        Some((SimTime(e.time), e.event))
     }
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
         let pre = self.pre.get(self.next_pre).map(|(t, _)| *t);
-        let heap = self.heap.peek().map(|e| e.time);
-        match (pre, heap) {
+        match (pre, self.heap_min()) {
             (Some(a), Some(b)) => Some(SimTime(a.min(b))),
             (a, b) => a.or(b).map(SimTime),
         }
@@ -122,7 +183,7 @@ impl EventQueue {
 
     /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.pre.len() - self.next_pre
+        self.len + self.pre.len() - self.next_pre
     }
 
     /// True when nothing is pending.
@@ -183,5 +244,50 @@ mod tests {
             last = (t.as_nanos(), i);
         }
         assert!(q.is_empty());
+    }
+
+    /// The radix heap against a reference `BinaryHeap` of `(time, seq)`, with pushes and pops
+    /// interleaved as in a simulation (never in the past) and pre-scheduled events mixed in.
+    #[test]
+    fn matches_a_reference_heap() {
+        use rand::RngExt;
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        for seed in 0..20 {
+            let mut rng = crate::rng::from_seed(seed);
+            let mut q = EventQueue::default();
+            let mut reference = BinaryHeap::new();
+            let pre: Vec<(SimTime, Event)> = (0..50u32)
+                .map(|i| (SimTime(rng.random_range(0..5_000)), Event::Start(i)))
+                .collect();
+            let mut sorted = pre.clone();
+            sorted.sort_by_key(|(t, _)| *t);
+            for (i, (t, e)) in sorted.iter().enumerate() {
+                reference.push(Reverse((t.as_nanos(), i as u64, *e)));
+            }
+            q.preschedule(pre);
+            let mut seq = 1_000u64;
+            let mut now = 0u64;
+            for step in 0..5_000u32 {
+                if rng.random_bool(0.55) {
+                    let scale = [0u64, 3, 100, 1 << 20, 1 << 40][rng.random_range(0..5)];
+                    let t = now + rng.random_range(0..=scale);
+                    q.push(SimTime(t), Event::Wake(step));
+                    reference.push(Reverse((t, seq, Event::Wake(step))));
+                    seq += 1;
+                } else {
+                    let got = q.pop();
+                    let want = reference.pop().map(|Reverse((t, _, e))| (SimTime(t), e));
+                    assert_eq!(got, want, "seed {seed} step {step}");
+                    if let Some((t, _)) = got {
+                        now = t.as_nanos();
+                    }
+                }
+            }
+            while let Some(Reverse((t, _, e))) = reference.pop() {
+                assert_eq!(q.pop(), Some((SimTime(t), e)));
+            }
+            assert_eq!(q.pop(), None);
+        }
     }
 }

@@ -103,7 +103,7 @@ pub(super) struct QueueState {
 /// Server state of either kind.
 pub(super) enum ServerState {
     Queue(QueueState),
-    Occ { version: u64 },
+    Occ { version: u32 },
 }
 
 impl ServerState {
@@ -180,7 +180,7 @@ impl Sim<'_> {
             let d = self.leg(c, attempt, 3);
             let client = &mut self.clients[c as usize];
             client.reply = answer;
-            client.reply_hint = hint;
+            client.reply_hint = hint.map_or(super::client::NO_HINT, SimDuration::as_nanos);
             self.after(d, Event::Reply(c, attempt));
         }
     }
