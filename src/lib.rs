@@ -28,6 +28,7 @@
 
 pub mod backoff;
 pub mod error;
+pub mod output;
 pub mod rng;
 pub mod time;
 

@@ -1,0 +1,18 @@
+//! Everything that leaves a run as files: the result folder's CSVs (DESIGN §6), the charts
+//! drawn from them and the HTML report.
+//!
+//! Charts and the report read a result folder only through its files ([`results`]), so they
+//! can be redrawn at any time (`jitterlab plot DIR`) from the CSVs alone, by any version that
+//! speaks the same contract.
+//!
+//! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
+//! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
+//! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
+//!   chart inline.
+
+mod atomic;
+pub mod plot;
+pub mod report;
+pub mod results;
+
+pub(crate) use atomic::write_atomic;
