@@ -93,7 +93,10 @@ fn plot_error(path: &Path, e: DrawErr) -> Error {
     }
 }
 
-fn render_svg(path: &Path, draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult) -> Result<String> {
+fn render_svg(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
+) -> Result<String> {
     style::ensure_fonts();
     let mut out = String::new();
     {
@@ -104,7 +107,10 @@ fn render_svg(path: &Path, draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) ->
     Ok(out)
 }
 
-fn render_png(path: &Path, draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult) -> Result<Vec<u8>> {
+fn render_png(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult,
+) -> Result<Vec<u8>> {
     style::ensure_fonts();
     let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
     {
@@ -185,7 +191,8 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
     let folder = ResultFolder::read(dir)?;
     let charts = plan(&folder);
-    let rendered: Vec<Result<[(PathBuf, Vec<u8>); 2]>> = {
+    type Files = [(PathBuf, Vec<u8>); 2];
+    let rendered: Vec<Result<Files>> = {
         use rayon::prelude::*;
         charts
             .par_iter()

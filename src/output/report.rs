@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::output::plot;
-use crate::output::results::{fmt_number, ResultFolder};
+use crate::output::results::{ResultFolder, fmt_number};
 use crate::output::write_atomic;
 
 /// The metrics of the summary table, in column order.
@@ -62,10 +62,18 @@ fn inline_svg(svg: &str, id: &str, title: &str) -> String {
     let body = &svg[start..];
     let body = body.replacen(
         "<svg",
-        &format!("<svg id=\"svg-{}\" role=\"img\" aria-label=\"{}\"", esc(id), esc(title)),
+        &format!(
+            "<svg id=\"svg-{}\" role=\"img\" aria-label=\"{}\"",
+            esc(id),
+            esc(title)
+        ),
         1,
     );
-    body.replacen(&format!("width=\"{}\" height=\"{}\"", plot::WIDTH, plot::HEIGHT), "", 1)
+    body.replacen(
+        &format!("width=\"{}\" height=\"{}\"", plot::WIDTH, plot::HEIGHT),
+        "",
+        1,
+    )
 }
 
 /// A metric's mean and interval as table text, in the metric's unit.
@@ -73,7 +81,9 @@ fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: &str) -> Stri
     let Some(row) = folder.aggregate_of(point, strategy, metric) else {
         return "–".to_string();
     };
-    let Some(mean) = row.mean else { return "–".to_string() };
+    let Some(mean) = row.mean else {
+        return "–".to_string();
+    };
     let (scale, unit) = match metric {
         m if m.ends_with("_ms") => {
             if mean.abs() >= 2000.0 {
@@ -122,7 +132,11 @@ fn summary_table(folder: &ResultFolder, out: &mut String) {
     out.push_str("</tr></thead><tbody>\n");
     for p in &folder.points {
         for (i, s) in folder.strategies.iter().enumerate() {
-            if !folder.aggregate.iter().any(|r| r.point == p.index && &r.strategy == s) {
+            if !folder
+                .aggregate
+                .iter()
+                .any(|r| r.point == p.index && &r.strategy == s)
+            {
                 continue;
             }
             out.push_str("<tr>");
@@ -198,8 +212,20 @@ pub fn render_report(dir: &Path) -> Result<String> {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
     let mut facts = vec![
-        format!("{} strateg{}", folder.strategies.len(), if folder.strategies.len() == 1 { "y" } else { "ies" }),
-        format!("{} point{}", folder.points.len(), if folder.points.len() == 1 { "" } else { "s" }),
+        format!(
+            "{} strateg{}",
+            folder.strategies.len(),
+            if folder.strategies.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            }
+        ),
+        format!(
+            "{} point{}",
+            folder.points.len(),
+            if folder.points.len() == 1 { "" } else { "s" }
+        ),
     ];
     if !folder.sweep_keys.is_empty() {
         facts.push(format!("sweep over {}", folder.sweep_keys.join(" × ")));
@@ -221,7 +247,12 @@ pub fn render_report(dir: &Path) -> Result<String> {
 
     out.push_str("<nav><a href=\"#summary-section\">Summary</a>");
     for c in &charts {
-        let _ = write!(out, "<a href=\"#chart-{}\">{}</a>", esc(&c.stem), esc(&c.stem));
+        let _ = write!(
+            out,
+            "<a href=\"#chart-{}\">{}</a>",
+            esc(&c.stem),
+            esc(&c.stem)
+        );
     }
     out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
 

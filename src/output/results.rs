@@ -268,11 +268,8 @@ impl ScenarioInfo {
             }
         }
         let server_kind = string("server.kind").unwrap_or_else(|| "queue".to_string());
-        let workers = get("server.workers").and_then(|v| {
-            v.as_integer()
-                .map(|i| i as f64)
-                .or_else(|| v.as_float())
-        });
+        let workers = get("server.workers")
+            .and_then(|v| v.as_integer().map(|i| i as f64).or_else(|| v.as_float()));
         let service_ms = match get("server.service.mean") {
             Some(v) => Some(duration_ms("server.service.mean", v)?),
             None => None,
@@ -373,7 +370,8 @@ impl ResultFolder {
         let mut summary = Vec::with_capacity(summary_table.rows.len());
         {
             let t = &summary_table;
-            let (c_point, c_strategy, c_rep) = (t.col("point")?, t.col("strategy")?, t.col("replication")?);
+            let (c_point, c_strategy, c_rep) =
+                (t.col("point")?, t.col("strategy")?, t.col("replication")?);
             for (i, row) in t.rows.iter().enumerate() {
                 let point: u32 = t.parse(i, c_point)?;
                 let strategy = t.text(i, c_strategy)?.to_string();
@@ -419,7 +417,13 @@ impl ResultFolder {
 
         let t = Table::read(&dir.join(AGGREGATE))?;
         let (cp, cs, cm) = (t.col("point")?, t.col("strategy")?, t.col("metric")?);
-        let (cmean, csd, clo, chi, cn) = (t.col("mean")?, t.col("sd")?, t.col("ci95_low")?, t.col("ci95_high")?, t.col("n")?);
+        let (cmean, csd, clo, chi, cn) = (
+            t.col("mean")?,
+            t.col("sd")?,
+            t.col("ci95_low")?,
+            t.col("ci95_high")?,
+            t.col("n")?,
+        );
         let mut aggregate = Vec::with_capacity(t.rows.len());
         for i in 0..t.rows.len() {
             let strategy = t.text(i, cs)?.to_string();
@@ -491,7 +495,12 @@ impl ResultFolder {
         }
 
         let t = Table::read(&dir.join(LATENCY))?;
-        let (cp, cs, cl, cc) = (t.col("point")?, t.col("strategy")?, t.col("latency_ms")?, t.col("cdf")?);
+        let (cp, cs, cl, cc) = (
+            t.col("point")?,
+            t.col("strategy")?,
+            t.col("latency_ms")?,
+            t.col("cdf")?,
+        );
         let mut latency = Vec::with_capacity(t.rows.len());
         for i in 0..t.rows.len() {
             let strategy = t.text(i, cs)?.to_string();
@@ -506,8 +515,16 @@ impl ResultFolder {
 
         let compare = if dir.join(COMPARE).is_file() {
             let t = Table::read(&dir.join(COMPARE))?;
-            let c = ["point", "metric", "strategy_a", "strategy_b", "mean_diff", "ci95_low", "ci95_high"]
-                .map(|name| t.col(name));
+            let c = [
+                "point",
+                "metric",
+                "strategy_a",
+                "strategy_b",
+                "mean_diff",
+                "ci95_low",
+                "ci95_high",
+            ]
+            .map(|name| t.col(name));
             let c: Vec<usize> = c.into_iter().collect::<Result<_>>()?;
             let mut rows = Vec::with_capacity(t.rows.len());
             for i in 0..t.rows.len() {
@@ -528,8 +545,15 @@ impl ResultFolder {
 
         let pareto = if dir.join(PARETO).is_file() {
             let t = Table::read(&dir.join(PARETO))?;
-            let c = ["point", "strategy", "amplification", "latency_p99_ms", "on_front", "recommended"]
-                .map(|name| t.col(name));
+            let c = [
+                "point",
+                "strategy",
+                "amplification",
+                "latency_p99_ms",
+                "on_front",
+                "recommended",
+            ]
+            .map(|name| t.col(name));
             let c: Vec<usize> = c.into_iter().collect::<Result<_>>()?;
             let mut rows = Vec::with_capacity(t.rows.len());
             for i in 0..t.rows.len() {
@@ -551,7 +575,8 @@ impl ResultFolder {
 
         let scenario_path = dir.join(SCENARIO);
         let scenario = if scenario_path.is_file() {
-            let text = std::fs::read_to_string(&scenario_path).map_err(|e| Error::io(&scenario_path, e))?;
+            let text = std::fs::read_to_string(&scenario_path)
+                .map_err(|e| Error::io(&scenario_path, e))?;
             Some(ScenarioInfo::parse(&scenario_path, &text)?)
         } else {
             None
@@ -646,11 +671,7 @@ pub(crate) fn fmt_number(v: f64) -> String {
             }
             out.push(ch);
         }
-        if whole < 0 {
-            format!("-{out}")
-        } else {
-            out
-        }
+        if whole < 0 { format!("-{out}") } else { out }
     } else if a >= 100.0 || (v.fract() == 0.0) {
         format!("{v:.0}")
     } else if a >= 10.0 {
@@ -754,9 +775,9 @@ impl Table {
     }
 
     fn text(&self, i: usize, c: usize) -> Result<&str> {
-        self.rows[i].get(c).ok_or_else(|| {
-            self.row_error(i, &format!("no value for column `{}`", self.headers[c]))
-        })
+        self.rows[i]
+            .get(c)
+            .ok_or_else(|| self.row_error(i, &format!("no value for column `{}`", self.headers[c])))
     }
 
     fn parse<T: std::str::FromStr>(&self, i: usize, c: usize) -> Result<T> {
@@ -764,7 +785,10 @@ impl Table {
         text.parse().map_err(|_| {
             self.row_error(
                 i,
-                &format!("column `{}`: cannot read {text:?} as a whole number", self.headers[c]),
+                &format!(
+                    "column `{}`: cannot read {text:?} as a whole number",
+                    self.headers[c]
+                ),
             )
         })
     }
@@ -779,7 +803,10 @@ impl Table {
             Ok(v) => Ok(Some(v)),
             Err(_) => Err(self.row_error(
                 i,
-                &format!("column `{}`: cannot read {text:?} as a number", self.headers[c]),
+                &format!(
+                    "column `{}`: cannot read {text:?} as a number",
+                    self.headers[c]
+                ),
             )),
         }
     }
@@ -795,7 +822,10 @@ impl Table {
             "false" | "0" => Ok(false),
             other => Err(self.row_error(
                 i,
-                &format!("column `{}`: expected true or false, found {other:?}", self.headers[c]),
+                &format!(
+                    "column `{}`: expected true or false, found {other:?}",
+                    self.headers[c]
+                ),
             )),
         }
     }

@@ -7,17 +7,17 @@
 //!
 //! Set `JITTERLAB_CHART_DIR=/some/dir` to keep the fixture folders and their charts.
 
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use jitterlab::Error;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::output::{plot, report};
 use jitterlab::rng::{from_seed, splitmix64};
 use jitterlab::time::SimDuration;
-use jitterlab::Error;
 
 // ---------------------------------------------------------------------------------------
 // Toy simulation
@@ -88,7 +88,9 @@ fn simulate(jitter: Jitter, p: Params, seed: u64) -> Run {
         delta_in_system[(t / 1_000_000 / BUCKET_MS) as usize] += 1;
     }
     let mut states: Vec<BackoffState> = (0..p.clients).map(|_| BackoffState::new()).collect();
-    let mut rngs: Vec<_> = (0..p.clients).map(|c| from_seed(seed.wrapping_mul(31) ^ c as u64)).collect();
+    let mut rngs: Vec<_> = (0..p.clients)
+        .map(|c| from_seed(seed.wrapping_mul(31) ^ c as u64))
+        .collect();
     let mut run = Run {
         buckets: Vec::new(),
         in_system: Vec::new(),
@@ -240,23 +242,36 @@ fn apply(mut p: Params, key: &str, value: &str) -> Params {
 }
 
 fn fmt(v: f64) -> String {
-    if v.is_nan() { String::new() } else { format!("{v:.4}") }
+    if v.is_nan() {
+        String::new()
+    } else {
+        format!("{v:.4}")
+    }
 }
 
 fn write_folder(dir: &Path, spec: &Spec) {
     std::fs::create_dir_all(dir).unwrap();
     let keys: Vec<&str> = spec.sweep.iter().map(|s| s.0).collect();
     let key_header: String = keys.iter().map(|k| format!(",{k}")).collect();
-    let mut summary = format!("point,strategy,replication,seed{key_header},{}\n", METRICS.join(","));
+    let mut summary = format!(
+        "point,strategy,replication,seed{key_header},{}\n",
+        METRICS.join(",")
+    );
     let mut aggregate = format!("point,strategy{key_header},metric,mean,sd,ci95_low,ci95_high,n\n");
-    let ts_keys = if spec.sweep_in_timeseries { key_header.clone() } else { String::new() };
+    let ts_keys = if spec.sweep_in_timeseries {
+        key_header.clone()
+    } else {
+        String::new()
+    };
     let mut timeseries = format!(
         "point,strategy{ts_keys},t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system\n"
     );
     let mut attempts = format!("point,strategy{key_header},attempt,succeeded,share\n");
     let mut latency = format!("point,strategy{key_header},latency_ms,cdf\n");
-    let mut pareto = format!("point,strategy{key_header},amplification,latency_p99_ms,on_front,recommended\n");
-    let mut compare = String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high\n");
+    let mut pareto =
+        format!("point,strategy{key_header},amplification,latency_p99_ms,on_front,recommended\n");
+    let mut compare =
+        String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high\n");
     let mut front_input: Vec<(usize, Jitter, f64, f64)> = Vec::new();
 
     for (pi, values) in grid(&spec.sweep).iter().enumerate() {
@@ -277,7 +292,12 @@ fn write_folder(dir: &Path, spec: &Spec) {
                 let mut lat = run.latencies.clone();
                 lat.sort_by(f64::total_cmp);
                 let succeeded = lat.len() as f64;
-                let peak_arr = run.buckets.iter().map(|b| b.first + b.retries).max().unwrap_or(0) as f64;
+                let peak_arr = run
+                    .buckets
+                    .iter()
+                    .map(|b| b.first + b.retries)
+                    .max()
+                    .unwrap_or(0) as f64;
                 let peak_ret = run.buckets.iter().map(|b| b.retries).max().unwrap_or(0) as f64;
                 let busy = run.buckets.iter().map(|b| b.successes).sum::<u64>() as f64
                     / (run.buckets.len() as f64 * params.capacity as f64);
@@ -293,7 +313,11 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     0.0,
                     run.unfinished as f64,
                     succeeded / run.requests as f64,
-                    if lat.is_empty() { f64::NAN } else { lat.iter().sum::<f64>() / succeeded },
+                    if lat.is_empty() {
+                        f64::NAN
+                    } else {
+                        lat.iter().sum::<f64>() / succeeded
+                    },
                     quantile(&lat, 0.5),
                     quantile(&lat, 0.95),
                     quantile(&lat, 0.99),
@@ -308,7 +332,13 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     run.events as f64,
                 ];
                 let cells: Vec<String> = row.iter().map(|v| fmt(*v)).collect();
-                writeln!(summary, "{pi},{},{rep},{seed}{vals},{}", jitter.name(), cells.join(",")).unwrap();
+                writeln!(
+                    summary,
+                    "{pi},{},{rep},{seed}{vals},{}",
+                    jitter.name(),
+                    cells.join(",")
+                )
+                .unwrap();
                 per_rep.push(row);
                 for (a, n) in run.success_on.iter().enumerate() {
                     success_on[a] += n;
@@ -321,7 +351,11 @@ fn write_folder(dir: &Path, spec: &Spec) {
                             timeseries,
                             "{pi},{}{},{},{},{},{},{},{},0,{}",
                             jitter.name(),
-                            if spec.sweep_in_timeseries { vals.as_str() } else { "" },
+                            if spec.sweep_in_timeseries {
+                                vals.as_str()
+                            } else {
+                                ""
+                            },
                             b as u64 * BUCKET_MS,
                             bucket.first + bucket.retries,
                             bucket.first,
@@ -338,7 +372,11 @@ fn write_folder(dir: &Path, spec: &Spec) {
             let mut amp = 0.0;
             let mut p99 = 0.0;
             for (m, metric) in METRICS.iter().enumerate() {
-                let xs: Vec<f64> = per_rep.iter().map(|r| r[m]).filter(|v| !v.is_nan()).collect();
+                let xs: Vec<f64> = per_rep
+                    .iter()
+                    .map(|r| r[m])
+                    .filter(|v| !v.is_nan())
+                    .collect();
                 if xs.is_empty() {
                     writeln!(aggregate, "{pi},{}{vals},{metric},,,,,0", jitter.name()).unwrap();
                     continue;
@@ -352,7 +390,9 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     p99 = mean;
                 }
                 if xs.len() > 1 {
-                    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt();
+                    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                        / (xs.len() - 1) as f64)
+                        .sqrt();
                     let h = t95(xs.len() as u32 - 1) * sd / (xs.len() as f64).sqrt();
                     writeln!(
                         aggregate,
@@ -366,11 +406,20 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     )
                     .unwrap();
                 } else {
-                    writeln!(aggregate, "{pi},{}{vals},{metric},{},,,,1", jitter.name(), fmt(mean)).unwrap();
+                    writeln!(
+                        aggregate,
+                        "{pi},{}{vals},{metric},{},,,,1",
+                        jitter.name(),
+                        fmt(mean)
+                    )
+                    .unwrap();
                 }
             }
             assert!(n > 0);
-            front_input.push((pi, jitter, amp, p99));
+            if p99 > 0.0 {
+                // pareto.csv holds only (point, strategy) pairs with a p99 (some requests succeeded)
+                front_input.push((pi, jitter, amp, p99));
+            }
             for (a, count) in success_on.iter().enumerate().skip(1) {
                 writeln!(
                     attempts,
@@ -383,15 +432,28 @@ fn write_folder(dir: &Path, spec: &Spec) {
             all_lat.sort_by(f64::total_cmp);
             let k = all_lat.len();
             let step = k.div_ceil(300).max(1);
-            for i in (0..k).step_by(step).chain(std::iter::once(k.saturating_sub(1))) {
+            for i in (0..k)
+                .step_by(step)
+                .chain(std::iter::once(k.saturating_sub(1)))
+            {
                 if k > 0 {
-                    writeln!(latency, "{pi},{}{vals},{:.3},{:.5}", jitter.name(), all_lat[i], (i + 1) as f64 / k as f64)
-                        .unwrap();
+                    writeln!(
+                        latency,
+                        "{pi},{}{vals},{:.3},{:.5}",
+                        jitter.name(),
+                        all_lat[i],
+                        (i + 1) as f64 / k as f64
+                    )
+                    .unwrap();
                 }
             }
         }
         for (i, a) in spec.strategies.iter().enumerate().skip(1) {
-            let d: Vec<f64> = amp_by_strategy[0].iter().zip(&amp_by_strategy[i]).map(|(x, y)| x - y).collect();
+            let d: Vec<f64> = amp_by_strategy[0]
+                .iter()
+                .zip(&amp_by_strategy[i])
+                .map(|(x, y)| x - y)
+                .collect();
             let mean = d.iter().sum::<f64>() / d.len() as f64;
             writeln!(
                 compare,
@@ -408,7 +470,11 @@ fn write_folder(dir: &Path, spec: &Spec) {
     // pareto.csv: front of (amplification, p99); recommend the front point with the lowest p99.
     let on_front: Vec<bool> = front_input
         .iter()
-        .map(|p| !front_input.iter().any(|q| q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3)))
+        .map(|p| {
+            !front_input
+                .iter()
+                .any(|q| q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3))
+        })
         .collect();
     let best = front_input
         .iter()
@@ -431,7 +497,11 @@ fn write_folder(dir: &Path, spec: &Spec) {
         .unwrap();
     }
 
-    let strategies: Vec<String> = spec.strategies.iter().map(|j| format!("\"{}\"", j.name())).collect();
+    let strategies: Vec<String> = spec
+        .strategies
+        .iter()
+        .map(|j| format!("\"{}\"", j.name()))
+        .collect();
     let mut scenario = format!(
         r#"name = "{name}"
 description = "{clients} clients arrive within {spread} ms; the server answers 503 until {outage} ms, then completes {cap} attempts per 10 ms"
@@ -488,7 +558,13 @@ bucket = "10ms"
         for (k, values) in &spec.sweep {
             let vs: Vec<String> = values
                 .iter()
-                .map(|v| if v.parse::<f64>().is_ok() { v.to_string() } else { format!("\"{v}\"") })
+                .map(|v| {
+                    if v.parse::<f64>().is_ok() {
+                        v.to_string()
+                    } else {
+                        format!("\"{v}\"")
+                    }
+                })
                 .collect();
             writeln!(scenario, "\"{k}\" = [{}]", vs.join(", ")).unwrap();
         }
@@ -534,7 +610,10 @@ impl Drop for Folder {
 fn folder(name: &str) -> Folder {
     let (path, keep) = match std::env::var_os("JITTERLAB_CHART_DIR") {
         Some(root) => (PathBuf::from(root).join(name), true),
-        None => (std::env::temp_dir().join(format!("jitterlab-charts-{name}-{}", std::process::id())), false),
+        None => (
+            std::env::temp_dir().join(format!("jitterlab-charts-{name}-{}", std::process::id())),
+            false,
+        ),
     };
     let _ = std::fs::remove_dir_all(&path);
     std::fs::create_dir_all(&path).unwrap();
@@ -555,7 +634,12 @@ const HERD: Params = Params {
 fn herd_spec() -> Spec {
     Spec {
         name: "thundering-herd",
-        strategies: vec![Jitter::NoJitter, Jitter::Full, Jitter::Equal, Jitter::Decorrelated],
+        strategies: vec![
+            Jitter::NoJitter,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ],
         sweep: Vec::new(),
         base: HERD,
         replications: 3,
@@ -568,8 +652,17 @@ fn herd_spec() -> Spec {
 fn one_key_spec() -> Spec {
     Spec {
         name: "contention-sweep",
-        strategies: vec![Jitter::None, Jitter::NoJitter, Jitter::Full, Jitter::Equal, Jitter::Decorrelated],
-        sweep: vec![("workload.clients", vec!["10", "40", "70", "100", "130", "160", "190"])],
+        strategies: vec![
+            Jitter::None,
+            Jitter::NoJitter,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ],
+        sweep: vec![(
+            "workload.clients",
+            vec!["10", "40", "70", "100", "130", "160", "190"],
+        )],
         base: Params {
             clients: 10,
             base_ms: 5,
@@ -613,7 +706,11 @@ fn two_key_spec() -> Spec {
 
 fn assert_png(path: &Path) {
     let bytes = std::fs::read(path).unwrap();
-    assert!(bytes.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]), "{} is not a PNG", path.display());
+    assert!(
+        bytes.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]),
+        "{} is not a PNG",
+        path.display()
+    );
     assert_eq!(&bytes[12..16], b"IHDR", "{}", path.display());
     let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
     let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
@@ -631,7 +728,11 @@ fn assert_png(path: &Path) {
             buf[i] < 100 && buf[i + 1] < 100 && buf[i + 2] < 100
         })
         .count();
-    assert!(dark > 200, "{}: no title text drawn ({dark} dark pixels)", path.display());
+    assert!(
+        dark > 200,
+        "{}: no title text drawn ({dark} dark pixels)",
+        path.display()
+    );
 }
 
 /// The text nodes of an SVG written by plotters (`<text ...>\n  content\n</text>`).
@@ -650,11 +751,21 @@ fn assert_svg(path: &Path, title_part: &str, series: &[&str]) {
     let svg = std::fs::read_to_string(path).unwrap();
     assert!(svg.contains("<svg"), "{}", path.display());
     let texts = svg_texts(&svg);
-    assert!(!texts.is_empty(), "{}: text is not drawn as <text>", path.display());
-    assert!(texts.iter().any(|t| t.contains(title_part)), "{}: no text {title_part:?} in {texts:?}", path.display());
+    assert!(
+        !texts.is_empty(),
+        "{}: text is not drawn as <text>",
+        path.display()
+    );
+    assert!(
+        texts.iter().any(|t| t.contains(title_part)),
+        "{}: no text {title_part:?} in {texts:?}",
+        path.display()
+    );
     for s in series {
         assert!(
-            texts.iter().any(|t| t == s || t.starts_with(&format!("{s} "))),
+            texts
+                .iter()
+                .any(|t| t == s || t.starts_with(&format!("{s} "))),
             "{}: no series {s:?} in {texts:?}",
             path.display()
         );
@@ -719,19 +830,47 @@ fn one_key_sweep_draws_sweep_charts_and_no_heatmap() {
     write_folder(&f.path, &one_key_spec());
     let files = plot::draw_all(&f.path).unwrap();
     let names = stems(&files);
-    for stem in ["sweep_attempts", "sweep_makespan_ms", "sweep_latency_p99_ms", "sweep_success_rate", "load", "herd"] {
-        assert!(names.contains(&format!("{stem}.png")), "{stem} missing: {names:?}");
-        assert!(names.contains(&format!("{stem}.svg")), "{stem} missing: {names:?}");
+    for stem in [
+        "sweep_attempts",
+        "sweep_makespan_ms",
+        "sweep_latency_p99_ms",
+        "sweep_success_rate",
+        "load",
+        "herd",
+    ] {
+        assert!(
+            names.contains(&format!("{stem}.png")),
+            "{stem} missing: {names:?}"
+        );
+        assert!(
+            names.contains(&format!("{stem}.svg")),
+            "{stem} missing: {names:?}"
+        );
     }
-    assert!(!names.iter().any(|n| n.starts_with("heatmap_")), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("heatmap_")),
+        "{names:?}"
+    );
     for file in files.iter().filter(|p| p.extension().unwrap() == "png") {
         assert_png(file);
     }
     let series = ["none", "no_jitter", "full", "equal", "decorrelated"];
     assert_svg(&f.path.join("load.svg"), "workload.clients", &series);
-    assert_svg(&f.path.join("sweep_attempts.svg"), "Total calls (attempts) against workload.clients", &series);
-    assert_svg(&f.path.join("sweep_makespan_ms.svg"), "Completion time (makespan) against workload.clients", &series);
-    assert_svg(&f.path.join("herd.svg"), "(point 0: workload.clients=10)", &series);
+    assert_svg(
+        &f.path.join("sweep_attempts.svg"),
+        "Total calls (attempts) against workload.clients",
+        &series,
+    );
+    assert_svg(
+        &f.path.join("sweep_makespan_ms.svg"),
+        "Completion time (makespan) against workload.clients",
+        &series,
+    );
+    assert_svg(
+        &f.path.join("herd.svg"),
+        "(point 0: workload.clients=10)",
+        &series,
+    );
 }
 
 #[test]
@@ -740,16 +879,32 @@ fn two_key_sweep_draws_heatmaps_and_marks_the_recommendation() {
     write_folder(&f.path, &two_key_spec());
     let files = plot::draw_all(&f.path).unwrap();
     let names = stems(&files);
-    for stem in ["heatmap_latency_p99_ms", "heatmap_amplification", "pareto", "load"] {
-        assert!(names.contains(&format!("{stem}.png")), "{stem} missing: {names:?}");
+    for stem in [
+        "heatmap_latency_p99_ms",
+        "heatmap_amplification",
+        "pareto",
+        "load",
+    ] {
+        assert!(
+            names.contains(&format!("{stem}.png")),
+            "{stem} missing: {names:?}"
+        );
     }
     assert!(!names.iter().any(|n| n.starts_with("sweep_")), "{names:?}");
     for file in files.iter().filter(|p| p.extension().unwrap() == "png") {
         assert_png(file);
     }
     let series = ["no_jitter", "full", "decorrelated"];
-    assert_svg(&f.path.join("heatmap_latency_p99_ms.svg"), "P99 latency by backoff.base and workload.clients", &series);
-    assert_svg(&f.path.join("heatmap_amplification.svg"), "backoff.base", &series);
+    assert_svg(
+        &f.path.join("heatmap_latency_p99_ms.svg"),
+        "P99 latency by backoff.base and workload.clients",
+        &series,
+    );
+    assert_svg(
+        &f.path.join("heatmap_amplification.svg"),
+        "backoff.base",
+        &series,
+    );
     assert_svg(&f.path.join("pareto.svg"), "recommended", &series);
 }
 
@@ -758,7 +913,12 @@ fn a_folder_without_sweep_has_no_heatmap_or_sweep_chart() {
     let f = folder("no-sweep");
     write_folder(&f.path, &herd_spec());
     let names = stems(&plot::draw_all(&f.path).unwrap());
-    assert!(!names.iter().any(|n| n.starts_with("heatmap_") || n.starts_with("sweep_")), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("heatmap_") || n.starts_with("sweep_")),
+        "{names:?}"
+    );
 }
 
 fn folder_error(dir: &Path) -> (PathBuf, String) {
@@ -776,8 +936,14 @@ fn missing_or_malformed_files_are_result_folder_errors() {
     assert!(message.contains("not a folder"), "{message}");
     // An empty folder names every missing CSV.
     let (_, message) = folder_error(&f.path);
-    assert!(message.contains("summary.csv") && message.contains("latency.csv"), "{message}");
-    assert!(matches!(report::write_report(&f.path), Err(Error::ResultFolder { .. })));
+    assert!(
+        message.contains("summary.csv") && message.contains("latency.csv"),
+        "{message}"
+    );
+    assert!(matches!(
+        report::write_report(&f.path),
+        Err(Error::ResultFolder { .. })
+    ));
 
     write_folder(&f.path, &herd_spec());
     std::fs::remove_file(f.path.join("latency.csv")).unwrap();
@@ -793,7 +959,10 @@ fn missing_or_malformed_files_are_result_folder_errors() {
     std::fs::write(&ts, lines.join("\n")).unwrap();
     let (path, message) = folder_error(&f.path);
     assert!(path.ends_with("timeseries.csv"), "{}", path.display());
-    assert!(message.contains("line 4") && message.contains("\"zero\""), "{message}");
+    assert!(
+        message.contains("line 4") && message.contains("\"zero\""),
+        "{message}"
+    );
 
     // A row with a missing field.
     write_folder(&f.path, &herd_spec());
@@ -808,10 +977,15 @@ fn missing_or_malformed_files_are_result_folder_errors() {
     // A missing column.
     write_folder(&f.path, &herd_spec());
     let att = f.path.join("attempts.csv");
-    let text = std::fs::read_to_string(&att).unwrap().replacen("share", "portion", 1);
+    let text = std::fs::read_to_string(&att)
+        .unwrap()
+        .replacen("share", "portion", 1);
     std::fs::write(&att, text).unwrap();
     let (path, message) = folder_error(&f.path);
-    assert!(path.ends_with("attempts.csv") && message.contains("no column `share`"), "{message}");
+    assert!(
+        path.ends_with("attempts.csv") && message.contains("no column `share`"),
+        "{message}"
+    );
 
     // A broken scenario.toml.
     write_folder(&f.path, &herd_spec());
@@ -822,7 +996,12 @@ fn missing_or_malformed_files_are_result_folder_errors() {
     // Headers only: no rows.
     write_folder(&f.path, &herd_spec());
     let s = f.path.join("summary.csv");
-    let header = std::fs::read_to_string(&s).unwrap().lines().next().unwrap().to_string();
+    let header = std::fs::read_to_string(&s)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
     std::fs::write(&s, header + "\n").unwrap();
     let (_, message) = folder_error(&f.path);
     assert!(message.contains("no rows"), "{message}");
@@ -831,12 +1010,22 @@ fn missing_or_malformed_files_are_result_folder_errors() {
 fn sample_delays(kinds: &[Jitter], retries: u32, samples: u32) -> Vec<(Jitter, u32, f64)> {
     let mut out = Vec::new();
     for &j in kinds {
-        let policy = Backoff::new(j, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2)).unwrap();
+        let policy = Backoff::new(
+            j,
+            SimDuration::from_millis(50),
+            2.0,
+            SimDuration::from_secs(2),
+        )
+        .unwrap();
         for s in 0..samples {
             let mut rng = from_seed(7 + s as u64);
             let mut state = BackoffState::new();
             for k in 1..=retries {
-                out.push((j, k, policy.next_delay(&mut state, &mut rng).as_millis_f64()));
+                out.push((
+                    j,
+                    k,
+                    policy.next_delay(&mut state, &mut rng).as_millis_f64(),
+                ));
             }
         }
     }
@@ -846,16 +1035,28 @@ fn sample_delays(kinds: &[Jitter], retries: u32, samples: u32) -> Vec<(Jitter, u
 #[test]
 fn delays_picture_in_png_and_svg() {
     let f = folder("delays");
-    let kinds = [Jitter::NoJitter, Jitter::Full, Jitter::Equal, Jitter::Decorrelated];
+    let kinds = [
+        Jitter::NoJitter,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
     let samples = sample_delays(&kinds, 8, 400);
     let png = f.path.join("delays.png");
     let svg = f.path.join("delays.svg");
     plot::draw_delays(&samples, &png).unwrap();
     plot::draw_delays(&samples, &svg).unwrap();
     assert_png(&png);
-    assert_svg(&svg, "Sleep before each retry", &["no_jitter", "full", "equal", "decorrelated"]);
+    assert_svg(
+        &svg,
+        "Sleep before each retry",
+        &["no_jitter", "full", "equal", "decorrelated"],
+    );
     assert!(plot::draw_delays(&samples, &f.path.join("delays.gif")).is_err());
-    assert!(matches!(plot::draw_delays(&[], &png), Err(Error::Plot { .. })));
+    assert!(matches!(
+        plot::draw_delays(&[], &png),
+        Err(Error::Plot { .. })
+    ));
     assert!(matches!(
         plot::draw_delays(&[(Jitter::Full, 1, f64::NAN)], &png),
         Err(Error::Plot { .. })
@@ -870,7 +1071,13 @@ fn report_is_self_contained_with_every_chart() {
     let path = report::write_report(&f.path).unwrap();
     assert_eq!(path, f.path.join("report.html"));
     let html = std::fs::read_to_string(&path).unwrap();
-    for id in ["chart-herd", "chart-load", "chart-latency", "chart-attempts", "chart-pareto"] {
+    for id in [
+        "chart-herd",
+        "chart-load",
+        "chart-latency",
+        "chart-attempts",
+        "chart-pareto",
+    ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "no {id}");
     }
     assert_eq!(html.matches("<svg").count(), 5);
@@ -883,16 +1090,22 @@ fn report_is_self_contained_with_every_chart() {
 }
 
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
 }
 
 #[test]
 fn report_loads_in_headless_chromium() {
     let Some(browser) = chromium() else {
-        eprintln!("NOTICE: chromium not found (apt-get install -y chromium); skipping the headless report test");
+        eprintln!(
+            "NOTICE: chromium not found (apt-get install -y chromium); skipping the headless report test"
+        );
         return;
     };
     let f = folder("chromium");
@@ -937,7 +1150,11 @@ fn report_loads_in_headless_chromium() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let dom = reader.join().unwrap().unwrap();
-    assert!(dom.contains("id=\"title\""), "chromium dumped no report: {}", &dom[..dom.len().min(500)]);
+    assert!(
+        dom.contains("id=\"title\""),
+        "chromium dumped no report: {}",
+        &dom[..dom.len().min(500)]
+    );
     let expected = [
         "chart-herd",
         "chart-load",
@@ -950,7 +1167,11 @@ fn report_loads_in_headless_chromium() {
     for id in expected {
         assert!(dom.contains(&format!("id=\"{id}\"")), "no {id} in the DOM");
     }
-    assert_eq!(dom.matches("<svg").count(), expected.len(), "one <svg> per chart");
+    assert_eq!(
+        dom.matches("<svg").count(),
+        expected.len(),
+        "one <svg> per chart"
+    );
     assert!(dom.contains("base-by-clients"));
 }
 

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::load::category_label;
-use super::style::{self, DrawResult, LegendItem, Swatch, INK};
+use super::style::{self, DrawResult, INK, LegendItem, Swatch};
 use crate::backoff::Jitter;
 use crate::output::results::fmt_number;
 
@@ -66,19 +66,30 @@ impl Delays {
             return Err("no samples to draw".to_string());
         }
         if let Some(bad) = samples.iter().find(|s| !s.2.is_finite() || s.2 < 0.0) {
-            return Err(format!("a delay must be a finite number of ms >= 0, found {} for {}", bad.2, bad.0));
+            return Err(format!(
+                "a delay must be a finite number of ms >= 0, found {} for {}",
+                bad.2, bad.0
+            ));
         }
         let mut panels = Vec::new();
         let mut max_retry = 1;
         let mut max_ms: f64 = 0.0;
         let mut per_retry = 0;
         for (ci, kind) in kinds.iter().enumerate() {
-            let mut retries: Vec<u32> = samples.iter().filter(|s| s.0 == *kind).map(|s| s.1).collect();
+            let mut retries: Vec<u32> = samples
+                .iter()
+                .filter(|s| s.0 == *kind)
+                .map(|s| s.1)
+                .collect();
             retries.sort_unstable();
             retries.dedup();
             let mut columns = Vec::new();
             for r in retries {
-                let mut v: Vec<f64> = samples.iter().filter(|s| s.0 == *kind && s.1 == r).map(|s| s.2).collect();
+                let mut v: Vec<f64> = samples
+                    .iter()
+                    .filter(|s| s.0 == *kind && s.1 == r)
+                    .map(|s| s.2)
+                    .collect();
                 per_retry = per_retry.max(v.len());
                 let step = v.len().div_ceil(MAX_DOTS).max(1);
                 let dots: Vec<f64> = v.iter().step_by(step).copied().collect();
@@ -114,7 +125,10 @@ impl Delays {
     pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         let legend = vec![
             LegendItem::new(Swatch::Dot(style::MUTED), "samples"),
-            LegendItem::new(Swatch::Box(style::color(0).mix(0.35)), "middle 50 % (p25–p75)"),
+            LegendItem::new(
+                Swatch::Box(style::color(0).mix(0.35)),
+                "middle 50 % (p25–p75)",
+            ),
             LegendItem::new(Swatch::Line(INK), "p5–p95 and median"),
         ];
         let title = format!(
@@ -174,7 +188,10 @@ impl Delays {
                     color.stroke_width(1),
                 )))?;
                 for (a, b) in [(s.p5, s.p25), (s.p75, s.p95)] {
-                    chart.draw_series(std::iter::once(PathElement::new(vec![(x, d(a)), (x, d(b))], INK.stroke_width(2))))?;
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x, d(a)), (x, d(b))],
+                        INK.stroke_width(2),
+                    )))?;
                 }
                 for (v, half, w) in [(s.p5, 0.12, 2), (s.p95, 0.12, 2), (s.p50, 0.3, 3)] {
                     chart.draw_series(std::iter::once(PathElement::new(

@@ -2,12 +2,14 @@
 //! and p99 marked, and success by attempt number as grouped bars.
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::load::category_label;
-use super::style::{self, DrawResult, LegendItem, Swatch, INK, MUTED};
-use crate::output::results::{fmt_ms, fmt_number, ResultFolder};
+use super::style::{self, DrawResult, INK, LegendItem, MUTED, Swatch};
+use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per CDF curve.
 const MAX_CDF_POINTS: usize = 800;
@@ -27,7 +29,11 @@ pub(crate) struct Latency {
 
 /// The smallest latency whose CDF reaches `q`.
 fn quantile(points: &[(f64, f64)], q: f64) -> Option<f64> {
-    points.iter().find(|p| p.1 >= q - 1e-12).or(points.last()).map(|p| p.0)
+    points
+        .iter()
+        .find(|p| p.1 >= q - 1e-12)
+        .or(points.last())
+        .map(|p| p.0)
 }
 
 /// Keeps at most `max` points of a CDF, evenly spaced in index, always the first and last.
@@ -36,7 +42,9 @@ fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
         return points.to_vec();
     }
     let step = points.len() as f64 / (max - 1) as f64;
-    let mut out: Vec<(f64, f64)> = (0..max - 1).map(|i| points[(i as f64 * step) as usize]).collect();
+    let mut out: Vec<(f64, f64)> = (0..max - 1)
+        .map(|i| points[(i as f64 * step) as usize])
+        .collect();
     out.push(*points.last().expect("len > max"));
     out
 }
@@ -57,14 +65,22 @@ pub(crate) fn build_latency(f: &ResultFolder) -> Option<(String, String, Latency
         let mut pts: Vec<(f64, f64)> = f
             .latency
             .iter()
-            .filter(|r| r.point == point && &r.strategy == s && r.latency_ms > 0.0 && r.latency_ms.is_finite())
+            .filter(|r| {
+                r.point == point
+                    && &r.strategy == s
+                    && r.latency_ms > 0.0
+                    && r.latency_ms.is_finite()
+            })
             .map(|r| (r.latency_ms, r.cdf.clamp(0.0, 1.0)))
             .collect();
         if pts.is_empty() {
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let quantiles = QUANTILES.iter().filter_map(|(q, _)| quantile(&pts, *q)).collect();
+        let quantiles = QUANTILES
+            .iter()
+            .filter_map(|(q, _)| quantile(&pts, *q))
+            .collect();
         curves.push(Curve {
             name: s.clone(),
             color: i,
@@ -75,9 +91,12 @@ pub(crate) fn build_latency(f: &ResultFolder) -> Option<(String, String, Latency
     if curves.is_empty() {
         return None;
     }
-    let title = format!("Latency of succeeded requests: CDF per strategy{}", point_suffix(f));
+    let title = format!(
+        "Latency of succeeded requests: CDF per strategy{}",
+        point_suffix(f)
+    );
     let mut guide = String::from(
-        "Each curve shows the share of succeeded requests (up) that finished within a time (right, logarithmic). \
+        "Each curve shows the share of succeeded requests (up) that finished within a time (right; the axis is logarithmic when latencies span decades). \
          A curve further left is faster; the dots mark p50, p95 and p99 on each curve, and the gap between them is the tail. ",
     );
     let mut by_p99: Vec<(&str, f64)> = curves
@@ -95,12 +114,17 @@ pub(crate) fn build_latency(f: &ResultFolder) -> Option<(String, String, Latency
             hi.0
         ));
     }
-    guide.push_str("Latency counts only requests that succeeded: read it next to the success rate.");
+    guide
+        .push_str("Latency counts only requests that succeeded: read it next to the success rate.");
     Some((title, guide, Latency { curves }))
 }
 
 impl Latency {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let legend: Vec<LegendItem> = self
             .curves
             .iter()
@@ -110,7 +134,10 @@ impl Latency {
                     .zip(&c.quantiles)
                     .map(|((_, n), v)| format!("{n} {}", fmt_ms(*v)))
                     .collect();
-                LegendItem::new(Swatch::Line(style::color(c.color)), format!("{} ({})", c.name, qs.join(", ")))
+                LegendItem::new(
+                    Swatch::Line(style::color(c.color)),
+                    format!("{} ({})", c.name, qs.join(", ")),
+                )
             })
             .collect();
         let body = style::frame(root, title, None, &legend)?;
@@ -124,18 +151,45 @@ impl Latency {
             .iter()
             .flat_map(|c| c.points.iter().map(|p| p.0))
             .fold(0.0, f64::max);
-        let (mut x0, mut x1) = (lo / 1.25, hi * 1.25);
-        if x1 / x0 < 10.0 {
-            let mid = (x0 * x1).sqrt();
-            x0 = mid / 3.2;
-            x1 = mid * 3.2;
+        // A log axis when latencies span more than ~1.5 decades, else a linear one from 0
+        // (a log axis over a narrow range has almost no ticks).
+        if hi / lo >= 30.0 {
+            let (x0, x1) = (lo / 1.25, hi * 1.25);
+            let mut chart = ChartBuilder::on(&body)
+                .margin(12)
+                .margin_right(40)
+                .x_label_area_size(50)
+                .y_label_area_size(70)
+                .build_cartesian_2d((x0..x1).log_scale(), 0.0..100.0)?;
+            self.draw_cdf(
+                &mut chart,
+                x0,
+                x1,
+                "latency from first send to success (log scale)",
+            )
+        } else {
+            let x1 = hi * 1.05;
+            let mut chart = ChartBuilder::on(&body)
+                .margin(12)
+                .margin_right(40)
+                .x_label_area_size(50)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..x1, 0.0..100.0)?;
+            self.draw_cdf(&mut chart, 0.0, x1, "latency from first send to success")
         }
-        let mut chart = ChartBuilder::on(&body)
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
-            .build_cartesian_2d((x0..x1).log_scale(), 0.0..100.0)?;
+    }
+
+    fn draw_cdf<DB, X>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
+        x0: f64,
+        x1: f64,
+        x_desc: &str,
+    ) -> DrawResult
+    where
+        DB: DrawingBackend,
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
         chart
             .configure_mesh()
             .light_line_style(INK.mix(0.05))
@@ -145,26 +199,37 @@ impl Latency {
             .axis_desc_style(style::text(style::DESC_SIZE, &INK))
             .x_labels(12)
             .y_labels(11)
-            .x_label_formatter(&|v| fmt_ms(*v))
+            .x_label_formatter(&|v| {
+                if *v == 0.0 {
+                    "0".to_string()
+                } else {
+                    fmt_ms(*v)
+                }
+            })
             .y_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc("latency from first send to success (log scale)")
+            .x_desc(x_desc)
             .y_desc("requests finished (%)")
             .draw()?;
+        let label_x = if x0 > 0.0 { x0 * 1.02 } else { x1 * 0.005 };
         for (q, name) in QUANTILES {
             let y = q * 100.0;
-            chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 6, 6, MUTED.mix(0.7).stroke_width(1)))?;
+            chart.draw_series(DashedLineSeries::new(
+                vec![(x0, y), (x1, y)],
+                6,
+                6,
+                MUTED.mix(0.7).stroke_width(1),
+            ))?;
             chart.draw_series(std::iter::once(Text::new(
                 name.to_string(),
-                (x0 * 1.02, y),
+                (label_x, y),
                 style::text(13.0, &MUTED).pos(Pos::new(HPos::Left, VPos::Bottom)),
             )))?;
         }
         for c in &self.curves {
             let color = style::color(c.color);
-            let mut line: Vec<(f64, f64)> = Vec::with_capacity(c.points.len() * 2 + 1);
             // A step function: the CDF jumps at each latency.
+            let mut line: Vec<(f64, f64)> = Vec::with_capacity(c.points.len() * 2);
             let mut prev = 0.0;
-            line.push((x0, 0.0));
             for (x, y) in &c.points {
                 line.push((*x, prev * 100.0));
                 line.push((*x, y * 100.0));
@@ -172,8 +237,16 @@ impl Latency {
             }
             chart.draw_series(LineSeries::new(line, color.stroke_width(3)))?;
             for ((q, _), v) in QUANTILES.iter().zip(&c.quantiles) {
-                chart.draw_series(std::iter::once(Circle::new((*v, q * 100.0), 6, color.filled())))?;
-                chart.draw_series(std::iter::once(Circle::new((*v, q * 100.0), 6, WHITE.stroke_width(1))))?;
+                chart.draw_series(std::iter::once(Circle::new(
+                    (*v, q * 100.0),
+                    6,
+                    color.filled(),
+                )))?;
+                chart.draw_series(std::iter::once(Circle::new(
+                    (*v, q * 100.0),
+                    6,
+                    WHITE.stroke_width(1),
+                )))?;
             }
         }
         Ok(())
@@ -192,7 +265,11 @@ const MAX_ATTEMPT_GROUPS: u32 = 20;
 
 pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Attempts)> {
     let point = f.first_point().index;
-    let rows: Vec<_> = f.attempts.iter().filter(|r| r.point == point && r.attempt >= 1).collect();
+    let rows: Vec<_> = f
+        .attempts
+        .iter()
+        .filter(|r| r.point == point && r.attempt >= 1)
+        .collect();
     let max_attempt = rows.iter().map(|r| r.attempt).max()?;
     let groups = max_attempt.min(MAX_ATTEMPT_GROUPS);
     let labels: Vec<String> = (1..=groups)
@@ -229,12 +306,19 @@ pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Attemp
         .iter()
         .map(|(s, _, v)| format!("{s} {} %", fmt_number(v[0])))
         .collect();
-    guide.push_str(&format!("First-attempt success here: {}.", first.join(", ")));
+    guide.push_str(&format!(
+        "First-attempt success here: {}.",
+        first.join(", ")
+    ));
     Some((title, guide, Attempts { labels, bars }))
 }
 
 impl Attempts {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let legend: Vec<LegendItem> = self
             .bars
             .iter()
@@ -248,7 +332,11 @@ impl Attempts {
             .collect();
         let body = style::frame(root, title, None, &legend)?;
         let n = self.labels.len();
-        let y_hi = self.bars.iter().flat_map(|b| b.2.iter().copied()).fold(0.0, f64::max);
+        let y_hi = self
+            .bars
+            .iter()
+            .flat_map(|b| b.2.iter().copied())
+            .fold(0.0, f64::max);
         let y_max = style::from_zero(y_hi, 0.12).min(110.0);
         let labels = self.labels.clone();
         let mut chart = ChartBuilder::on(&body)
@@ -281,7 +369,10 @@ impl Attempts {
                 let x0 = ai as f64 - group / 2.0 + si as f64 * w + w * 0.06;
                 let x1 = x0 + w * 0.88;
                 if *v > 0.0 {
-                    chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, *v)], color.mix(0.9).filled())))?;
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0.0), (x1, *v)],
+                        color.mix(0.9).filled(),
+                    )))?;
                 }
                 if show_values && *v >= 0.05 {
                     chart.draw_series(std::iter::once(Text::new(

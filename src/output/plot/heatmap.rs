@@ -18,9 +18,11 @@ pub(crate) struct Heatmap {
     keys: [String; 2],
     x_values: Vec<String>,
     y_values: Vec<String>,
-    /// per strategy: (name, colour, cells[x][y])
-    panels: Vec<(String, usize, Vec<Vec<Option<f64>>>)>,
+    panels: Vec<Panel>,
 }
+
+/// One strategy: (name, colour index, cells[x][y]).
+type Panel = (String, usize, Vec<Vec<Option<f64>>>);
 
 fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -45,8 +47,14 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> 
         for (i, s) in f.strategies.iter().enumerate() {
             let mut cells = vec![vec![None; y_values.len()]; x_values.len()];
             for p in &f.points {
-                let xi = x_values.iter().position(|v| *v == p.values[0]).expect("x value listed");
-                let yi = y_values.iter().position(|v| *v == p.values[1]).expect("y value listed");
+                let xi = x_values
+                    .iter()
+                    .position(|v| *v == p.values[0])
+                    .expect("x value listed");
+                let yi = y_values
+                    .iter()
+                    .position(|v| *v == p.values[1])
+                    .expect("y value listed");
                 cells[xi][yi] = f.aggregate_of(p.index, s, metric).and_then(|r| r.mean);
             }
             if cells.iter().flatten().any(Option::is_some) {
@@ -57,10 +65,16 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> 
             continue;
         }
         let (label, _) = style::metric_label(metric);
-        let title = format!("{} by {} and {}, per strategy", capital(&label), keys[0], keys[1]);
+        let title = format!(
+            "{} by {} and {}, per strategy",
+            capital(&label),
+            keys[0],
+            keys[1]
+        );
         let guide = format!(
             "Each panel is one strategy; {} runs across and {} up, and each cell shows the mean {label} at that point, \
-             on one colour scale shared by all panels (dark = low, yellow = high). \
+             on one colour scale shared by all panels (dark = low, yellow = high); \
+             a grey cell has no value (for latency: no request succeeded there). \
              Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting \
              beyond which {label} takes off.",
             keys[0], keys[1]
@@ -102,7 +116,11 @@ pub(crate) fn viridis(t: f64) -> RGBColor {
         (170, 220, 50),
         (253, 231, 37),
     ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let x = t * (ANCHORS.len() - 1) as f64;
     let i = (x.floor() as usize).min(ANCHORS.len() - 2);
     let u = x - i as f64;
@@ -112,9 +130,17 @@ pub(crate) fn viridis(t: f64) -> RGBColor {
 }
 
 impl Heatmap {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let body = style::frame(root, title, None, &[])?;
-        let values: Vec<f64> = self.panels.iter().flat_map(|p| p.2.iter().flatten().flatten().copied()).collect();
+        let values: Vec<f64> = self
+            .panels
+            .iter()
+            .flat_map(|p| p.2.iter().flatten().flatten().copied())
+            .collect();
         let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let log = lo > 0.0 && hi / lo > 20.0;
@@ -133,7 +159,8 @@ impl Heatmap {
         let areas = plots.margin(0, 10, 10, 10).split_evenly((rows, cols));
         let nx = self.x_values.len() as i32;
         let ny = self.y_values.len() as i32;
-        let cell_text = (if self.panels.len() > 4 { 13.0 } else { 15.0 }) - (nx.max(ny) as f64 / 4.0).min(3.0);
+        let cell_text =
+            (if self.panels.len() > 4 { 13.0 } else { 15.0 }) - (nx.max(ny) as f64 / 4.0).min(3.0);
         for (k, ((name, c, cells), area)) in self.panels.iter().zip(areas.iter()).enumerate() {
             let bottom = k / cols == rows - 1 || k + cols >= self.panels.len();
             let left = k % cols == 0;
@@ -144,7 +171,8 @@ impl Heatmap {
                 .margin(6)
                 .x_label_area_size(if bottom { 46 } else { 26 })
                 .y_label_area_size(if left { 84 } else { 60 })
-                .build_cartesian_2d((0..nx).into_segmented(), (0..ny).into_segmented())?;
+                // i32 ranges are inclusive once segmented: 0..n-1 gives exactly n cells.
+                .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
             let seg = |v: &SegmentValue<i32>, labels: &[String]| match v {
                 SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
                     labels.get(*i as usize).cloned().unwrap_or_default()
@@ -180,26 +208,48 @@ impl Heatmap {
                         Some(v) => {
                             let t = scale(*v);
                             let fill = viridis(t);
-                            chart.draw_series(std::iter::once(Rectangle::new(corners(), fill.filled())))?;
+                            chart.draw_series(std::iter::once(Rectangle::new(
+                                corners(),
+                                fill.filled(),
+                            )))?;
                             let ink = if t > 0.6 { BLACK } else { WHITE };
                             chart.draw_series(std::iter::once(Text::new(
                                 style::fmt_metric(&self.metric, *v),
                                 (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
-                                style::text(cell_text, &ink).pos(Pos::new(HPos::Center, VPos::Center)),
+                                style::text(cell_text, &ink)
+                                    .pos(Pos::new(HPos::Center, VPos::Center)),
                             )))?;
                         }
                         None => {
-                            chart.draw_series(std::iter::once(Rectangle::new(corners(), INK.mix(0.08).filled())))?;
+                            chart.draw_series(std::iter::once(Rectangle::new(
+                                corners(),
+                                INK.mix(0.08).filled(),
+                            )))?;
+                            chart.draw_series(std::iter::once(Text::new(
+                                "no data",
+                                (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
+                                style::text(cell_text, &style::MUTED)
+                                    .pos(Pos::new(HPos::Center, VPos::Center)),
+                            )))?;
                         }
                     }
-                    chart.draw_series(std::iter::once(Rectangle::new(corners(), WHITE.stroke_width(2))))?;
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        corners(),
+                        WHITE.stroke_width(2),
+                    )))?;
                 }
             }
         }
         self.draw_colour_bar(&bar, lo, hi, log)
     }
 
-    fn draw_colour_bar<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, lo: f64, hi: f64, log: bool) -> DrawResult {
+    fn draw_colour_bar<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        lo: f64,
+        hi: f64,
+        log: bool,
+    ) -> DrawResult {
         let (_, h) = area.dim_in_pixel();
         let (top, bottom) = (50i32, h as i32 - 70);
         let (x0, x1) = (14i32, 38i32);
@@ -208,7 +258,10 @@ impl Heatmap {
             let t0 = s as f64 / steps as f64;
             let y_a = bottom - ((bottom - top) as f64 * t0) as i32;
             let y_b = bottom - ((bottom - top) as f64 * (s + 1) as f64 / steps as f64) as i32;
-            area.draw(&Rectangle::new([(x0, y_b), (x1, y_a)], viridis(t0 + 0.5 / steps as f64).filled()))?;
+            area.draw(&Rectangle::new(
+                [(x0, y_b), (x1, y_a)],
+                viridis(t0 + 0.5 / steps as f64).filled(),
+            ))?;
         }
         let (label, _) = style::metric_label(&self.metric);
         area.draw(&Text::new(
@@ -226,7 +279,10 @@ impl Heatmap {
                 lo + t * (hi - lo)
             };
             let y = bottom - ((bottom - top) as f64 * t) as i32;
-            area.draw(&PathElement::new(vec![(x1, y), (x1 + 5, y)], INK.stroke_width(1)))?;
+            area.draw(&PathElement::new(
+                vec![(x1, y), (x1 + 5, y)],
+                INK.stroke_width(1),
+            ))?;
             area.draw(&Text::new(
                 style::fmt_metric(&self.metric, v),
                 (x1 + 8, y),

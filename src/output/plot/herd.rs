@@ -4,8 +4,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, DrawResult, LegendItem, Swatch, FIRST_ATTEMPTS, INK};
-use crate::output::results::{fmt_ms, fmt_number, Capacity, FaultWindow, ResultFolder};
+use super::style::{self, DrawResult, FIRST_ATTEMPTS, INK, LegendItem, Swatch};
+use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_POINTS: usize = 600;
@@ -86,7 +86,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
 
     let mut guide = String::from(
         "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
-         stacked, one bar per output bucket (replication 0). ",
+         stacked, per output bucket (replication 0). ",
     );
     if !faults.is_empty() {
         guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
@@ -124,10 +124,17 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
 }
 
 impl Herd {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let mut legend = vec![
             LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
-            LegendItem::new(Swatch::Box(style::color(0).mix(0.85)), "retries (strategy colour)"),
+            LegendItem::new(
+                Swatch::Box(style::color(0).mix(0.85)),
+                "retries (strategy colour)",
+            ),
         ];
         if let Some(c) = &self.capacity {
             legend.push(LegendItem::new(Swatch::Dashed(INK), c.label.clone()));
@@ -143,13 +150,24 @@ impl Herd {
         }
         let body = style::frame(root, title, None, &legend)?;
 
-        let t_max = self
+        // The time axis ends shortly after the last attempt (or the last fault window): the
+        // quiet tail up to the horizon says nothing.
+        let last_active = self
+            .panels
+            .iter()
+            .flat_map(|p| p.points.iter().filter(|x| x.2 > 0.0).map(|x| x.0))
+            .fold(0.0, f64::max)
+            + self.bucket_ms.unwrap_or(0.0);
+        let last_point = self
             .panels
             .iter()
             .flat_map(|p| p.points.iter().map(|x| x.0))
             .fold(0.0, f64::max)
             + self.bucket_ms.unwrap_or(0.0);
-        let t_max = t_max.max(self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max).min(t_max * 1.5));
+        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
+        let t_max = (last_active.max(fault_end) * 1.1)
+            .min(last_point.max(fault_end))
+            .max(1.0);
         let unit = style::time_unit(t_max);
         let y_data = self
             .panels
@@ -200,8 +218,10 @@ impl Herd {
                     )))?;
                 }
             }
-            let total: Vec<(f64, f64)> = panel.points.iter().map(|p| (p.0 / unit.div, p.2)).collect();
-            let first: Vec<(f64, f64)> = panel.points.iter().map(|p| (p.0 / unit.div, p.1)).collect();
+            let total: Vec<(f64, f64)> =
+                panel.points.iter().map(|p| (p.0 / unit.div, p.2)).collect();
+            let first: Vec<(f64, f64)> =
+                panel.points.iter().map(|p| (p.0 / unit.div, p.1)).collect();
             chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
             chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))?;
             if cap > 0.0 {
@@ -224,7 +244,17 @@ mod tests {
     #[test]
     fn decimation_keeps_peaks() {
         let points: Vec<(f64, f64, f64)> = (0..2000)
-            .map(|i| (i as f64 * 10.0, 1.0, if i == 1234 { 500.0 } else { 1.0 + (i % 7) as f64 }))
+            .map(|i| {
+                (
+                    i as f64 * 10.0,
+                    1.0,
+                    if i == 1234 {
+                        500.0
+                    } else {
+                        1.0 + (i % 7) as f64
+                    },
+                )
+            })
             .collect();
         let d = decimate_peaks(&points, 600);
         assert!(d.len() <= 600);

@@ -5,8 +5,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{self, DrawResult, LegendItem, Swatch, INK};
-use crate::output::results::{fmt_number, sweep_value_number, ResultFolder};
+use super::style::{self, DrawResult, INK, LegendItem, Swatch};
+use crate::output::results::{ResultFolder, fmt_number, sweep_value_number};
 
 /// Mean and 95 % interval (the interval collapses to the mean when n = 1).
 #[derive(Debug, Clone, Copy)]
@@ -16,7 +16,12 @@ pub(crate) struct Estimate {
     pub hi: f64,
 }
 
-pub(crate) fn estimate(f: &ResultFolder, point: u32, strategy: &str, metric: &str) -> Option<Estimate> {
+pub(crate) fn estimate(
+    f: &ResultFolder,
+    point: u32,
+    strategy: &str,
+    metric: &str,
+) -> Option<Estimate> {
     let row = f.aggregate_of(point, strategy, metric)?;
     let mean = row.mean?;
     Some(Estimate {
@@ -37,22 +42,42 @@ pub(crate) struct Load {
 
 pub(crate) fn build_bars(f: &ResultFolder) -> Option<(String, String, Load)> {
     let metric = "amplification";
-    let strategies: Vec<(String, usize)> = f.strategies.iter().cloned().enumerate().map(|(i, s)| (s, i)).collect();
+    let strategies: Vec<(String, usize)> = f
+        .strategies
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, s)| (s, i))
+        .collect();
     let categories: Vec<String> = f
         .points
         .iter()
-        .map(|p| if f.sweep_keys.is_empty() { String::new() } else { p.values.join(" / ") })
+        .map(|p| {
+            if f.sweep_keys.is_empty() {
+                String::new()
+            } else {
+                p.values.join(" / ")
+            }
+        })
         .collect();
     let values: Vec<Vec<Option<Estimate>>> = f
         .points
         .iter()
-        .map(|p| strategies.iter().map(|(s, _)| estimate(f, p.index, s, metric)).collect())
+        .map(|p| {
+            strategies
+                .iter()
+                .map(|(s, _)| estimate(f, p.index, s, metric))
+                .collect()
+        })
         .collect();
     if values.iter().flatten().all(Option::is_none) {
         return None;
     }
     let title = if f.points.len() > 1 {
-        format!("Load amplification per strategy and point ({})", f.sweep_keys.join(" / "))
+        format!(
+            "Load amplification per strategy and point ({})",
+            f.sweep_keys.join(" / ")
+        )
     } else {
         "Load amplification: attempts per request, with 95 % intervals".to_string()
     };
@@ -71,7 +96,11 @@ pub(crate) fn build_bars(f: &ResultFolder) -> Option<(String, String, Load)> {
     {
         guide.push_str(&format!(
             "{}{} sends the fewest ({}×) and {} the most ({}×).",
-            if f.points.len() > 1 { "At the first point, " } else { "" },
+            if f.points.len() > 1 {
+                "At the first point, "
+            } else {
+                ""
+            },
             lo.0,
             fmt_number(lo.1),
             hi.0,
@@ -91,16 +120,29 @@ pub(crate) fn build_bars(f: &ResultFolder) -> Option<(String, String, Load)> {
 }
 
 impl Load {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let mut legend: Vec<LegendItem> = self
             .strategies
             .iter()
             .map(|(s, c)| LegendItem::new(Swatch::Box(style::color(*c).to_rgba()), s.clone()))
             .collect();
         legend.push(LegendItem::new(Swatch::Line(INK), "95 % interval"));
-        legend.push(LegendItem::new(Swatch::Dashed(style::MUTED), "1 = no retries"));
+        legend.push(LegendItem::new(
+            Swatch::Dashed(style::MUTED),
+            "1 = no retries",
+        ));
         let body = style::frame(root, title, None, &legend)?;
-        let y_hi = self.values.iter().flatten().flatten().map(|e| e.hi).fold(1.0, f64::max);
+        let y_hi = self
+            .values
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.hi)
+            .fold(1.0, f64::max);
         let y_max = style::from_zero(y_hi, 0.12);
         let n_cat = self.categories.len();
         let n_s = self.strategies.len().max(1);
@@ -141,10 +183,16 @@ impl Load {
                 let x0 = ci as f64 - group / 2.0 + si as f64 * w + w * 0.08;
                 let x1 = x0 + w * 0.84;
                 let xm = (x0 + x1) / 2.0;
-                chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, e.mean)], color.mix(0.9).filled())))?;
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x1, e.mean)],
+                    color.mix(0.9).filled(),
+                )))?;
                 if e.hi > e.lo {
                     let cap = w * 0.18;
-                    chart.draw_series(std::iter::once(PathElement::new(vec![(xm, e.lo), (xm, e.hi)], INK.stroke_width(2))))?;
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(xm, e.lo), (xm, e.hi)],
+                        INK.stroke_width(2),
+                    )))?;
                     for y in [e.lo, e.hi] {
                         chart.draw_series(std::iter::once(PathElement::new(
                             vec![(xm - cap, y), (xm + cap, y)],
@@ -177,9 +225,11 @@ pub(crate) fn category_label(cats: &[String], v: f64) -> String {
 /// One metric of a one-key sweep: a line and band per strategy against the swept key.
 pub(crate) struct SweepSeries {
     metric: String,
-    /// per strategy: (name, colour, [(x, estimate)])
-    lines: Vec<(String, usize, Vec<(f64, Estimate)>)>,
+    lines: Vec<Line>,
 }
+
+/// One strategy's line: (name, colour index, [(x, estimate)]).
+type Line = (String, usize, Vec<(f64, Estimate)>);
 
 /// One or more sweep panels sharing the x axis.
 pub(crate) struct SweepPanels {
@@ -212,8 +262,15 @@ pub(crate) const SWEEP_METRICS: [&str; 6] = [
 
 fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
     let key = f.sweep_keys.first()?.clone();
-    let numbers: Option<Vec<f64>> = f.points.iter().map(|p| sweep_value_number(&p.values[0])).collect();
-    let x_is_duration = f.points.iter().any(|p| p.values[0].chars().any(|c| c.is_ascii_alphabetic()));
+    let numbers: Option<Vec<f64>> = f
+        .points
+        .iter()
+        .map(|p| sweep_value_number(&p.values[0]))
+        .collect();
+    let x_is_duration = f
+        .points
+        .iter()
+        .any(|p| p.values[0].chars().any(|c| c.is_ascii_alphabetic()));
     let (xs, x_labels) = match numbers {
         Some(n) => (n, None),
         None => (
@@ -221,10 +278,16 @@ fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
             Some(f.points.iter().map(|p| p.values[0].clone()).collect()),
         ),
     };
-    let strategies: Vec<(String, usize)> = f.strategies.iter().cloned().enumerate().map(|(i, s)| (s, i)).collect();
+    let strategies: Vec<(String, usize)> = f
+        .strategies
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, s)| (s, i))
+        .collect();
     let mut panels = Vec::new();
     for metric in metrics {
-        let lines: Vec<(String, usize, Vec<(f64, Estimate)>)> = strategies
+        let lines: Vec<Line> = strategies
             .iter()
             .map(|(s, c)| {
                 let mut pts: Vec<(f64, Estimate)> = f
@@ -257,7 +320,11 @@ fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
 pub(crate) fn build_sweep_panels(f: &ResultFolder) -> Option<(String, String, SweepPanels)> {
     let metrics: Vec<&str> = PANEL_METRICS
         .iter()
-        .filter_map(|alts| alts.iter().copied().find(|m| f.aggregate.iter().any(|r| r.metric == *m)))
+        .filter_map(|alts| {
+            alts.iter()
+                .copied()
+                .find(|m| f.aggregate.iter().any(|r| r.metric == *m))
+        })
         .collect();
     let panels = sweep_panels(f, &metrics)?;
     let key = &panels.key;
@@ -277,7 +344,9 @@ pub(crate) fn build_sweep_metrics(f: &ResultFolder) -> Vec<(String, String, Stri
         if !f.aggregate.iter().any(|r| r.metric == metric) {
             continue;
         }
-        let Some(panels) = sweep_panels(f, &[metric]) else { continue };
+        let Some(panels) = sweep_panels(f, &[metric]) else {
+            continue;
+        };
         let (label, _) = style::metric_label(metric);
         let key = panels.key.clone();
         let title = format!("{} against {key}", capitalize(&label));
@@ -317,14 +386,25 @@ fn capitalize(s: &str) -> String {
 }
 
 impl SweepPanels {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let mut legend: Vec<LegendItem> = self
             .strategies
             .iter()
-            .filter(|(s, _)| self.panels.iter().any(|p| p.lines.iter().any(|l| &l.0 == s)))
+            .filter(|(s, _)| {
+                self.panels
+                    .iter()
+                    .any(|p| p.lines.iter().any(|l| &l.0 == s))
+            })
             .map(|(s, c)| LegendItem::new(Swatch::Line(style::color(*c)), s.clone()))
             .collect();
-        legend.push(LegendItem::new(Swatch::Box(INK.mix(0.15)), "95 % confidence band"));
+        legend.push(LegendItem::new(
+            Swatch::Box(INK.mix(0.15)),
+            "95 % confidence band",
+        ));
         let body = style::frame(root, title, None, &legend)?;
 
         let xs: Vec<f64> = self
@@ -391,9 +471,15 @@ impl SweepPanels {
                     .chain(pts.iter().rev().map(|(x, e)| (x / x_div, e.hi / y_div)))
                     .collect();
                 if pts.iter().any(|(_, e)| e.hi > e.lo) {
-                    chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.16).filled())))?;
+                    chart.draw_series(std::iter::once(Polygon::new(
+                        band,
+                        color.mix(0.16).filled(),
+                    )))?;
                 }
-                let line: Vec<(f64, f64)> = pts.iter().map(|(x, e)| (x / x_div, e.mean / y_div)).collect();
+                let line: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|(x, e)| (x / x_div, e.mean / y_div))
+                    .collect();
                 chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(3)))?;
                 if line.len() <= 40 {
                     chart.draw_series(line.iter().map(|p| Circle::new(*p, 4, color.filled())))?;

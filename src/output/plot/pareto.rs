@@ -5,8 +5,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{self, DrawResult, LegendItem, Swatch, INK, MUTED};
-use crate::output::results::{fmt_ms, fmt_number, ResultFolder};
+use super::style::{self, DrawResult, INK, LegendItem, MUTED, Swatch};
+use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 
 pub(crate) struct Dot {
     strategy: String,
@@ -50,7 +50,8 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
             dots.push(Dot {
                 strategy: r.strategy.clone(),
                 color: color_of(&r.strategy),
-                label: label_of(r.point).map_or_else(|| r.strategy.clone(), |l| format!("{} @ {l}", r.strategy)),
+                label: label_of(r.point)
+                    .map_or_else(|| r.strategy.clone(), |l| format!("{} @ {l}", r.strategy)),
                 amplification: r.amplification,
                 p99_ms: r.latency_p99_ms,
                 on_front: r.on_front,
@@ -60,13 +61,18 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
     } else {
         for p in &f.points {
             for s in &f.strategies {
-                let a = f.aggregate_of(p.index, s, "amplification").and_then(|r| r.mean);
-                let l = f.aggregate_of(p.index, s, "latency_p99_ms").and_then(|r| r.mean);
+                let a = f
+                    .aggregate_of(p.index, s, "amplification")
+                    .and_then(|r| r.mean);
+                let l = f
+                    .aggregate_of(p.index, s, "latency_p99_ms")
+                    .and_then(|r| r.mean);
                 if let (Some(a), Some(l)) = (a, l) {
                     dots.push(Dot {
                         strategy: s.clone(),
                         color: color_of(s),
-                        label: label_of(p.index).map_or_else(|| s.clone(), |lab| format!("{s} @ {lab}")),
+                        label: label_of(p.index)
+                            .map_or_else(|| s.clone(), |lab| format!("{s} @ {lab}")),
                         amplification: a,
                         p99_ms: l,
                         on_front: false,
@@ -123,13 +129,20 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
 }
 
 impl Pareto {
-    pub(crate) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
         let mut legend: Vec<LegendItem> = self
             .strategies
             .iter()
             .map(|(s, c)| LegendItem::new(Swatch::Dot(style::color(*c)), s.clone()))
             .collect();
-        legend.push(LegendItem::new(Swatch::Dashed(INK), "Pareto front (outlined dots)"));
+        legend.push(LegendItem::new(
+            Swatch::Dashed(INK),
+            "Pareto front (outlined dots)",
+        ));
         if self.any_recommended {
             legend.push(LegendItem::new(Swatch::Ring(INK), "recommended"));
         }
@@ -137,11 +150,15 @@ impl Pareto {
         let (a_lo, a_hi) = self
             .dots
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| (lo.min(d.amplification), hi.max(d.amplification)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+                (lo.min(d.amplification), hi.max(d.amplification))
+            });
         let (l_lo, l_hi) = self
             .dots
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| (lo.min(d.p99_ms), hi.max(d.p99_ms)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+                (lo.min(d.p99_ms), hi.max(d.p99_ms))
+            });
         let unit = style::time_unit(l_hi);
         let (x0, x1) = style::padded(a_lo, a_hi, 0.08);
         let (y0, y1) = style::padded(l_lo / unit.div, l_hi / unit.div, 0.10);
@@ -179,11 +196,20 @@ impl Pareto {
                 }
                 steps.push(*p);
             }
-            chart.draw_series(DashedLineSeries::new(steps, 8, 5, INK.mix(0.8).stroke_width(2)))?;
+            chart.draw_series(DashedLineSeries::new(
+                steps,
+                8,
+                5,
+                INK.mix(0.8).stroke_width(2),
+            ))?;
         }
         for d in self.dots.iter().filter(|d| !d.on_front) {
             let p = (d.amplification, d.p99_ms / unit.div);
-            chart.draw_series(std::iter::once(Circle::new(p, 5, style::color(d.color).mix(0.55).filled())))?;
+            chart.draw_series(std::iter::once(Circle::new(
+                p,
+                5,
+                style::color(d.color).mix(0.55).filled(),
+            )))?;
         }
         let label_front = front.len() <= 12;
         for d in self.dots.iter().filter(|d| d.on_front) {

@@ -5,8 +5,8 @@ use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontStyle;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::output::results::fmt_number;
 
@@ -28,7 +28,12 @@ static REGISTER: Once = Once::new();
 /// same on every machine, with no system font and no fontconfig.
 pub(crate) fn ensure_fonts() {
     REGISTER.call_once(|| {
-        for style in [FontStyle::Normal, FontStyle::Bold, FontStyle::Italic, FontStyle::Oblique] {
+        for style in [
+            FontStyle::Normal,
+            FontStyle::Bold,
+            FontStyle::Italic,
+            FontStyle::Oblique,
+        ] {
             // The bytes are a valid TrueType file checked by the tests; a failure here would
             // only leave text undrawn, never panic.
             let _ = plotters::style::register_font(FONT, style, FONT_BYTES);
@@ -126,7 +131,11 @@ pub(crate) fn frame<DB: DrawingBackend>(
     let (width, _) = root.dim_in_pixel();
     let mut y = 12i32;
     let title_style = text(TITLE_SIZE, &INK).pos(Pos::new(HPos::Center, VPos::Top));
-    root.draw(&Text::new(title.to_string(), (width as i32 / 2, y), title_style))?;
+    root.draw(&Text::new(
+        title.to_string(),
+        (width as i32 / 2, y),
+        title_style,
+    ))?;
     y += TITLE_SIZE as i32 + 8;
     if let Some(sub) = subtitle {
         let style = text(16.0, &MUTED).pos(Pos::new(HPos::Center, VPos::Top));
@@ -161,13 +170,18 @@ pub(crate) fn frame<DB: DrawingBackend>(
         }
         y += 4;
         for row in rows {
-            let total: i32 = row.iter().map(|&i| widths[i]).sum::<i32>() + gap * (row.len() as i32 - 1);
+            let total: i32 =
+                row.iter().map(|&i| widths[i]).sum::<i32>() + gap * (row.len() as i32 - 1);
             let mut x = (width as i32 - total) / 2;
             let cy = y + 9;
             for i in row {
                 draw_swatch(root, legend[i].swatch, x, cy)?;
                 let label_style = style.pos(Pos::new(HPos::Left, VPos::Center));
-                root.draw(&Text::new(legend[i].label.clone(), (x + swatch_w + 6, cy), label_style))?;
+                root.draw(&Text::new(
+                    legend[i].label.clone(),
+                    (x + swatch_w + 6, cy),
+                    label_style,
+                ))?;
                 x += widths[i] + gap;
             }
             y += 24;
@@ -177,18 +191,32 @@ pub(crate) fn frame<DB: DrawingBackend>(
     Ok(root.split_vertically(y).1)
 }
 
-fn draw_swatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, swatch: Swatch, x: i32, cy: i32) -> DrawResult {
+fn draw_swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    swatch: Swatch,
+    x: i32,
+    cy: i32,
+) -> DrawResult {
     match swatch {
         Swatch::Box(c) => {
-            area.draw(&Rectangle::new([(x + 4, cy - 8), (x + 22, cy + 8)], c.filled()))?;
+            area.draw(&Rectangle::new(
+                [(x + 4, cy - 8), (x + 22, cy + 8)],
+                c.filled(),
+            ))?;
         }
         Swatch::Line(c) => {
-            area.draw(&PathElement::new(vec![(x, cy), (x + 26, cy)], c.stroke_width(3)))?;
+            area.draw(&PathElement::new(
+                vec![(x, cy), (x + 26, cy)],
+                c.stroke_width(3),
+            ))?;
         }
         Swatch::Dashed(c) => {
             for k in 0..3 {
                 let x0 = x + k * 10;
-                area.draw(&PathElement::new(vec![(x0, cy), (x0 + 6, cy)], c.stroke_width(2)))?;
+                area.draw(&PathElement::new(
+                    vec![(x0, cy), (x0 + 6, cy)],
+                    c.stroke_width(2),
+                ))?;
             }
         }
         Swatch::Dot(c) => {
@@ -239,9 +267,15 @@ pub(crate) struct TimeUnit {
 /// Seconds when the range reaches 2 s, else milliseconds.
 pub(crate) fn time_unit(max_ms: f64) -> TimeUnit {
     if max_ms >= 2000.0 {
-        TimeUnit { div: 1000.0, name: "s" }
+        TimeUnit {
+            div: 1000.0,
+            name: "s",
+        }
     } else {
-        TimeUnit { div: 1.0, name: "ms" }
+        TimeUnit {
+            div: 1.0,
+            name: "ms",
+        }
     }
 }
 
@@ -275,8 +309,12 @@ pub(crate) fn metric_label(metric: &str) -> (String, Unit) {
     };
     match known {
         Some((l, u)) => (l.to_string(), u),
-        None if metric.ends_with("_ms") => (metric.trim_end_matches("_ms").replace('_', " "), Unit::Time),
-        None if metric.ends_with("_share") || metric.ends_with("_rate") => (metric.replace('_', " "), Unit::Percent),
+        None if metric.ends_with("_ms") => {
+            (metric.trim_end_matches("_ms").replace('_', " "), Unit::Time)
+        }
+        None if metric.ends_with("_share") || metric.ends_with("_rate") => {
+            (metric.replace('_', " "), Unit::Percent)
+        }
         None => (metric.replace('_', " "), Unit::Plain),
     }
 }
@@ -329,5 +367,9 @@ pub(crate) fn padded(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
 
 /// `[0, hi × (1 + pad)]`, never empty.
 pub(crate) fn from_zero(hi: f64, pad: f64) -> f64 {
-    if hi.is_finite() && hi > 0.0 { hi * (1.0 + pad) } else { 1.0 }
+    if hi.is_finite() && hi > 0.0 {
+        hi * (1.0 + pad)
+    } else {
+        1.0
+    }
 }
