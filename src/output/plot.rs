@@ -130,8 +130,9 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8
         let mut encoder = png::Encoder::new(&mut out, width, height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Fast);
-        encoder.set_filter(png::FilterType::Up);
+        encoder.set_compression(png::Compression::Default);
+        encoder.set_filter(png::FilterType::Paeth);
+        encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
         let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
         writer.write_image_data(rgb).map_err(|e| e.to_string())?;
         writer.finish().map_err(|e| e.to_string())?;

@@ -1190,3 +1190,52 @@ fn draw_all_timing() {
         report_start.elapsed().as_secs_f64()
     );
 }
+
+#[test]
+fn sparse_folder_draws_what_it_can() {
+    let f = folder("sparse");
+    write_folder(&f.path, &herd_spec());
+    // Header-only latency and attempts files, no scenario.toml, one strategy without a time
+    // series, and values that are not finite: no panic, the other charts still come.
+    for name in ["latency.csv", "attempts.csv"] {
+        let p = f.path.join(name);
+        let header = std::fs::read_to_string(&p)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        std::fs::write(&p, header + "\n").unwrap();
+    }
+    std::fs::remove_file(f.path.join("scenario.toml")).unwrap();
+    let ts = f.path.join("timeseries.csv");
+    let kept: Vec<String> = std::fs::read_to_string(&ts)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains(",equal,"))
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&ts, kept.join("\n")).unwrap();
+    let agg = f.path.join("aggregate.csv");
+    let text = std::fs::read_to_string(&agg).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains(",full,latency_p99_ms,"))
+        .unwrap();
+    lines[i] = "0,full,latency_p99_ms,inf,,,,3".to_string();
+    std::fs::write(&agg, lines.join("\n")).unwrap();
+
+    let names = stems(&plot::draw_all(&f.path).unwrap());
+    assert!(names.contains(&"herd.png".to_string()), "{names:?}");
+    assert!(names.contains(&"load.png".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("latency") || n.starts_with("attempts")),
+        "{names:?}"
+    );
+    let herd = std::fs::read_to_string(f.path.join("herd.svg")).unwrap();
+    assert!(!svg_texts(&herd).iter().any(|t| t == "equal"));
+    report::write_report(&f.path).unwrap();
+}
