@@ -42,6 +42,23 @@ pub(crate) fn decimate_peaks(points: &[(f64, f64, f64)], max: usize) -> Vec<(f64
         .collect()
 }
 
+/// A step outline for an area: each count holds from its bucket's start to the next kept
+/// bucket (the last one for one bucket), so counts are not interpolated into slopes.
+fn steps(
+    points: &[(f64, f64, f64)],
+    bucket_ms: f64,
+    div: f64,
+    value: impl Fn(&(f64, f64, f64)) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, p) in points.iter().enumerate() {
+        let end = points.get(i + 1).map_or(p.0 + bucket_ms, |next| next.0);
+        out.push((p.0 / div, value(p)));
+        out.push((end / div, value(p)));
+    }
+    out
+}
+
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
     let point = f.first_point();
     let mut panels = Vec::new();
@@ -82,7 +99,15 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
     }
     let scenario = f.scenario.as_ref();
     let capacity = scenario.and_then(|s| s.capacity.clone());
-    let faults = scenario.map(|s| s.faults.clone()).unwrap_or_default();
+    let faults: Vec<FaultWindow> = scenario
+        .map(|s| {
+            s.faults
+                .iter()
+                .filter(|w| w.end_ms > w.start_ms)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
 
     let mut guide = String::from(
         "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
@@ -218,10 +243,9 @@ impl Herd {
                     )))?;
                 }
             }
-            let total: Vec<(f64, f64)> =
-                panel.points.iter().map(|p| (p.0 / unit.div, p.2)).collect();
-            let first: Vec<(f64, f64)> =
-                panel.points.iter().map(|p| (p.0 / unit.div, p.1)).collect();
+            let bucket = self.bucket_ms.unwrap_or(0.0);
+            let total = steps(&panel.points, bucket, unit.div, |p| p.2);
+            let first = steps(&panel.points, bucket, unit.div, |p| p.1);
             chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
             chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))?;
             if cap > 0.0 {
