@@ -35,6 +35,14 @@ enum Command {
     Delays(DelaysArgs),
     /// Combine shard folders into one result, identical to an unsharded run.
     Merge(MergeArgs),
+    /// Redraw the charts and report.html from a result folder's CSVs.
+    Plot(PlotArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PlotArgs {
+    /// A result folder (as written by `jitterlab run`).
+    dir: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -129,6 +137,9 @@ struct DelaysArgs {
     /// Master seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also draw the distributions to this file (.png or .svg): one panel per jitter kind.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -154,6 +165,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::List(args) => list(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
+        Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
     }
 }
 
@@ -209,10 +221,28 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
         }
         return Ok(());
     }
-    let _ = no_plots;
     print!("{}", report.table);
+    if !no_plots {
+        plot(&report.dir, quiet)?;
+    }
     if !quiet {
         eprintln!("results in {}", report.dir.display());
+    }
+    Ok(())
+}
+
+/// Draws every chart and the report of a result folder.
+fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
+    let started = std::time::Instant::now();
+    let charts = jitterlab::output::plot::draw_all(dir)?;
+    let report = jitterlab::output::report::write_report(dir)?;
+    if !quiet {
+        eprintln!(
+            "drew {} chart files and {} in {:.2} s",
+            charts.len(),
+            report.display(),
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }
@@ -295,6 +325,18 @@ fn delays(args: DelaysArgs) -> Result<()> {
         seed: args.seed,
     };
     request.policies().map_err(as_flag)?;
+    if let Some(path) = &args.plot {
+        let mut samples = Vec::with_capacity(
+            (request.samples as usize)
+                .saturating_mul(request.retries as usize)
+                .min(1 << 24),
+        );
+        request.for_each(|s| {
+            samples.push((s.jitter, s.retry, s.delay_ns as f64 / 1e6));
+            Ok(())
+        })?;
+        jitterlab::output::plot::draw_delays(&samples, path)?;
+    }
     let stdout = std::io::stdout().lock();
     match request.write_csv(stdout) {
         // A closed pipe (`| head`) is not an error worth reporting.

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::output::{atomic_write, csv};
+use crate::output::{csv, write_atomic};
 use crate::scenario::{ScenarioDoc, describe};
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
 use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};
@@ -127,7 +127,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         .copied()
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
-    atomic_write(&dir.join("scenario.toml"), resolved.as_bytes())?;
+    write_atomic(&dir.join("scenario.toml"), resolved.as_bytes())?;
     let writer = Mutex::new(JournalWriter::open(&dir, &header, !options.resume)?);
 
     INTERRUPTED.store(false, Ordering::Relaxed);
@@ -193,7 +193,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
     };
     let meta_path = dir.join("meta.json");
     let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
-    atomic_write(&meta_path, text.as_bytes())?;
+    write_atomic(&meta_path, text.as_bytes())?;
     files.push(meta_path);
     Ok(RunReport {
         dir,
@@ -246,7 +246,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
-    atomic_write(&out.join("scenario.toml"), resolved.as_bytes())?;
+    write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
     journal::finalize(out, &header, &records)?;
     let mut files = vec![out.join("scenario.toml"), out.join(journal::JOURNAL)];
     files.extend(csv::write_all(out, &plan, &records)?);
@@ -269,7 +269,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     };
     let meta_path = out.join("meta.json");
     let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
-    atomic_write(&meta_path, text.as_bytes())?;
+    write_atomic(&meta_path, text.as_bytes())?;
     files.push(meta_path);
     Ok(RunReport {
         dir: out.into(),

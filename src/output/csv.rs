@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use super::atomic_write;
+use super::write_atomic;
 use crate::error::{Error, Result};
 use crate::scenario::format_value;
 use crate::sim::metrics::new_latency_histogram;
@@ -147,7 +147,7 @@ impl Table {
             .out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
-        atomic_write(&path, &bytes)?;
+        write_atomic(&path, &bytes)?;
         Ok(path)
     }
 }

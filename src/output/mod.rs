@@ -1,34 +1,21 @@
-//! Output: the result folder's CSV files, charts and report (DESIGN §6).
+//! Everything that leaves a run as files: the result folder's CSVs (DESIGN §6), the charts
+//! drawn from them and the HTML report.
 //!
 //! Every file is written whole to a temporary name in the same folder and renamed into place
-//! ([`atomic_write`]), so a crash never leaves half a file.
+//! ([`write_atomic`]), so a crash never leaves half a file. Charts and the report read a result
+//! folder only through its files ([`results`]), so they can be redrawn at any time
+//! (`jitterlab plot DIR`) from the CSVs alone.
+//!
+//! - [`csv`]: writes the tidy CSV files from a run's finished units.
+//! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
+//! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
+//! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
+//!   chart inline.
 
+mod atomic;
 pub mod csv;
+pub mod plot;
+pub mod report;
+pub mod results;
 
-use std::io::Write;
-use std::path::Path;
-
-use crate::error::{Error, Result};
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, then a rename.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("output");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_data()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
-}
+pub use atomic::write_atomic;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Unit;
 use crate::error::{Error, Result};
-use crate::output::atomic_write;
+use crate::output::write_atomic;
 use crate::rng::mix_key;
 use crate::sim::metrics::new_latency_histogram;
 use crate::sim::{Counts, RunResult, TimeSeries};
@@ -272,5 +272,5 @@ pub fn finalize(dir: &Path, header: &Header, records: &[UnitRecord]) -> Result<(
         text.push_str(&serde_json::to_string(r).map_err(|e| Error::io(&path, e.into()))?);
         text.push('\n');
     }
-    atomic_write(&path, text.as_bytes())
+    write_atomic(&path, text.as_bytes())
 }

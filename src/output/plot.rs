@@ -1,0 +1,252 @@
+//! Charts drawn from a result folder's CSVs with plotters, each as PNG (1200×700) and SVG.
+//!
+//! | file | drawn when | from |
+//! |------|------------|------|
+//! | `herd` | always | `timeseries.csv` (point 0 of a sweep) and `scenario.toml` |
+//! | `load` | always | `aggregate.csv` (bars per strategy, or panels against the swept key) |
+//! | `sweep_<metric>` | one-key sweep | `aggregate.csv` |
+//! | `latency` | always | `latency.csv` (point 0) |
+//! | `attempts` | always | `attempts.csv` (point 0) |
+//! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
+//! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
+//!
+//! Every strategy keeps one colour (Okabe–Ito, colour-blind safe) in every chart, in the order
+//! of its first appearance in `summary.csv`. Text is drawn with an embedded DejaVu Sans, so
+//! charts look the same on a machine without fonts. Files are written atomically.
+//!
+//! [`draw_delays`] draws the picture of `jitterlab delays --plot`: the sleep before each retry
+//! for each jitter kind.
+
+mod delays;
+mod dist;
+mod heatmap;
+mod herd;
+mod load;
+mod pareto;
+mod style;
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::backoff::Jitter;
+use crate::error::{Error, Result};
+use crate::output::results::ResultFolder;
+use crate::output::write_atomic;
+use style::{DrawErr, DrawResult};
+
+/// Width of every chart, px.
+pub const WIDTH: u32 = 1200;
+/// Height of every chart, px.
+pub const HEIGHT: u32 = 700;
+
+/// One chart planned from a result folder: its file stem, title, reading guide and data.
+pub(crate) struct Chart {
+    /// File stem: `herd`, `load`, `heatmap_latency_p99_ms`, ...
+    pub stem: String,
+    /// The title drawn on the chart.
+    pub title: String,
+    /// Two to four sentences that tell a reader what to look at (for the report).
+    pub guide: String,
+    kind: Kind,
+}
+
+enum Kind {
+    Herd(herd::Herd),
+    Load(load::Load),
+    Sweep(load::SweepPanels),
+    Latency(dist::Latency),
+    Attempts(dist::Attempts),
+    Heatmap(heatmap::Heatmap),
+    Pareto(pareto::Pareto),
+}
+
+impl Chart {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        match &self.kind {
+            Kind::Herd(c) => c.draw(root, &self.title),
+            Kind::Load(c) => c.draw(root, &self.title),
+            Kind::Sweep(c) => c.draw(root, &self.title),
+            Kind::Latency(c) => c.draw(root, &self.title),
+            Kind::Attempts(c) => c.draw(root, &self.title),
+            Kind::Heatmap(c) => c.draw(root, &self.title),
+            Kind::Pareto(c) => c.draw(root, &self.title),
+        }
+    }
+
+    /// The chart as an SVG document.
+    pub(crate) fn svg(&self, path: &Path) -> Result<String> {
+        render_svg(path, |root| self.draw(root))
+    }
+
+    /// The chart as PNG bytes.
+    pub(crate) fn png(&self, path: &Path) -> Result<Vec<u8>> {
+        render_png(path, |root| self.draw(root))
+    }
+}
+
+fn plot_error(path: &Path, e: DrawErr) -> Error {
+    Error::Plot {
+        path: path.to_path_buf(),
+        message: e.0,
+    }
+}
+
+fn render_svg(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
+) -> Result<String> {
+    style::ensure_fonts();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root).map_err(|e| plot_error(path, e))?;
+        root.present().map_err(|e| plot_error(path, e.into()))?;
+    }
+    Ok(out)
+}
+
+fn render_png(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult,
+) -> Result<Vec<u8>> {
+    style::ensure_fonts();
+    let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root).map_err(|e| plot_error(path, e))?;
+        root.present().map_err(|e| plot_error(path, e.into()))?;
+    }
+    encode_png(&rgb, WIDTH, HEIGHT).map_err(|message| Error::Plot {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(rgb.len() / 8);
+    {
+        let mut encoder = png::Encoder::new(&mut out, width, height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Default);
+        encoder.set_filter(png::FilterType::Paeth);
+        encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+        let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+        writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+        writer.finish().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+/// Plans every chart that the folder's data allow, in the order of the report.
+pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let mut push = |stem: String, title: String, guide: String, kind: Kind| {
+        charts.push(Chart {
+            stem,
+            title,
+            guide,
+            kind,
+        })
+    };
+    if let Some((title, guide, c)) = herd::build(folder) {
+        push("herd".into(), title, guide, Kind::Herd(c));
+    }
+    if folder.sweep_keys.len() == 1 {
+        if let Some((title, guide, c)) = load::build_sweep_panels(folder) {
+            push("load".into(), title, guide, Kind::Sweep(c));
+        }
+    } else if let Some((title, guide, c)) = load::build_bars(folder) {
+        push("load".into(), title, guide, Kind::Load(c));
+    }
+    if let Some((title, guide, c)) = dist::build_latency(folder) {
+        push("latency".into(), title, guide, Kind::Latency(c));
+    }
+    if let Some((title, guide, c)) = dist::build_attempts(folder) {
+        push("attempts".into(), title, guide, Kind::Attempts(c));
+    }
+    if folder.sweep_keys.len() == 1 {
+        for (metric, title, guide, c) in load::build_sweep_metrics(folder) {
+            push(format!("sweep_{metric}"), title, guide, Kind::Sweep(c));
+        }
+    }
+    if folder.sweep_keys.len() == 2 {
+        for (metric, title, guide, c) in heatmap::build(folder) {
+            push(format!("heatmap_{metric}"), title, guide, Kind::Heatmap(c));
+        }
+    }
+    if let Some((title, guide, c)) = pareto::build(folder) {
+        push("pareto".into(), title, guide, Kind::Pareto(c));
+    }
+    charts
+}
+
+/// Draws every chart that the folder's CSVs allow, PNG and SVG each, into `dir`, and returns
+/// the files written (PNG then SVG per chart, in the order of the report).
+///
+/// The folder must hold the CSVs of DESIGN §6 ([`crate::output::results::REQUIRED`]); a
+/// missing or malformed file is an [`Error::ResultFolder`] naming it. Heatmaps appear only for
+/// a two-key sweep and `sweep_<metric>` charts only for a one-key sweep.
+pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
+    let folder = ResultFolder::read(dir)?;
+    let charts = plan(&folder);
+    type Files = [(PathBuf, Vec<u8>); 2];
+    let rendered: Vec<Result<Files>> = {
+        use rayon::prelude::*;
+        charts
+            .par_iter()
+            .map(|chart| {
+                let png_path = dir.join(format!("{}.png", chart.stem));
+                let svg_path = dir.join(format!("{}.svg", chart.stem));
+                let png = chart.png(&png_path)?;
+                let svg = chart.svg(&svg_path)?;
+                Ok([(png_path, png), (svg_path, svg.into_bytes())])
+            })
+            .collect()
+    };
+    let mut written = Vec::with_capacity(charts.len() * 2);
+    for files in rendered {
+        for (path, bytes) in files? {
+            write_atomic(&path, &bytes)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// Draws the distribution of sleeps per retry number for each jitter kind (one panel per kind,
+/// shared axes): the samples as a strip, their 25–75 % box, 5–95 % whiskers and median. The
+/// format follows the extension of `path` (`.png` or `.svg`); the file is written atomically.
+///
+/// `samples` holds `(jitter, retry, delay_ms)` with retry 1 the sleep before the second
+/// attempt, as printed by `jitterlab delays`.
+pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let chart = delays::Delays::new(samples).map_err(|message| Error::Plot {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let bytes = match ext.as_deref() {
+        Some("png") => render_png(path, |root| chart.draw(root))?,
+        Some("svg") => render_svg(path, |root| chart.draw(root))?.into_bytes(),
+        _ => {
+            return Err(Error::Usage {
+                arg: path.display().to_string(),
+                message: "the plot file must end in .png or .svg".to_string(),
+            });
+        }
+    };
+    write_atomic(path, &bytes)
+}
+
+/// The colour of the strategy at `index` (first-appearance order) as CSS `#rrggbb`, the same
+/// as in the charts.
+pub(crate) fn strategy_css_color(index: usize) -> String {
+    let c = style::color(index);
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}

@@ -1,0 +1,301 @@
+//! Heatmaps for a two-key sweep: one panel per strategy, the first key across, the second key
+//! up, each cell coloured by a metric's mean on one shared (viridis) scale, with the value
+//! printed in the cell.
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::{self, DrawResult, INK};
+use crate::output::results::ResultFolder;
+
+/// The metrics drawn as heatmaps, when present.
+pub(crate) const HEATMAP_METRICS: [&str; 2] = ["latency_p99_ms", "amplification"];
+
+pub(crate) struct Heatmap {
+    metric: String,
+    keys: [String; 2],
+    x_values: Vec<String>,
+    y_values: Vec<String>,
+    panels: Vec<Panel>,
+}
+
+/// One strategy: (name, colour index, cells[x][y]).
+type Panel = (String, usize, Vec<Vec<Option<f64>>>);
+
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> {
+    if f.sweep_keys.len() != 2 {
+        return Vec::new();
+    }
+    let x_values = distinct(f.points.iter().map(|p| p.values[0].clone()));
+    let y_values = distinct(f.points.iter().map(|p| p.values[1].clone()));
+    let keys = [f.sweep_keys[0].clone(), f.sweep_keys[1].clone()];
+    let mut out = Vec::new();
+    for metric in HEATMAP_METRICS {
+        let mut panels = Vec::new();
+        for (i, s) in f.strategies.iter().enumerate() {
+            let mut cells = vec![vec![None; y_values.len()]; x_values.len()];
+            for p in &f.points {
+                let xi = x_values
+                    .iter()
+                    .position(|v| *v == p.values[0])
+                    .expect("x value listed");
+                let yi = y_values
+                    .iter()
+                    .position(|v| *v == p.values[1])
+                    .expect("y value listed");
+                cells[xi][yi] = f.aggregate_of(p.index, s, metric).and_then(|r| r.mean);
+            }
+            if cells.iter().flatten().any(Option::is_some) {
+                panels.push((s.clone(), i, cells));
+            }
+        }
+        if panels.is_empty() {
+            continue;
+        }
+        let (label, _) = style::metric_label(metric);
+        let title = format!(
+            "{} by {} and {}, per strategy",
+            capital(&label),
+            keys[0],
+            keys[1]
+        );
+        let guide = format!(
+            "Each panel is one strategy; {} runs across and {} up, and each cell shows the mean {label} at that point, \
+             on one colour scale shared by all panels (dark = low, yellow = high); \
+             a grey cell has no value (for latency: no request succeeded there). \
+             Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting \
+             beyond which {label} takes off.",
+            keys[0], keys[1]
+        );
+        out.push((
+            metric.to_string(),
+            title,
+            guide,
+            Heatmap {
+                metric: metric.to_string(),
+                keys: keys.clone(),
+                x_values: x_values.clone(),
+                y_values: y_values.clone(),
+                panels,
+            },
+        ));
+    }
+    out
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// Viridis at `t` in 0..1 (interpolated between 9 anchors): perceptually uniform and
+/// colour-blind safe.
+pub(crate) fn viridis(t: f64) -> RGBColor {
+    const ANCHORS: [(u8, u8, u8); 9] = [
+        (68, 1, 84),
+        (71, 45, 123),
+        (59, 82, 139),
+        (44, 114, 142),
+        (33, 145, 140),
+        (39, 173, 129),
+        (92, 200, 99),
+        (170, 220, 50),
+        (253, 231, 37),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let x = t * (ANCHORS.len() - 1) as f64;
+    let i = (x.floor() as usize).min(ANCHORS.len() - 2);
+    let u = x - i as f64;
+    let (a, b) = (ANCHORS[i], ANCHORS[i + 1]);
+    let mix = |p: u8, q: u8| (p as f64 + (q as f64 - p as f64) * u).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+impl Heatmap {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
+        let body = style::frame(root, title, None, &[])?;
+        let values: Vec<f64> = self
+            .panels
+            .iter()
+            .flat_map(|p| p.2.iter().flatten().flatten().copied())
+            .collect();
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let log = lo > 0.0 && hi / lo > 20.0;
+        let scale = |v: f64| -> f64 {
+            if hi <= lo {
+                0.5
+            } else if log {
+                (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+            } else {
+                (v - lo) / (hi - lo)
+            }
+        };
+        let (w, _) = body.dim_in_pixel();
+        let (plots, bar) = body.split_horizontally(w as i32 - 120);
+        let (rows, cols) = style::grid_wide(self.panels.len());
+        let areas = plots.margin(0, 10, 10, 10).split_evenly((rows, cols));
+        let nx = self.x_values.len() as i32;
+        let ny = self.y_values.len() as i32;
+        let cell_text =
+            (if self.panels.len() > 4 { 13.0 } else { 15.0 }) - (nx.max(ny) as f64 / 4.0).min(3.0);
+        for (k, ((name, c, cells), area)) in self.panels.iter().zip(areas.iter()).enumerate() {
+            let bottom = k / cols == rows - 1 || k + cols >= self.panels.len();
+            let left = k % cols == 0;
+            let xv = self.x_values.clone();
+            let yv = self.y_values.clone();
+            let mut chart = ChartBuilder::on(area)
+                .caption(name, style::text(18.0, &style::color(*c)))
+                .margin(6)
+                .x_label_area_size(if bottom { 46 } else { 26 })
+                .y_label_area_size(if left { 84 } else { 60 })
+                // i32 ranges are inclusive once segmented: 0..n-1 gives exactly n cells.
+                .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
+            let seg = |v: &SegmentValue<i32>, labels: &[String]| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                    labels.get(*i as usize).cloned().unwrap_or_default()
+                }
+                SegmentValue::Last => String::new(),
+            };
+            let x_fmt = |v: &SegmentValue<i32>| seg(v, &xv);
+            let y_fmt = |v: &SegmentValue<i32>| seg(v, &yv);
+            let mut mesh = chart.configure_mesh();
+            mesh.disable_mesh()
+                .axis_style(INK.mix(0.6))
+                .label_style(style::text(style::TICK_SIZE, &INK))
+                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+                .x_label_formatter(&x_fmt)
+                .y_label_formatter(&y_fmt);
+            if bottom {
+                mesh.x_desc(self.keys[0].clone());
+            }
+            if left {
+                mesh.y_desc(self.keys[1].clone());
+            }
+            mesh.draw()?;
+            for (xi, column) in cells.iter().enumerate() {
+                for (yi, cell) in column.iter().enumerate() {
+                    let (xi, yi) = (xi as i32, yi as i32);
+                    let corners = || {
+                        [
+                            (SegmentValue::Exact(xi), SegmentValue::Exact(yi)),
+                            (SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)),
+                        ]
+                    };
+                    match cell {
+                        Some(v) => {
+                            let t = scale(*v);
+                            let fill = viridis(t);
+                            chart.draw_series(std::iter::once(Rectangle::new(
+                                corners(),
+                                fill.filled(),
+                            )))?;
+                            let ink = if t > 0.6 { BLACK } else { WHITE };
+                            chart.draw_series(std::iter::once(Text::new(
+                                style::fmt_metric(&self.metric, *v),
+                                (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
+                                style::text(cell_text, &ink)
+                                    .pos(Pos::new(HPos::Center, VPos::Center)),
+                            )))?;
+                        }
+                        None => {
+                            chart.draw_series(std::iter::once(Rectangle::new(
+                                corners(),
+                                INK.mix(0.08).filled(),
+                            )))?;
+                            chart.draw_series(std::iter::once(Text::new(
+                                "no data",
+                                (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
+                                style::text(cell_text, &style::MUTED)
+                                    .pos(Pos::new(HPos::Center, VPos::Center)),
+                            )))?;
+                        }
+                    }
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        corners(),
+                        WHITE.stroke_width(2),
+                    )))?;
+                }
+            }
+        }
+        self.draw_colour_bar(&bar, lo, hi, log)
+    }
+
+    fn draw_colour_bar<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        lo: f64,
+        hi: f64,
+        log: bool,
+    ) -> DrawResult {
+        let (_, h) = area.dim_in_pixel();
+        let (top, bottom) = (50i32, h as i32 - 70);
+        let (x0, x1) = (14i32, 38i32);
+        let steps = 64;
+        for s in 0..steps {
+            let t0 = s as f64 / steps as f64;
+            let y_a = bottom - ((bottom - top) as f64 * t0) as i32;
+            let y_b = bottom - ((bottom - top) as f64 * (s + 1) as f64 / steps as f64) as i32;
+            area.draw(&Rectangle::new(
+                [(x0, y_b), (x1, y_a)],
+                viridis(t0 + 0.5 / steps as f64).filled(),
+            ))?;
+        }
+        let (label, _) = style::metric_label(&self.metric);
+        area.draw(&Text::new(
+            label.split(" (").next().unwrap_or_default().to_string(),
+            (4, top - 30),
+            style::text(14.0, &INK).pos(Pos::new(HPos::Left, VPos::Bottom)),
+        ))?;
+        for k in 0..=4 {
+            let t = k as f64 / 4.0;
+            let v = if hi <= lo {
+                lo
+            } else if log {
+                (lo.ln() + t * (hi.ln() - lo.ln())).exp()
+            } else {
+                lo + t * (hi - lo)
+            };
+            let y = bottom - ((bottom - top) as f64 * t) as i32;
+            area.draw(&PathElement::new(
+                vec![(x1, y), (x1 + 5, y)],
+                INK.stroke_width(1),
+            ))?;
+            area.draw(&Text::new(
+                style::fmt_metric(&self.metric, v),
+                (x1 + 8, y),
+                style::text(13.0, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        if log {
+            area.draw(&Text::new(
+                "log scale",
+                (4, bottom + 22),
+                style::text(13.0, &style::MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
+            ))?;
+        }
+        Ok(())
+    }
+}

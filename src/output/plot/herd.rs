@@ -1,0 +1,288 @@
+//! The herd chart: attempts reaching the server per output bucket, one panel per strategy,
+//! first attempts and retries stacked, the server's capacity and the fault windows behind.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, DrawResult, FIRST_ATTEMPTS, INK, LegendItem, Swatch};
+use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
+
+/// At most this many points per series; merged buckets keep their busiest bucket.
+pub(crate) const MAX_POINTS: usize = 600;
+
+pub(crate) struct Panel {
+    name: String,
+    color: usize,
+    /// (t_ms, first attempts, first attempts + retries)
+    points: Vec<(f64, f64, f64)>,
+}
+
+pub(crate) struct Herd {
+    panels: Vec<Panel>,
+    bucket_ms: Option<f64>,
+    capacity: Option<Capacity>,
+    faults: Vec<FaultWindow>,
+}
+
+/// Keeps at most `max` points: each run of `ceil(n / max)` buckets is replaced by its bucket
+/// with the most attempts, so peaks survive (never averaged away).
+pub(crate) fn decimate_peaks(points: &[(f64, f64, f64)], max: usize) -> Vec<(f64, f64, f64)> {
+    if points.len() <= max || max == 0 {
+        return points.to_vec();
+    }
+    let group = points.len().div_ceil(max);
+    points
+        .chunks(group)
+        .map(|chunk| {
+            *chunk
+                .iter()
+                .max_by(|a, b| a.2.total_cmp(&b.2))
+                .expect("chunks are never empty")
+        })
+        .collect()
+}
+
+/// A step outline for an area: each count holds from its bucket's start to the next kept
+/// bucket (the last one for one bucket), so counts are not interpolated into slopes.
+fn steps(
+    points: &[(f64, f64, f64)],
+    bucket_ms: f64,
+    div: f64,
+    value: impl Fn(&(f64, f64, f64)) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, p) in points.iter().enumerate() {
+        let end = points.get(i + 1).map_or(p.0 + bucket_ms, |next| next.0);
+        out.push((p.0 / div, value(p)));
+        out.push((end / div, value(p)));
+    }
+    out
+}
+
+pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
+    let point = f.first_point();
+    let mut panels = Vec::new();
+    let mut peaks: Vec<(String, f64)> = Vec::new();
+    for (i, s) in f.strategies.iter().enumerate() {
+        let mut rows: Vec<(f64, f64, f64)> = f
+            .timeseries
+            .iter()
+            .filter(|r| r.point == point.index && &r.strategy == s)
+            .map(|r| (r.t_ms, r.first_attempts, r.first_attempts + r.retries))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let peak_retries = f
+            .timeseries
+            .iter()
+            .filter(|r| r.point == point.index && &r.strategy == s)
+            .map(|r| r.retries)
+            .fold(0.0, f64::max);
+        peaks.push((s.clone(), peak_retries));
+        panels.push(Panel {
+            name: s.clone(),
+            color: i,
+            points: decimate_peaks(&rows, MAX_POINTS),
+        });
+    }
+    if panels.is_empty() {
+        return None;
+    }
+    let bucket_ms = f.bucket_ms();
+    let point_label = (!f.sweep_keys.is_empty()).then(|| point.label(&f.sweep_keys));
+    let bucket = bucket_ms.map_or_else(|| "output".to_string(), fmt_ms);
+    let mut title = format!("Thundering herd: attempts reaching the server per {bucket} bucket");
+    if let Some(label) = &point_label {
+        title.push_str(&format!(" (point {}: {label})", point.index));
+    }
+    let scenario = f.scenario.as_ref();
+    let capacity = scenario.and_then(|s| s.capacity.clone());
+    let faults: Vec<FaultWindow> = scenario
+        .map(|s| {
+            s.faults
+                .iter()
+                .filter(|w| w.end_ms > w.start_ms)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut guide = String::from(
+        "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
+         stacked, per output bucket (replication 0). ",
+    );
+    if !faults.is_empty() {
+        guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
+    }
+    if capacity.is_some() {
+        guide.push_str(
+            "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
+        );
+    }
+    guide.push_str(
+        "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band.",
+    );
+    if peaks.len() > 1 {
+        let mut sorted = peaks.clone();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let (hi, lo) = (&sorted[0], &sorted[sorted.len() - 1]);
+        guide.push_str(&format!(
+            " Here the largest retry spike is {} per bucket ({}) against {} ({}).",
+            fmt_number(hi.1),
+            hi.0,
+            fmt_number(lo.1),
+            lo.0
+        ));
+    }
+    Some((
+        title,
+        guide,
+        Herd {
+            panels,
+            bucket_ms,
+            capacity,
+            faults,
+        },
+    ))
+}
+
+impl Herd {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
+        let mut legend = vec![
+            LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
+            LegendItem::new(
+                Swatch::Box(style::color(0).mix(0.85)),
+                "retries (strategy colour)",
+            ),
+        ];
+        if let Some(c) = &self.capacity {
+            legend.push(LegendItem::new(Swatch::Dashed(INK), c.label.clone()));
+        }
+        if !self.faults.is_empty() {
+            let kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
+            let mut unique = kinds.clone();
+            unique.dedup();
+            legend.push(LegendItem::new(
+                Swatch::Box(style::FAULT.mix(0.18)),
+                format!("fault window ({})", unique.join(", ")),
+            ));
+        }
+        let body = style::frame(root, title, None, &legend)?;
+
+        // The time axis ends shortly after the last attempt (or the last fault window): the
+        // quiet tail up to the horizon says nothing.
+        let last_active = self
+            .panels
+            .iter()
+            .flat_map(|p| p.points.iter().filter(|x| x.2 > 0.0).map(|x| x.0))
+            .fold(0.0, f64::max)
+            + self.bucket_ms.unwrap_or(0.0);
+        let last_point = self
+            .panels
+            .iter()
+            .flat_map(|p| p.points.iter().map(|x| x.0))
+            .fold(0.0, f64::max)
+            + self.bucket_ms.unwrap_or(0.0);
+        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
+        let t_max = (last_active.max(fault_end) * 1.1)
+            .min(last_point.max(fault_end))
+            .max(1.0);
+        let unit = style::time_unit(t_max);
+        let y_data = self
+            .panels
+            .iter()
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .fold(0.0, f64::max);
+        let cap = self.capacity.as_ref().map(|c| c.per_bucket).unwrap_or(0.0);
+        let y_max = style::from_zero(y_data.max(cap), 0.08);
+        let x_max = (t_max / unit.div).max(1e-9);
+
+        let (rows, cols) = style::grid(self.panels.len());
+        let areas = body.margin(0, 10, 10, 20).split_evenly((rows, cols));
+        for (k, (panel, area)) in self.panels.iter().zip(areas.iter()).enumerate() {
+            let color = style::color(panel.color);
+            let bottom = k / cols == rows - 1 || k + cols >= self.panels.len();
+            let left = k % cols == 0;
+            let mut chart = ChartBuilder::on(area)
+                .caption(&panel.name, style::text(18.0, &color))
+                .margin(6)
+                .x_label_area_size(if bottom { 44 } else { 26 })
+                .y_label_area_size(if left { 78 } else { 62 })
+                .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
+            let mut mesh = chart.configure_mesh();
+            mesh.light_line_style(INK.mix(0.05))
+                .bold_line_style(INK.mix(0.10))
+                .axis_style(INK.mix(0.6))
+                .label_style(style::text(style::TICK_SIZE, &INK))
+                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+                .x_labels(8)
+                .y_labels(5)
+                .x_label_formatter(&|v| style::tick(*v))
+                .y_label_formatter(&|v| style::tick(*v));
+            if bottom {
+                mesh.x_desc(format!("time ({})", unit.name));
+            }
+            if left {
+                mesh.y_desc("attempts / bucket");
+            }
+            mesh.draw()?;
+
+            for fault in &self.faults {
+                let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
+                let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
+                if x1 > x0 {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0.0), (x1, y_max)],
+                        style::FAULT.mix(0.12).filled(),
+                    )))?;
+                }
+            }
+            let bucket = self.bucket_ms.unwrap_or(0.0);
+            let total = steps(&panel.points, bucket, unit.div, |p| p.2);
+            let first = steps(&panel.points, bucket, unit.div, |p| p.1);
+            chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
+            chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))?;
+            if cap > 0.0 {
+                chart.draw_series(DashedLineSeries::new(
+                    vec![(0.0, cap), (x_max, cap)],
+                    8,
+                    5,
+                    INK.stroke_width(2),
+                ))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimation_keeps_peaks() {
+        let points: Vec<(f64, f64, f64)> = (0..2000)
+            .map(|i| {
+                (
+                    i as f64 * 10.0,
+                    1.0,
+                    if i == 1234 {
+                        500.0
+                    } else {
+                        1.0 + (i % 7) as f64
+                    },
+                )
+            })
+            .collect();
+        let d = decimate_peaks(&points, 600);
+        assert!(d.len() <= 600);
+        assert!(d.iter().any(|p| p.2 == 500.0 && p.0 == 12340.0));
+        assert_eq!(decimate_peaks(&points[..10], 600).len(), 10);
+    }
+}

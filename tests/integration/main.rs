@@ -1,0 +1,3 @@
+//! jitterlab's one integration-test binary; each module tests one area.
+
+mod charts;
