@@ -11,6 +11,8 @@ use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::time::SimDuration;
 
 fn backoff(c: &mut Criterion) {
+    // criterion draws its own charts with plotters: give it the embedded font.
+    jitterlab::output::plot::register_fonts();
     let mut group = c.benchmark_group("backoff");
     for jitter in Jitter::ALL {
         let policy = Backoff::new(

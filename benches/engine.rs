@@ -20,6 +20,8 @@ fn scenario(clients: u32) -> jitterlab::scenario::Scenario {
 }
 
 fn engine(c: &mut Criterion) {
+    // criterion draws its own charts with plotters: give it the embedded font.
+    jitterlab::output::plot::register_fonts();
     let mut group = c.benchmark_group("engine");
     for clients in [1_000u32, 10_000, 100_000, 1_000_000] {
         let s = scenario(clients);

@@ -25,6 +25,11 @@ mod load;
 mod pareto;
 mod style;
 
+/// Registers the embedded font (DejaVu Sans) with plotters as "sans-serif", once per
+/// process, so that any plotters chart drawn in the process has text without system fonts
+/// (the benches call it for criterion's own charts).
+pub use style::ensure_fonts as register_fonts;
+
 use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;

@@ -26,7 +26,7 @@ static REGISTER: Once = Once::new();
 
 /// Registers the embedded DejaVu Sans for every style (once per process). Text then draws the
 /// same on every machine, with no system font and no fontconfig.
-pub(crate) fn ensure_fonts() {
+pub fn ensure_fonts() {
     REGISTER.call_once(|| {
         for style in [
             FontStyle::Normal,
