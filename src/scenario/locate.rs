@@ -21,7 +21,7 @@ pub fn locate(text: &str, key: &str) -> Option<(usize, usize)> {
             let DeValue::Array(items) = value.get_ref() else {
                 break;
             };
-            let item = items.iter().nth(idx)?;
+            let item = items.get(idx)?;
             found = Some(item.span().start);
             value = item;
         }

@@ -135,7 +135,7 @@ impl ScenarioDoc {
         // The structure must still fit the schema.
         toml::Value::Table(self.table.clone())
             .try_into::<file::ScenarioFile>()
-            .map_err(|e| usage(&format!("{}", e.message())))?;
+            .map_err(|e| usage(e.message()))?;
         self.sweep()?;
         Ok(())
     }

@@ -67,7 +67,7 @@ impl ClientConfig {
     pub fn retry_policy(&self, backoff: Backoff) -> RetryPolicy {
         RetryPolicy {
             backoff,
-            retry_on: self.retry_on.clone(),
+            retry_on: self.retry_on,
             max_attempts: self.max_attempts,
             timeout: self.timeout,
             deadline: self.deadline,
