@@ -1,0 +1,7 @@
+//! The integration test binary: one binary, one module per concern (DESIGN §2).
+//!
+//! Run it in release mode; the simulations are slow in debug builds:
+//! `cargo test --release --test integration`.
+
+mod common;
+mod validation;
