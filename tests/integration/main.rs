@@ -3,5 +3,6 @@
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
+mod cli;
 mod common;
 mod validation;
