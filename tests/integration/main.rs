@@ -5,4 +5,5 @@
 
 mod cli;
 mod common;
+mod determinism;
 mod validation;
