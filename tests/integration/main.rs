@@ -6,4 +6,5 @@
 mod cli;
 mod common;
 mod determinism;
+mod scenarios;
 mod validation;
