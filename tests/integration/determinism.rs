@@ -289,3 +289,38 @@ fn sim_files_run_the_same_twice_through_the_library() {
         assert_eq!(execute(&p), execute(&p), "{name}");
     }
 }
+
+#[test]
+fn strategies_share_random_numbers() {
+    // Common random numbers (DESIGN §1.2): a strategy's results do not depend on which other
+    // strategies run beside it, and every strategy sees the same first sends.
+    let both = scenario();
+    let mut alone = scenario();
+    alone.set(r#"backoff.strategies=["full"]"#).unwrap();
+    let (p_both, p_alone) = (plan(&both), plan(&alone));
+    let (r_both, r_alone) = (execute(&p_both), execute(&p_alone));
+    for point in 0..p_both.points.len() {
+        for m in jitterlab::output::csv::METRICS {
+            assert_eq!(
+                metric(&p_both, &r_both, point, "full", m),
+                metric(&p_alone, &r_alone, point, "full", m),
+                "point {point} {m}"
+            );
+        }
+    }
+    // Poisson arrivals: the same first attempts in every bucket for every strategy.
+    let first = |s: usize| {
+        r_both
+            .iter()
+            .find(|r| r.point == 0 && r.strategy == s && r.replication == 0)
+            .and_then(|r| r.series.as_ref())
+            .map(|s| s.first_attempts.clone())
+            .unwrap()
+    };
+    // The series end with the run, so compare the common length.
+    let (a, b, c) = (first(0), first(1), first(2));
+    let n = a.len().min(b.len()).min(c.len());
+    assert!(n > 100);
+    assert_eq!(a[..n], b[..n]);
+    assert_eq!(a[..n], c[..n]);
+}
