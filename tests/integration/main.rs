@@ -1,3 +1,11 @@
-//! jitterlab's one integration-test binary; each module tests one area.
+//! The integration test binary: one binary, one module per concern (DESIGN §2).
+//!
+//! Run it in release mode; the simulations are slow in debug builds:
+//! `cargo test --release --test integration`.
 
 mod charts;
+mod cli;
+mod common;
+mod determinism;
+mod scenarios;
+mod validation;

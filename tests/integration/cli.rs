@@ -1,0 +1,397 @@
+//! The built binary, as a user runs it (DESIGN §1.4, §5, §6): exit codes, error messages that
+//! name what is wrong, nothing written on bad input, the `delays` table, the result folder's
+//! files and headers, `list`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::{TempDir, repo, sims};
+
+fn jitterlab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run jitterlab")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Names of the entries of a folder, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Exit code 2, an error naming every `needle`, no panic.
+fn assert_bad_input(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
+    assert!(!err.contains("panicked"), "panicked: {err}");
+    assert!(err.starts_with("error: "), "one error line first: {err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr should name {n:?}: {err}");
+    }
+}
+
+#[test]
+fn check_refuses_bad_scenarios_naming_key_and_line() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "unknown-key.toml",
+            "name = \"x\"\n[workload]\nclients = 10\nbogus = 3\n",
+            &["bogus", "line 4"],
+        ),
+        (
+            "negative-duration.toml",
+            "name = \"x\"\n[workload]\nkind = \"poisson\"\nduration = \"-5s\"\n",
+            &["workload.duration", "-5s", ":4:"],
+        ),
+        (
+            "zero-workers.toml",
+            "[server]\nkind = \"queue\"\nworkers = 0\n",
+            &["server.workers", ":3:"],
+        ),
+        ("not-toml.toml", "this is { not toml\n", &["line 1"]),
+    ];
+    for (file, text, needles) in cases {
+        let tmp = TempDir::new("check-bad");
+        std::fs::write(tmp.join(file), text).unwrap();
+        let o = jitterlab(tmp.path(), &["check", file]);
+        assert_bad_input(&o, needles);
+        assert!(stderr(&o).contains(file), "names the file: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{file}: nothing on stdout");
+        assert_eq!(
+            entries(tmp.path()),
+            vec![file.to_string()],
+            "{file}: wrote nothing"
+        );
+    }
+}
+
+#[test]
+fn check_accepts_every_sim_file() {
+    for path in sims() {
+        let o = jitterlab(&repo(), &["check", path.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        // It prints the resolved scenario: the library's, and one that checks again.
+        let out = stdout(&o);
+        let doc = jitterlab::scenario::ScenarioDoc::load(&path).unwrap();
+        let resolved = doc.base().unwrap().to_toml(doc.sweep_table());
+        assert_eq!(out.trim_end(), resolved.trim_end(), "{}", path.display());
+        let again = jitterlab::scenario::ScenarioDoc::parse(&out, "<stdout>", "x").unwrap();
+        again.points().unwrap();
+        assert!(stderr(&o).starts_with("ok: "), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn delays_refuses_bad_parameters_naming_them() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--cap", "10ms", "--base", "50ms"], "--cap"),
+        (&["--multiplier", "0.5"], "--multiplier"),
+        (&["--base", "-1s"], "--base"),
+        (&["--base", "banana"], "--base"),
+        (&["--jitter", "fuzzy"], "--jitter"),
+    ];
+    for (args, name) in cases {
+        let tmp = TempDir::new("delays-bad");
+        let mut all = vec!["delays"];
+        all.extend_from_slice(args);
+        let o = jitterlab(tmp.path(), &all);
+        assert_bad_input(&o, &[name]);
+        assert!(stdout(&o).is_empty(), "{args:?}: no CSV on stdout");
+        assert!(entries(tmp.path()).is_empty());
+    }
+}
+
+const FULL: &[&str] = &[
+    "delays",
+    "--jitter",
+    "full",
+    "--base",
+    "50ms",
+    "--multiplier",
+    "2",
+    "--cap",
+    "2s",
+    "--retries",
+    "8",
+    "--samples",
+    "20000",
+];
+
+/// Parses the delays CSV into (retry, delay_ms) after checking its header and jitter column.
+fn parse_delays(text: &str, jitter: &str) -> Vec<(usize, f64)> {
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("jitter,sample,retry,delay_ms"));
+    lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            assert_eq!(cells.len(), 4, "{l}");
+            assert_eq!(cells[0], jitter);
+            (cells[2].parse().unwrap(), cells[3].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn delays_full_jitter_has_the_right_means_and_is_seeded() {
+    let tmp = TempDir::new("delays");
+    let with_seed = |seed: &str| {
+        let mut args = FULL.to_vec();
+        args.extend(["--seed", seed]);
+        let o = jitterlab(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        o.stdout
+    };
+    let a = with_seed("1");
+    let text = String::from_utf8(a.clone()).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        160_001,
+        "header + 20 000 samples x 8 retries"
+    );
+    let rows = parse_delays(&text, "full");
+    let mut sums = [0.0f64; 9];
+    let mut counts = [0usize; 9];
+    for (k, d) in rows {
+        assert!((1..=8).contains(&k));
+        sums[k] += d;
+        counts[k] += 1;
+    }
+    for k in 1..=8 {
+        // d_k = min(cap, base * multiplier^(k-1)); full jitter is U[0, d_k], mean d_k / 2.
+        let d_k = (50.0 * 2f64.powi(k as i32 - 1)).min(2000.0);
+        let mean = sums[k] / counts[k] as f64;
+        assert_eq!(counts[k], 20_000);
+        assert!(
+            (mean - d_k / 2.0).abs() <= 0.02 * d_k / 2.0,
+            "retry {k}: mean {mean} vs {}",
+            d_k / 2.0
+        );
+    }
+    assert_eq!(a, with_seed("1"), "same seed, same bytes");
+    assert_ne!(a, with_seed("2"), "another seed, other sleeps");
+    assert!(
+        entries(tmp.path()).is_empty(),
+        "delays writes only to stdout"
+    );
+}
+
+#[test]
+fn decorrelated_delays_stay_within_base_and_cap() {
+    let tmp = TempDir::new("decorrelated");
+    let mut args = FULL.to_vec();
+    args[2] = "decorrelated";
+    args.extend(["--seed", "3"]);
+    let o = jitterlab(tmp.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = parse_delays(&stdout(&o), "decorrelated");
+    assert_eq!(rows.len(), 160_000);
+    for &(k, d) in &rows {
+        assert!(
+            (50.0..=2000.0).contains(&d),
+            "retry {k}: {d} ms outside [base, cap]"
+        );
+    }
+    // The AWS formula clamps at the cap: late retries bunch exactly there.
+    let at_cap = rows.iter().filter(|(k, d)| *k == 8 && *d == 2000.0).count();
+    assert!(
+        at_cap > 1000,
+        "{at_cap} of 20 000 eighth retries at the cap"
+    );
+}
+
+const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events";
+
+fn first_line(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn run_writes_the_result_folder_of_the_contract() {
+    let tmp = TempDir::new("run");
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "run",
+            "--set",
+            "workload.clients=200",
+            "--replications",
+            "2",
+            "--out",
+            "result",
+            "--quiet",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+    assert_eq!(entries(tmp.path()), vec!["result"], "only --out is written");
+    let out = tmp.join("result");
+    let names = entries(&out);
+    for f in [
+        "summary.csv",
+        "aggregate.csv",
+        "timeseries.csv",
+        "attempts.csv",
+        "latency.csv",
+        "scenario.toml",
+        "meta.json",
+    ] {
+        assert!(names.contains(&f.to_string()), "{f} missing: {names:?}");
+    }
+    assert!(
+        !names.iter().any(|n| n.ends_with(".tmp")),
+        "temp files left: {names:?}"
+    );
+    // DESIGN §6 headers, literally (no sweep in the built-in scenario).
+    assert_eq!(first_line(&out.join("summary.csv")), SUMMARY);
+    assert_eq!(
+        first_line(&out.join("aggregate.csv")),
+        "point,strategy,metric,mean,sd,ci95_low,ci95_high,n"
+    );
+    assert_eq!(
+        first_line(&out.join("timeseries.csv")),
+        "point,strategy,t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system"
+    );
+    assert_eq!(
+        first_line(&out.join("attempts.csv")),
+        "point,strategy,attempt,succeeded,share"
+    );
+    assert_eq!(
+        first_line(&out.join("latency.csv")),
+        "point,strategy,latency_ms,cdf"
+    );
+    // 4 strategies x 2 replications, 200 requests each.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    assert_eq!(rows.len(), 8);
+    for row in &rows {
+        assert_eq!(row.split(',').nth(4), Some("200"), "{row}");
+    }
+    // meta.json has at least the documented keys.
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
+    for key in [
+        "version",
+        "command",
+        "seed",
+        "threads",
+        "wall_seconds",
+        "events",
+        "events_per_second",
+    ] {
+        assert!(meta.get(key).is_some(), "meta.json lacks {key}: {meta}");
+    }
+    assert_eq!(meta["seed"], 1);
+    // scenario.toml is the resolved scenario, with the overrides applied, and it checks.
+    let resolved = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    let doc = jitterlab::scenario::ScenarioDoc::parse(&resolved, "scenario.toml", "x").unwrap();
+    let base = doc.base().unwrap();
+    assert_eq!(base.replications, 2);
+    assert!(resolved.contains("clients = 200"), "{resolved}");
+    // The table on stdout: a header and one line per strategy.
+    let table = stdout(&o);
+    assert!(table.starts_with("strategy"), "{table}");
+    for s in ["no_jitter", "full", "equal", "decorrelated"] {
+        assert!(
+            table.lines().any(|l| l.starts_with(s)),
+            "{s} missing: {table}"
+        );
+    }
+}
+
+#[test]
+fn run_with_a_sweep_adds_one_column_per_sweep_key() {
+    let tmp = TempDir::new("run-sweep");
+    let scenario = repo().join("sims/retry-after-herd.toml");
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--set",
+            "workload.clients=300",
+            "--replications",
+            "2",
+            "--out",
+            "r",
+            "--quiet",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let header = first_line(&tmp.join("r/summary.csv"));
+    assert_eq!(
+        header,
+        SUMMARY.replacen("seed,", "seed,client.retry_after,", 1)
+    );
+    assert_eq!(
+        first_line(&tmp.join("r/aggregate.csv")),
+        "point,strategy,client.retry_after,metric,mean,sd,ci95_low,ci95_high,n"
+    );
+    let summary = std::fs::read_to_string(tmp.join("r/summary.csv")).unwrap();
+    // 2 points x 2 strategies x 2 replications, the point's value in its column.
+    assert_eq!(summary.lines().count(), 1 + 8);
+    assert_eq!(
+        summary.lines().filter(|l| l.contains(",spread,")).count(),
+        4
+    );
+}
+
+#[test]
+fn list_shows_every_sim_file() {
+    let o = jitterlab(&repo(), &["list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for path in sims() {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let doc = jitterlab::scenario::ScenarioDoc::load(&path).unwrap();
+        let base = doc.base().unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("{stem}.toml")))
+            .unwrap_or_else(|| panic!("{stem} not listed: {out}"));
+        assert!(line.starts_with(&base.name), "{line}");
+        assert!(line.contains(&base.description), "{line}");
+        assert!(!line.contains("(invalid"), "{line}");
+    }
+}
+
+#[test]
+fn bad_shard_is_a_usage_error() {
+    let tmp = TempDir::new("shard");
+    for shard in ["3/2", "2/2", "0/0", "x"] {
+        let o = jitterlab(
+            tmp.path(),
+            &["run", "--shard", shard, "--out", "o", "--quiet"],
+        );
+        assert_bad_input(&o, &["--shard"]);
+        assert!(
+            entries(tmp.path()).is_empty(),
+            "--shard {shard} wrote something"
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! Helpers shared by the integration tests: temporary folders, scenario plans run through the
+//! library, and reading metrics back by their `summary.csv` names.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use jitterlab::output::csv::{metric_index, metric_values};
+use jitterlab::scenario::ScenarioDoc;
+use jitterlab::stats::{Estimate, estimate};
+use jitterlab::sweep::journal::UnitRecord;
+use jitterlab::sweep::{self, Plan, Silent};
+
+/// The repository root (where `sims/` lives).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `sims/*.toml`, sorted.
+pub fn sims() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("sims"))
+        .expect("sims/ exists")
+        .map(|e| e.expect("readable sims/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "sims/ holds scenarios");
+    files
+}
+
+/// A fresh, empty folder under the system temp dir, removed (with its contents) on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> TempDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("jitterlab-it-{}-{label}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Parses scenario text and applies `--set`-style overrides; panics with the error otherwise.
+pub fn doc(text: &str, sets: &[&str]) -> ScenarioDoc {
+    let mut doc = ScenarioDoc::parse(text, "<test>", "test")
+        .unwrap_or_else(|e| panic!("scenario does not parse: {e}\n{text}"));
+    for s in sets {
+        doc.set(s)
+            .unwrap_or_else(|e| panic!("--set {s} refused: {e}"));
+    }
+    doc
+}
+
+/// Loads a file from sims/ with overrides.
+pub fn sim_doc(path: &Path, sets: &[&str]) -> ScenarioDoc {
+    let mut doc = ScenarioDoc::load(path).unwrap_or_else(|e| panic!("{e}"));
+    for s in sets {
+        doc.set(s)
+            .unwrap_or_else(|e| panic!("--set {s} refused for {}: {e}", path.display()));
+    }
+    doc
+}
+
+/// The checked plan of a document.
+pub fn plan(doc: &ScenarioDoc) -> Plan {
+    let sweep = doc.sweep().unwrap_or_else(|e| panic!("{e}"));
+    let points = doc.points().unwrap_or_else(|e| panic!("{e}"));
+    Plan::new(sweep, points).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs every unit of a plan on one thread (the test harness already runs tests side by
+/// side) and returns the records in unit order.
+pub fn execute(plan: &Plan) -> Vec<UnitRecord> {
+    let units = plan.units();
+    sweep::execute(plan, &units, 1, &Silent, None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+}
+
+/// The per-replication values of a `summary.csv` metric for (point, strategy name).
+pub fn metric(
+    plan: &Plan,
+    records: &[UnitRecord],
+    point: usize,
+    strategy: &str,
+    name: &str,
+) -> Vec<f64> {
+    let m = metric_index(name).unwrap_or_else(|| panic!("no metric {name}"));
+    let s = plan.points[point]
+        .scenario
+        .strategies
+        .iter()
+        .position(|s| s.name == strategy)
+        .unwrap_or_else(|| panic!("no strategy {strategy}"));
+    let values: Vec<f64> = records
+        .iter()
+        .filter(|r| r.point == point && r.strategy == s)
+        .map(|r| metric_values(r)[m])
+        .collect();
+    assert_eq!(values.len(), plan.replications as usize);
+    values
+}
+
+/// Mean and 95 % interval of a metric across replications.
+pub fn est(
+    plan: &Plan,
+    records: &[UnitRecord],
+    point: usize,
+    strategy: &str,
+    name: &str,
+) -> Estimate {
+    estimate(&metric(plan, records, point, strategy, name))
+}
+
+/// Half the width of an estimate's 95 % interval.
+pub fn half_width(e: &Estimate) -> f64 {
+    (e.ci95_high.expect("n >= 2") - e.ci95_low.expect("n >= 2")) / 2.0
+}
