@@ -79,6 +79,10 @@ pub struct Backoff {
     params: BackoffParams,
     /// `nominal[k-1] = d_k` in nanoseconds for `k <= TABLE`.
     nominal: [u64; TABLE],
+    /// `growth` when it is a whole number (3, as in AWS), else 0. Decorrelated jitter's steps
+    /// form a dependency chain through the previous sleep; an integer multiply keeps that
+    /// chain short where float conversions would double it.
+    growth_whole: u64,
 }
 
 /// Per-request backoff state: how many retries so far and what the last sleep was.
@@ -174,7 +178,13 @@ impl Backoff {
         for (i, slot) in nominal.iter_mut().enumerate() {
             *slot = nominal_exact(params.base.0, params.multiplier, params.cap.0, i as u32);
         }
-        Ok(Backoff { params, nominal })
+        let g = params.growth;
+        let growth_whole = if g.fract() == 0.0 && g <= u32::MAX as f64 { g as u64 } else { 0 };
+        Ok(Backoff {
+            params,
+            nominal,
+            growth_whole,
+        })
     }
 
     /// The parameters this policy was built from.
@@ -242,7 +252,11 @@ impl Backoff {
             }
             Jitter::Decorrelated => {
                 let prev = if k == 1 { base } else { state.prev_sleep };
-                let high = f64_to_nanos(prev as f64 * self.params.growth).max(base);
+                let high = if self.growth_whole != 0 {
+                    prev.saturating_mul(self.growth_whole)
+                } else {
+                    f64_to_nanos(prev as f64 * self.params.growth).max(base)
+                };
                 (base + uniform_inclusive(rng, high - base)).min(cap)
             }
             Jitter::DecorrelatedV2 => self.polly_v2(state, k, rng),
