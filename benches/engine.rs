@@ -14,8 +14,10 @@ use jitterlab::sim::{self, RunSpec};
 
 fn scenario(clients: u32) -> jitterlab::scenario::Scenario {
     let mut doc = ScenarioDoc::builtin();
-    doc.set(&format!("workload.clients={clients}")).expect("a valid override");
-    doc.set("backoff.strategies=[\"full\"]").expect("a valid override");
+    doc.set(&format!("workload.clients={clients}"))
+        .expect("a valid override");
+    doc.set("backoff.strategies=[\"full\"]")
+        .expect("a valid override");
     doc.base().expect("the built-in scenario is valid")
 }
 
@@ -25,20 +27,35 @@ fn engine(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine");
     for clients in [1_000u32, 10_000, 100_000, 1_000_000] {
         let s = scenario(clients);
-        let spec = RunSpec { model: &s.model, strategy: &s.strategies[0], seed: s.seed, replication: 0, keep_series: false };
+        let spec = RunSpec {
+            model: &s.model,
+            strategy: &s.strategies[0],
+            seed: s.seed,
+            replication: 0,
+            keep_series: false,
+        };
         let events = sim::run(spec).events;
         group.throughput(Throughput::Elements(events));
         if clients >= 100_000 {
             group.sample_size(10);
-            group.measurement_time(Duration::from_secs(if clients >= 1_000_000 { 60 } else { 10 }));
+            group.measurement_time(Duration::from_secs(if clients >= 1_000_000 {
+                60
+            } else {
+                10
+            }));
         }
-        group.bench_function(format!("thundering_herd/{clients}"), |b| b.iter(|| black_box(sim::run(black_box(spec)).events)));
+        group.bench_function(format!("thundering_herd/{clients}"), |b| {
+            b.iter(|| black_box(sim::run(black_box(spec)).events))
+        });
     }
     group.finish();
     if let Ok(status) = std::fs::read_to_string("/proc/self/status")
         && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM"))
     {
-        eprintln!("peak resident memory of the bench process: {}", line.trim_start_matches("VmHWM:").trim());
+        eprintln!(
+            "peak resident memory of the bench process: {}",
+            line.trim_start_matches("VmHWM:").trim()
+        );
     }
 }
 

@@ -162,8 +162,9 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
     let complete = records.len() == units.len();
     let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
     let table = if complete {
-        files.extend(csv::write_all(&dir, &plan, &records)?);
-        summary_table(&plan, &records)
+        let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
+        files.extend(csv::write_all_with(&dir, &plan, &records, &values)?);
+        summary_table(&plan, &values)
     } else {
         String::new()
     };
@@ -249,7 +250,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
     journal::finalize(out, &header, &records)?;
     let mut files = vec![out.join("scenario.toml"), out.join(journal::JOURNAL)];
-    files.extend(csv::write_all(out, &plan, &records)?);
+    let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
+    files.extend(csv::write_all_with(out, &plan, &records, &values)?);
     let events: u64 = records.iter().map(UnitRecord::events).sum();
     let meta = Meta {
         version: env!("CARGO_PKG_VERSION"),
@@ -274,13 +276,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     Ok(RunReport {
         dir: out.into(),
         complete: true,
-        table: summary_table(&plan, &records),
+        table: summary_table(&plan, &values),
         files,
     })
 }
 
-/// The compact table printed by `run`: means over replications per (point, strategy).
-pub fn summary_table(plan: &Plan, records: &[UnitRecord]) -> String {
+/// The compact table printed by `run`: means over replications per (point, strategy), from
+/// the metric values of every unit in unit order.
+pub fn summary_table(plan: &Plan, values: &[[f64; 24]]) -> String {
     let columns = [
         ("amplification", "amplification", 2),
         ("latency_p50_ms", "p50_ms", 1),
@@ -306,13 +309,12 @@ pub fn summary_table(plan: &Plan, records: &[UnitRecord]) -> String {
             )]);
         }
         for strategy in &point.scenario.strategies {
-            let block = &records[offset..offset + reps];
+            let block = &values[offset..offset + reps];
             offset += reps;
-            let values: Vec<[f64; 24]> = block.iter().map(csv::metric_values).collect();
             let mut row = vec![strategy.name.clone()];
             for (metric, _, digits) in columns {
                 let m = csv::metric_index(metric).unwrap_or(0);
-                let finite: Vec<f64> = values
+                let finite: Vec<f64> = block
                     .iter()
                     .map(|v| v[m])
                     .filter(|x| x.is_finite())

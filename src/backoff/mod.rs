@@ -179,7 +179,11 @@ impl Backoff {
             *slot = nominal_exact(params.base.0, params.multiplier, params.cap.0, i as u32);
         }
         let g = params.growth;
-        let growth_whole = if g.fract() == 0.0 && g <= u32::MAX as f64 { g as u64 } else { 0 };
+        let growth_whole = if g.fract() == 0.0 && g <= u32::MAX as f64 {
+            g as u64
+        } else {
+            0
+        };
         Ok(Backoff {
             params,
             nominal,

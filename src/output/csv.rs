@@ -54,7 +54,6 @@ pub fn metric_index(name: &str) -> Option<usize> {
 /// The metric values of one unit, in [`METRICS`] order (NaN where undefined).
 pub fn metric_values(r: &UnitRecord) -> [f64; 24] {
     let c = r.counts();
-    let h = r.latency_histogram();
     let ratio = |a: u64, b: u64| {
         if b == 0 {
             f64::NAN
@@ -62,22 +61,11 @@ pub fn metric_values(r: &UnitRecord) -> [f64; 24] {
             a as f64 / b as f64
         }
     };
-    let ms = |us: u64| us as f64 / 1000.0;
-    let (mean, q) = if h.is_empty() {
-        (f64::NAN, [f64::NAN; 6])
-    } else {
-        (
-            h.mean() / 1000.0,
-            [
-                ms(h.value_at_quantile(0.5)),
-                ms(h.value_at_quantile(0.95)),
-                ms(h.value_at_quantile(0.99)),
-                ms(h.value_at_quantile(0.999)),
-                ms(h.max()),
-                0.0,
-            ],
-        )
+    let q = |q: f64| {
+        r.latency_quantile_us(q)
+            .map_or(f64::NAN, |us| us as f64 / 1000.0)
     };
+    let mean = r.latency_mean_ms.unwrap_or(f64::NAN);
     [
         c.requests as f64,
         c.attempts as f64,
@@ -91,11 +79,11 @@ pub fn metric_values(r: &UnitRecord) -> [f64; 24] {
         c.unfinished as f64,
         ratio(c.succeeded, c.requests),
         mean,
-        q[0],
-        q[1],
-        q[2],
-        q[3],
-        q[4],
+        q(0.5),
+        q(0.95),
+        q(0.99),
+        q(0.999),
+        q(1.0),
         r.peak_arrivals as f64,
         r.peak_retries as f64,
         r.makespan_ns as f64 / 1e6,
@@ -163,6 +151,17 @@ fn header(lead: &[&str], keys: &[String], tail: &[&str]) -> Vec<String> {
 /// Writes summary, aggregate, compare, timeseries, attempts and latency CSVs into `dir`.
 /// `records` must hold every unit of `plan`, in unit order.
 pub fn write_all(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<Vec<PathBuf>> {
+    let values: Vec<[f64; 24]> = records.iter().map(metric_values).collect();
+    write_all_with(dir, plan, records, &values)
+}
+
+/// [`write_all`] with the metric values of every record already computed (in record order).
+pub fn write_all_with(
+    dir: &Path,
+    plan: &Plan,
+    records: &[UnitRecord],
+    values: &[[f64; 24]],
+) -> Result<Vec<PathBuf>> {
     let keys = plan.sweep.keys();
     let point_values: Vec<Vec<String>> = plan
         .points
@@ -180,9 +179,7 @@ pub fn write_all(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<Vec<
             &METRICS,
         ),
     )?;
-    let mut values: Vec<[f64; 24]> = Vec::with_capacity(records.len());
-    for r in records {
-        let v = metric_values(r);
+    for (r, v) in records.iter().zip(values) {
         let mut row = vec![
             r.point.to_string(),
             strategy_name(r.point, r.strategy),
@@ -192,7 +189,6 @@ pub fn write_all(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<Vec<
         row.extend(point_values[r.point].iter().cloned());
         row.extend(v.iter().map(|x| number(*x)));
         summary.row(&row)?;
-        values.push(v);
     }
 
     let mut aggregate = Table::new(
@@ -333,15 +329,18 @@ pub fn write_all(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<Vec<
                     merged.saturating_record_n(value, count);
                 }
             }
-            let total = merged.len();
-            let mut cumulative = 0u64;
-            for v in merged.iter_recorded() {
-                cumulative += v.count_at_value();
+            // The CDF at HDR's percentile ticks (10 per halving of the distance to 100 %):
+            // fine in the tail where the charts look, a few hundred rows per strategy however
+            // many requests there were. Each row is (value, share of requests at or below it).
+            let mut last_value = None;
+            for v in merged.iter_quantiles(10) {
+                let value = v.value_iterated_to();
+                if last_value == Some(value) {
+                    continue;
+                }
+                last_value = Some(value);
                 let mut row = lead(s);
-                row.extend([
-                    millis_string(v.value_iterated_to() * 1000),
-                    number(cumulative as f64 / total as f64),
-                ]);
+                row.extend([millis_string(value * 1000), number(v.quantile())]);
                 latency.row(&row)?;
             }
         }

@@ -391,7 +391,9 @@ impl Sim<'_> {
         meter.counts.record(ending);
         meter.makespan = now;
         if ending == Ending::Succeeded {
-            let latency_us = now.saturating_since(client.start).as_nanos() / 1_000;
+            let latency_ns = now.saturating_since(client.start).as_nanos();
+            meter.latency_sum_ns += latency_ns as u128;
+            let latency_us = latency_ns / 1_000;
             // Values beyond the histogram's range (12 days) are clamped to it.
             meter.latency_us.saturating_record(latency_us.max(1));
             let n = client.attempts as usize;

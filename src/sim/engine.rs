@@ -24,6 +24,8 @@ pub(super) struct Streams {
 pub(super) struct Meter {
     pub counts: Counts,
     pub latency_us: hdrhistogram::Histogram<u64>,
+    /// Exact sum of succeeded requests' latencies, for an exact mean.
+    pub latency_sum_ns: u128,
     pub by_attempt: Vec<u64>,
     pub series: TimeSeries,
     /// Index of the bucket holding `now`.
@@ -101,6 +103,8 @@ pub(super) struct Sim<'a> {
     pub meter: Meter,
     /// True when every network leg takes zero time: answers are handled at once, no events.
     pub zero_latency: bool,
+    /// Each client's network stream for its current attempt (empty when `zero_latency`).
+    pub network: Vec<SimRng>,
     pub poisson: Option<Poisson>,
 }
 
@@ -131,6 +135,7 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
         meter: Meter {
             counts: Counts::default(),
             latency_us: new_latency_histogram(),
+            latency_sum_ns: 0,
             by_attempt: Vec::new(),
             series: TimeSeries {
                 bucket: model.bucket,
@@ -147,17 +152,15 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
             makespan: SimTime::ZERO,
         },
         zero_latency: model.latency.is_zero(),
+        network: Vec::new(),
         poisson: None,
     };
+    if !sim.zero_latency {
+        sim.network = vec![crate::rng::from_seed(0); initial as usize];
+    }
     sim.schedule_workload(seed, rep);
     let horizon = SimTime(model.horizon.as_nanos());
-    while let Some(t) = sim.queue.peek_time() {
-        if t > horizon {
-            break;
-        }
-        let Some((now, event)) = sim.queue.pop() else {
-            break;
-        };
+    while let Some((now, event)) = sim.queue.pop_until(horizon) {
         sim.now = now;
         sim.meter.advance(now);
         sim.meter.events += 1;
@@ -249,6 +252,9 @@ impl Sim<'_> {
         let c = self.clients.len() as u32;
         self.clients
             .push(Client::new(self.streams.jitter.get(c as u64, 0)));
+        if !self.zero_latency {
+            self.network.push(crate::rng::from_seed(0));
+        }
         self.guards.add_client();
         if next < end {
             self.queue.push(next, Event::NextArrival);
@@ -280,6 +286,11 @@ impl Sim<'_> {
         let total_service = meter.busy_ns as f64;
         RunResult {
             counts,
+            latency_mean_ms: if counts.succeeded == 0 {
+                f64::NAN
+            } else {
+                meter.latency_sum_ns as f64 / counts.succeeded as f64 / 1e6
+            },
             latency_us: std::mem::replace(&mut meter.latency_us, new_latency_histogram()),
             peak_arrivals: meter.series.arrivals.iter().copied().max().unwrap_or(0),
             peak_retries: meter.series.retries.iter().copied().max().unwrap_or(0),

@@ -128,6 +128,8 @@ pub struct RunResult {
     pub counts: Counts,
     /// Latency of succeeded requests, first send to final outcome, in microseconds.
     pub latency_us: Histogram<u64>,
+    /// Their exact mean in milliseconds (NaN when nothing succeeded).
+    pub latency_mean_ms: f64,
     /// Largest count of attempts reaching the server in one bucket.
     pub peak_arrivals: u32,
     /// Largest count of retries reaching the server in one bucket.

@@ -38,6 +38,8 @@ pub struct EventQueue {
     buckets: Vec<Vec<Entry>>,
     /// Smallest time in each bucket (meaningful when the bucket is not empty).
     mins: [u64; BUCKETS],
+    /// Bit `i - 1` set when bucket `i` (1..=64) is not empty: the lowest is one instruction away.
+    occupied: u64,
     /// Next entry to pop from bucket 0.
     head: usize,
     /// The radix origin: no pending heap event is earlier, and it is never later than now.
@@ -54,6 +56,7 @@ impl Default for EventQueue {
         EventQueue {
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             mins: [u64::MAX; BUCKETS],
+            occupied: 0,
             head: 0,
             last: 0,
             len: 0,
@@ -101,12 +104,29 @@ impl EventQueue {
         self.seq += 1;
         self.len += 1;
         let b = bucket_of(time, self.last);
-        self.mins[b] = self.mins[b].min(time);
-        self.buckets[b].push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
+        self.place(
+            b,
+            Entry {
+                time,
+                seq: self.seq,
+                event,
+            },
+        );
+    }
+
+    #[inline]
+    fn place(&mut self, b: usize, e: Entry) {
+        self.mins[b] = self.mins[b].min(e.time);
+        if b > 0 {
+            self.occupied |= 1 << (b - 1);
+        }
+        self.buckets[b].push(e);
+    }
+
+    /// The lowest non-empty bucket above 0.
+    #[inline]
+    fn lowest_occupied(&self) -> Option<usize> {
+        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize + 1)
     }
 
     /// The earliest time in the heap (not counting pre-scheduled events), without moving
@@ -116,9 +136,7 @@ impl EventQueue {
         if self.head < self.buckets[0].len() {
             return Some(self.last);
         }
-        (1..BUCKETS)
-            .find(|&i| !self.buckets[i].is_empty())
-            .map(|i| self.mins[i])
+        self.lowest_occupied().map(|i| self.mins[i])
     }
 
     /// Makes bucket 0 hold the earliest heap events; false when the heap is empty.
@@ -129,17 +147,16 @@ impl EventQueue {
         }
         self.buckets[0].clear();
         self.head = 0;
-        let Some(i) = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty()) else {
+        let Some(i) = self.lowest_occupied() else {
             return false;
         };
         let min = self.mins[i];
         self.last = min;
         let mut moving = std::mem::take(&mut self.buckets[i]);
         self.mins[i] = u64::MAX;
+        self.occupied &= !(1 << (i - 1));
         for e in moving.drain(..) {
-            let b = bucket_of(e.time, min);
-            self.mins[b] = self.mins[b].min(e.time);
-            self.buckets[b].push(e);
+            self.place(bucket_of(e.time, min), e);
         }
         // Keep the emptied bucket's allocation for later pushes, unless it is large: a burst
         // cascades down through many buckets and keeping every one's peak would multiply the
@@ -156,14 +173,25 @@ impl EventQueue {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        self.pop_until(SimTime::NEVER)
+    }
+
+    /// Removes and returns the earliest event if it is due at or before `limit` (the
+    /// simulator's horizon); otherwise leaves it pending.
+    #[inline]
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
+        let limit = limit.as_nanos();
         if let Some(&(time, event)) = self.pre.get(self.next_pre) {
             // Pre-scheduled events count as pushed first: they win ties.
             if self.heap_min().is_none_or(|h| time <= h) {
+                if time > limit {
+                    return None;
+                }
                 self.next_pre += 1;
                 return Some((SimTime(time), event));
             }
         }
-        if !self.refill() {
+        if !self.refill() || self.buckets[0][self.head].time > limit {
             return None;
         }
         let e = self.buckets[0][self.head];

@@ -139,12 +139,17 @@ impl ServerState {
 }
 
 impl Sim<'_> {
-    /// One network leg's delay, drawn from the attempt's own stream (`leg` 0..4).
+    /// The next network leg of client `c`'s current attempt. The attempt's legs are drawn in
+    /// order from its own stream, seeded when it leaves the client (`first`): every strategy
+    /// sees the same delays for the same request's same attempt.
     #[inline]
-    fn leg(&self, c: u32, attempt: u32, leg: u64) -> SimDuration {
-        let key = self.clients[c as usize].request_key(c);
-        let mut rng = self.streams.network.get(key, ((attempt as u64) << 2) | leg);
-        SimDuration(self.model.latency.sample(&mut rng))
+    fn leg(&mut self, c: u32, attempt: u32, first: bool) -> SimDuration {
+        let rng = &mut self.network[c as usize];
+        if first {
+            let key = self.clients[c as usize].request_key(c);
+            *rng = self.streams.network.get(key, attempt as u64);
+        }
+        SimDuration(self.model.latency.sample(rng))
     }
 
     /// The attempt leaves the client: it reaches the server after one leg.
@@ -157,7 +162,7 @@ impl Sim<'_> {
                 self.arrive(c, attempt)
             }
         } else {
-            let d = self.leg(c, attempt, 0);
+            let d = self.leg(c, attempt, true);
             self.after(
                 d,
                 if occ {
@@ -177,7 +182,7 @@ impl Sim<'_> {
         if self.zero_latency {
             self.receive(c, attempt, answer, hint);
         } else {
-            let d = self.leg(c, attempt, 3);
+            let d = self.leg(c, attempt, false);
             let client = &mut self.clients[c as usize];
             client.reply = answer;
             client.reply_hint = hint.map_or(super::client::NO_HINT, SimDuration::as_nanos);
@@ -342,7 +347,7 @@ impl Sim<'_> {
         if self.zero_latency {
             self.read_reply(c, attempt);
         } else {
-            let d = self.leg(c, attempt, 1);
+            let d = self.leg(c, attempt, false);
             self.after(d, Event::ReadReply(c, attempt));
         }
     }
@@ -355,7 +360,7 @@ impl Sim<'_> {
         if self.zero_latency {
             self.write_arrive(c, attempt);
         } else {
-            let d = self.leg(c, attempt, 2);
+            let d = self.leg(c, attempt, false);
             self.after(d, Event::WriteArrive(c, attempt));
         }
     }

@@ -78,8 +78,9 @@ impl Workload {
 /// Draws an exponential gap with the given mean.
 #[inline]
 pub(crate) fn exponential(rng: &mut SimRng, mean_ns: f64) -> SimDuration {
-    let u: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
-    SimDuration(f64_to_nanos(-mean_ns * u.ln()))
+    SimDuration(f64_to_nanos(
+        mean_ns * rand_distr::Distribution::<f64>::sample(&rand_distr::Exp1, rng),
+    ))
 }
 
 /// First sends of a burst, in client order.

@@ -11,14 +11,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::Unit;
 use crate::error::{Error, Result};
 use crate::output::write_atomic;
 use crate::rng::mix_key;
-use crate::sim::metrics::new_latency_histogram;
 use crate::sim::{Counts, RunResult, TimeSeries};
 
 /// The journal's file name in a result folder.
@@ -88,7 +86,10 @@ pub struct UnitRecord {
     pub events: u64,
     /// Successes by attempt number (index 0 = first attempt).
     pub by_attempt: Vec<u64>,
-    /// Latency histogram of succeeded requests as `(microseconds, count)` pairs.
+    /// Exact mean latency of succeeded requests in ms (none when nothing succeeded).
+    pub latency_mean_ms: Option<f64>,
+    /// Latency histogram of succeeded requests as `(microseconds, count)` pairs, ascending;
+    /// the value is the highest equivalent of its HDR bucket.
     pub latency_us: Vec<(u64, u64)>,
     /// The time series (replication 0 only).
     pub series: Option<SeriesRecord>,
@@ -123,6 +124,7 @@ impl UnitRecord {
             retry_after_share: r.retry_after_share,
             events: r.events,
             by_attempt: r.by_attempt.clone(),
+            latency_mean_ms: r.latency_mean_ms.is_finite().then_some(r.latency_mean_ms),
             latency_us: r
                 .latency_us
                 .iter_recorded()
@@ -162,13 +164,23 @@ impl UnitRecord {
         }
     }
 
-    /// The latency histogram rebuilt from its pairs (identical buckets).
-    pub fn latency_histogram(&self) -> Histogram<u64> {
-        let mut h = new_latency_histogram();
-        for &(value, count) in &self.latency_us {
-            h.saturating_record_n(value, count);
+    /// The latency at quantile `q` (0..=1) of the recorded histogram: the smallest recorded
+    /// value with at least `ceil(q * n)` values at or below it (nearest rank), as HDR reports
+    /// it (the highest value of its bucket); `None` when nothing succeeded.
+    pub fn latency_quantile_us(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.latency_us.iter().map(|p| p.1).sum();
+        if total == 0 {
+            return None;
         }
-        h
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for &(value, count) in &self.latency_us {
+            seen += count;
+            if seen >= rank {
+                return Some(value);
+            }
+        }
+        self.latency_us.last().map(|p| p.0)
     }
 }
 
