@@ -32,6 +32,7 @@ pub mod error;
 pub mod exec;
 pub mod output;
 pub mod policy;
+pub mod recommend;
 pub mod rng;
 pub mod runner;
 pub mod scenario;

@@ -9,6 +9,7 @@ use jitterlab::backoff::BackoffParams;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
 use std::path::PathBuf;
 
+use jitterlab::recommend::{Constraints, Objective};
 use jitterlab::runner::{self, RunOptions, RunReport};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::sweep::Shard;
@@ -37,6 +38,35 @@ enum Command {
     Merge(MergeArgs),
     /// Redraw the charts and report.html from a result folder's CSVs.
     Plot(PlotArgs),
+    /// Rank the (point, strategy) pairs that meet constraints; write pareto.csv.
+    Recommend(RecommendArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RecommendArgs {
+    /// A result folder (as written by `jitterlab run`).
+    dir: PathBuf,
+    /// p99 latency at most this (e.g. 2s).
+    #[arg(long, allow_hyphen_values = true)]
+    p99: Option<String>,
+    /// Attempts per request at most this (e.g. 1.5).
+    #[arg(long, allow_hyphen_values = true)]
+    max_amplification: Option<f64>,
+    /// Success rate at least this (e.g. 0.999).
+    #[arg(long, allow_hyphen_values = true)]
+    min_success: Option<f64>,
+    /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
+    #[arg(long, allow_hyphen_values = true)]
+    deadline: Option<String>,
+    /// What to optimise among the pairs that qualify: amplification, p99 or success.
+    #[arg(long, default_value = "amplification")]
+    objective: String,
+    /// How many pairs to print.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// Do not redraw the charts and report.
+    #[arg(long)]
+    no_plots: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -153,7 +183,12 @@ fn main() -> ExitCode {
                 eprintln!("  caused by: {cause}");
                 source = cause.source();
             }
-            ExitCode::from(if err.is_user_error() { 2 } else { 1 })
+            ExitCode::from(match err {
+                // The shell's convention for a run stopped by SIGINT.
+                Error::Interrupted => 130,
+                _ if err.is_user_error() => 2,
+                _ => 1,
+            })
         }
     }
 }
@@ -166,6 +201,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
         Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
+        Command::Recommend(args) => recommend(args),
     }
 }
 
@@ -227,6 +263,41 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
     }
     if !quiet {
         eprintln!("results in {}", report.dir.display());
+    }
+    Ok(())
+}
+
+fn recommend(args: RecommendArgs) -> Result<()> {
+    let positive = |flag: &str, v: Option<f64>, max: f64| -> Result<Option<f64>> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0 && x <= max) => Err(Error::invalid(
+                flag,
+                x,
+                format!("a number above 0 and at most {max}"),
+            )),
+            other => Ok(other),
+        }
+    };
+    let constraints = Constraints {
+        p99: args
+            .p99
+            .as_deref()
+            .map(|t| parse_duration("--p99", t))
+            .transpose()?,
+        max_amplification: positive("--max-amplification", args.max_amplification, f64::MAX)?,
+        min_success: positive("--min-success", args.min_success, 1.0)?,
+        deadline: args
+            .deadline
+            .as_deref()
+            .map(|t| parse_duration("--deadline", t))
+            .transpose()?,
+    };
+    let objective = Objective::parse(&args.objective)?;
+    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective, args.top)?;
+    print!("{}", answer.text);
+    eprintln!("wrote {}", answer.pareto_csv.display());
+    if !args.no_plots {
+        plot(&args.dir, false)?;
     }
     Ok(())
 }

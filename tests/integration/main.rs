@@ -7,5 +7,6 @@ mod charts;
 mod cli;
 mod common;
 mod determinism;
+mod interrupt;
 mod scenarios;
 mod validation;

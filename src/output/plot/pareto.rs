@@ -26,14 +26,7 @@ pub(crate) struct Pareto {
 
 /// Marks the points that no other point beats on both coordinates (lower is better on both).
 pub(crate) fn front(points: &[(f64, f64)]) -> Vec<bool> {
-    points
-        .iter()
-        .map(|p| {
-            !points
-                .iter()
-                .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
-        })
-        .collect()
+    crate::recommend::pareto_front(points)
 }
 
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
