@@ -78,10 +78,16 @@ pub struct Candidate {
     /// Strategy name.
     pub strategy: String,
     /// `(mean, ci95_low, ci95_high)` per metric used.
-    pub metrics: BTreeMap<&'static str, (f64, Option<f64>, Option<f64>)>,
+    pub metrics: BTreeMap<&'static str, Interval>,
     /// True when no other candidate has both lower amplification and lower p99.
     pub on_front: bool,
 }
+
+/// `(mean, ci95_low, ci95_high)`.
+pub type Interval = (f64, Option<f64>, Option<f64>);
+
+/// A candidate, how far it misses the constraints in total, and the misses spelled out.
+type Miss<'a> = (&'a Candidate, f64, Vec<(String, f64)>);
 
 const USED: [&str; 4] = [
     "amplification",
@@ -106,7 +112,7 @@ impl Candidate {
                     .get(metric)
                     .copied()
                     .unwrap_or((f64::NAN, None, None));
-            if !(mean <= limit) {
+            if mean.is_nan() || mean > limit {
                 let excess = if mean.is_finite() {
                     (mean - limit) / limit.abs().max(1e-12)
                 } else {
@@ -135,7 +141,7 @@ impl Candidate {
                     .get("success_rate")
                     .copied()
                     .unwrap_or((f64::NAN, None, None));
-            if !(mean >= s) {
+            if mean.is_nan() || mean < s {
                 let excess = if mean.is_finite() {
                     (s - mean) / s.max(1e-12)
                 } else {
@@ -275,7 +281,7 @@ pub fn recommend(
     let _ = writeln!(text, "objective: {}", objective.describe());
     let _ = writeln!(text, "constraints: {}", describe_constraints(constraints));
     if feasible.is_empty() {
-        let mut closest: Vec<(&Candidate, f64, Vec<(String, f64)>)> = candidates
+        let mut closest: Vec<Miss<'_>> = candidates
             .iter()
             .map(|c| {
                 let (misses, _) = c.misses(constraints);
