@@ -36,7 +36,7 @@ fn sigint_then_resume_equals_an_uninterrupted_run() {
     let status = jitterlab(&whole, &[]).status().expect("run the binary");
     assert!(status.success());
 
-    let mut child = jitterlab(&cut, &[])
+    let child = jitterlab(&cut, &[])
         .stderr(Stdio::piped())
         .spawn()
         .expect("run the binary");
