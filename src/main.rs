@@ -92,7 +92,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Worker threads [default: all cores].
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Run only shard I of N (I from 0); merge the shards with `jitterlab merge`.
     #[arg(long, value_name = "I/N")]

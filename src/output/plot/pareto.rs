@@ -204,22 +204,45 @@ impl Pareto {
                 style::color(d.color).mix(0.55).filled(),
             )))?;
         }
-        let label_front = front.len() <= 12;
         for d in self.dots.iter().filter(|d| d.on_front) {
             let p = (d.amplification, d.p99_ms / unit.div);
             let c = style::color(d.color);
             chart.draw_series(std::iter::once(Circle::new(p, 8, c.filled())))?;
             chart.draw_series(std::iter::once(Circle::new(p, 8, INK.stroke_width(2))))?;
-            if label_front || d.recommended {
-                chart.draw_series(std::iter::once(
-                    EmptyElement::at(p)
-                        + Text::new(
-                            d.label.clone(),
-                            (11, -9),
-                            style::text(13.0, &MUTED).pos(Pos::new(HPos::Left, VPos::Bottom)),
-                        ),
-                ))?;
+        }
+        // Labels: the recommended dot first, then the front left to right, each only where it
+        // does not overlap a label already placed (estimated from its length in pixels).
+        let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
+        let mut order: Vec<&Dot> = self
+            .dots
+            .iter()
+            .filter(|d| d.on_front || d.recommended)
+            .collect();
+        order.sort_by(|a, b| {
+            b.recommended
+                .cmp(&a.recommended)
+                .then(a.amplification.total_cmp(&b.amplification))
+        });
+        for d in order {
+            let p = (d.amplification, d.p99_ms / unit.div);
+            let (x, y) = chart.backend_coord(&p);
+            let (w, h) = ((d.label.chars().count() as i32) * 7 + 4, 16);
+            let rect = (x + 11, y - 9 - h, x + 11 + w, y - 9);
+            let overlaps = placed
+                .iter()
+                .any(|r| rect.0 < r.2 && r.0 < rect.2 && rect.1 < r.3 && r.1 < rect.3);
+            if overlaps {
+                continue;
             }
+            placed.push(rect);
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(p)
+                    + Text::new(
+                        d.label.clone(),
+                        (11, -9),
+                        style::text(13.0, &MUTED).pos(Pos::new(HPos::Left, VPos::Bottom)),
+                    ),
+            ))?;
         }
         for d in self.dots.iter().filter(|d| d.recommended) {
             let p = (d.amplification, d.p99_ms / unit.div);
