@@ -157,7 +157,14 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
         })
     };
     if let Some((title, guide, c)) = herd::build(folder) {
-        push("herd".into(), title, guide, Kind::Herd(c));
+        let log = c.log_scale();
+        push("herd".into(), title.clone(), guide, Kind::Herd(c));
+        push(
+            "herd_log".into(),
+            format!("{title}, log scale"),
+            herd::LOG_GUIDE.into(),
+            Kind::Herd(log),
+        );
     }
     if folder.sweep_keys.len() == 1 {
         if let Some((title, guide, c)) = load::build_sweep_panels(folder) {

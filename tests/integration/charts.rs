@@ -799,6 +799,8 @@ fn herd_folder_draws_every_chart() {
         "attempts.svg",
         "herd.png",
         "herd.svg",
+        "herd_log.png",
+        "herd_log.svg",
         "latency.png",
         "latency.svg",
         "load.png",
@@ -1073,6 +1075,7 @@ fn report_is_self_contained_with_every_chart() {
     let html = std::fs::read_to_string(&path).unwrap();
     for id in [
         "chart-herd",
+        "chart-herd_log",
         "chart-load",
         "chart-latency",
         "chart-attempts",
@@ -1080,7 +1083,7 @@ fn report_is_self_contained_with_every_chart() {
     ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "no {id}");
     }
-    assert_eq!(html.matches("<svg").count(), 5);
+    assert_eq!(html.matches("<svg").count(), 6);
     assert!(html.contains("<pre>name = &quot;thundering-herd&quot;"));
     assert!(html.contains("id=\"summary\""));
     assert!(html.contains("Paired differences"));
@@ -1157,6 +1160,7 @@ fn report_loads_in_headless_chromium() {
     );
     let expected = [
         "chart-herd",
+        "chart-herd_log",
         "chart-load",
         "chart-latency",
         "chart-attempts",

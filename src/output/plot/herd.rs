@@ -10,6 +10,7 @@ use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_nu
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_POINTS: usize = 600;
 
+#[derive(Clone)]
 pub(crate) struct Panel {
     name: String,
     color: usize,
@@ -17,12 +18,21 @@ pub(crate) struct Panel {
     points: Vec<(f64, f64, f64)>,
 }
 
+#[derive(Clone)]
 pub(crate) struct Herd {
     panels: Vec<Panel>,
     bucket_ms: Option<f64>,
     capacity: Option<Capacity>,
     faults: Vec<FaultWindow>,
+    /// A logarithmic count axis (decades), where a low band under the capacity line stays
+    /// visible beside spikes a hundred times higher.
+    log: bool,
 }
+
+/// The reading guide of the log-scale herd chart.
+pub(crate) const LOG_GUIDE: &str = "The same counts on a logarithmic axis (1, 10, 100, ...; empty buckets sit on the bottom line). \
+     A linear axis is dominated by the tallest spike; here the spread-out band of jittered retries is as visible as the spikes \
+     without jitter, and so is where each sits against the capacity line: a band below it is served as it comes, spikes above it are turned away and come back.";
 
 /// Keeps at most `max` points: each run of `ceil(n / max)` buckets is replaced by its bucket
 /// with the most attempts, so peaks survive (never averaged away).
@@ -144,11 +154,20 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
             bucket_ms,
             capacity,
             faults,
+            log: false,
         },
     ))
 }
 
 impl Herd {
+    /// The same chart with a logarithmic count axis.
+    pub(crate) fn log_scale(&self) -> Herd {
+        Herd {
+            log: true,
+            ..self.clone()
+        }
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -200,7 +219,25 @@ impl Herd {
             .flat_map(|p| p.points.iter().map(|x| x.2))
             .fold(0.0, f64::max);
         let cap = self.capacity.as_ref().map(|c| c.per_bucket).unwrap_or(0.0);
-        let y_max = style::from_zero(y_data.max(cap), 0.08);
+        // On the log axis counts are drawn as log10(max(count, 1)), from 0 (one attempt, or
+        // none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
+        let log = self.log;
+        let ty = move |y: f64| if log { y.max(1.0).log10() } else { y };
+        let (y_min, y_max) = if log {
+            (0.0, ty(y_data.max(cap) * 1.5).ceil().max(1.0))
+        } else {
+            (0.0, style::from_zero(y_data.max(cap), 0.08))
+        };
+        let y_labels = if log { y_max as usize + 1 } else { 5 };
+        let y_tick = move |v: &f64| {
+            if !log {
+                style::tick(*v)
+            } else if (v - v.round()).abs() < 1e-6 {
+                style::tick(10f64.powi(v.round() as i32))
+            } else {
+                String::new()
+            }
+        };
         let x_max = (t_max / unit.div).max(1e-9);
 
         let (rows, cols) = style::grid(self.panels.len());
@@ -214,7 +251,7 @@ impl Herd {
                 .margin(6)
                 .x_label_area_size(if bottom { 44 } else { 26 })
                 .y_label_area_size(if left { 78 } else { 62 })
-                .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
+                .build_cartesian_2d(0.0..x_max, y_min..y_max)?;
             let mut mesh = chart.configure_mesh();
             mesh.light_line_style(INK.mix(0.05))
                 .bold_line_style(INK.mix(0.10))
@@ -222,14 +259,18 @@ impl Herd {
                 .label_style(style::text(style::TICK_SIZE, &INK))
                 .axis_desc_style(style::text(style::DESC_SIZE, &INK))
                 .x_labels(8)
-                .y_labels(5)
+                .y_labels(y_labels)
                 .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&|v| style::tick(*v));
+                .y_label_formatter(&y_tick);
             if bottom {
                 mesh.x_desc(format!("time ({})", unit.name));
             }
             if left {
-                mesh.y_desc("attempts / bucket");
+                mesh.y_desc(if log {
+                    "attempts / bucket (log)"
+                } else {
+                    "attempts / bucket"
+                });
             }
             mesh.draw()?;
 
@@ -238,19 +279,19 @@ impl Herd {
                 let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
                 if x1 > x0 {
                     chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x0, 0.0), (x1, y_max)],
+                        [(x0, y_min), (x1, y_max)],
                         style::FAULT.mix(0.12).filled(),
                     )))?;
                 }
             }
             let bucket = self.bucket_ms.unwrap_or(0.0);
-            let total = steps(&panel.points, bucket, unit.div, |p| p.2);
-            let first = steps(&panel.points, bucket, unit.div, |p| p.1);
-            chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
-            chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))?;
+            let total = steps(&panel.points, bucket, unit.div, |p| ty(p.2));
+            let first = steps(&panel.points, bucket, unit.div, |p| ty(p.1));
+            chart.draw_series(AreaSeries::new(total, y_min, color.mix(0.85).filled()))?;
+            chart.draw_series(AreaSeries::new(first, y_min, FIRST_ATTEMPTS.filled()))?;
             if cap > 0.0 {
                 chart.draw_series(DashedLineSeries::new(
-                    vec![(0.0, cap), (x_max, cap)],
+                    vec![(0.0, ty(cap)), (x_max, ty(cap))],
                     8,
                     5,
                     INK.stroke_width(2),
