@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::output::{csv, write_atomic};
-use crate::scenario::{ScenarioDoc, describe};
+use crate::scenario::{Scenario, ScenarioDoc, describe};
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
 use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};
 
@@ -50,7 +50,7 @@ pub struct RunReport {
 struct Meta<'a> {
     version: &'a str,
     command: &'a str,
-    scenario: &'a str,
+    scenario: String,
     seed: u64,
     replications: u32,
     points: usize,
@@ -89,28 +89,91 @@ fn progress_bar(units: usize, quiet: bool) -> Option<Bar> {
     Some(Bar(bar, std::sync::atomic::AtomicU64::new(0)))
 }
 
+/// A scenario document ready to run: its checked points, the resolved text and the journal
+/// header that identifies the work.
+struct Prepared {
+    base: Scenario,
+    plan: Plan,
+    resolved: String,
+    units: Vec<sweep::Unit>,
+    header: Header,
+}
+
+impl Prepared {
+    fn new(doc: &ScenarioDoc) -> Result<Prepared> {
+        let base = doc.base()?;
+        let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+        let resolved = base.to_toml(doc.sweep_table());
+        let units = plan.units();
+        let header = Header {
+            jitterlab_journal: 1,
+            fingerprint: journal::fingerprint(&resolved),
+            units: units.len(),
+        };
+        Ok(Prepared {
+            base,
+            plan,
+            resolved,
+            units,
+            header,
+        })
+    }
+
+    /// meta.json with the fields every command fills the same way.
+    fn meta<'a>(&self, command: &'a str, scenario: String) -> Meta<'a> {
+        Meta {
+            version: env!("CARGO_PKG_VERSION"),
+            command,
+            scenario,
+            seed: self.plan.seed,
+            replications: self.plan.replications,
+            points: self.plan.points.len(),
+            strategies: self.base.strategies.len(),
+            units: self.units.len(),
+            units_run: 0,
+            shard: String::new(),
+            threads: 0,
+            wall_seconds: 0.0,
+            events: 0,
+            events_per_second: 0.0,
+        }
+    }
+
+    /// Writes the sorted journal and, when it holds every unit, the CSV files; returns the
+    /// files written and the summary table (empty for a partial folder).
+    fn write_results(&self, dir: &Path, records: &[UnitRecord]) -> Result<(Vec<PathBuf>, String)> {
+        journal::finalize(dir, &self.header, records)?;
+        let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
+        if records.len() != self.units.len() {
+            return Ok((files, String::new()));
+        }
+        let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
+        files.extend(csv::write_all_with(dir, &self.plan, records, &values)?);
+        Ok((files, summary_table(&self.plan, &values)))
+    }
+}
+
+fn write_meta(dir: &Path, meta: &Meta<'_>) -> Result<PathBuf> {
+    let path = dir.join("meta.json");
+    let text = serde_json::to_string_pretty(meta).map_err(|e| Error::io(&path, e.into()))?;
+    write_atomic(&path, text.as_bytes())?;
+    Ok(path)
+}
+
 /// Runs a scenario document (overrides already applied) into its result folder.
 pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
-    let base = doc.base()?;
-    let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+    let prep = Prepared::new(doc)?;
     let dir = options
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("out").join(&base.name));
+        .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let resolved = base.to_toml(doc.sweep_table());
-    let units = plan.units();
-    let header = Header {
-        jitterlab_journal: 1,
-        fingerprint: journal::fingerprint(&resolved),
-        units: units.len(),
-    };
 
     let mut done: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     if options.resume {
         match journal::read(&dir) {
             Ok((found, records)) => {
-                if found != header {
+                if found != prep.header {
                     return Err(Error::ResultFolder {
                         path: dir.clone(),
                         message: "its journal is of a different scenario or options; run without --resume to start over".into(),
@@ -122,13 +185,14 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
             Err(e) => return Err(e),
         }
     }
-    let todo: Vec<sweep::Unit> = units
+    let todo: Vec<sweep::Unit> = prep
+        .units
         .iter()
         .copied()
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
-    write_atomic(&dir.join("scenario.toml"), resolved.as_bytes())?;
-    let writer = Mutex::new(JournalWriter::open(&dir, &header, !options.resume)?);
+    write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
+    let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
 
     INTERRUPTED.store(false, Ordering::Relaxed);
     // A second handler cannot be installed in the same process (tests call run repeatedly).
@@ -137,7 +201,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         eprintln!(
             "resuming: {} of {} units already done",
             done.len(),
-            units.len()
+            prep.units.len()
         );
     }
     let bar = progress_bar(todo.len(), options.quiet);
@@ -145,7 +209,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         Some(b) => b,
         None => &Silent,
     };
-    let execution = sweep::execute(&plan, &todo, options.threads, progress, Some(&writer));
+    let execution = sweep::execute(&prep.plan, &todo, options.threads, progress, Some(&writer));
     if let Some(b) = &bar {
         b.0.finish_and_clear();
     }
@@ -157,26 +221,9 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    journal::finalize(&dir, &header, &records)?;
+    let (mut files, table) = prep.write_results(&dir, &records)?;
 
-    let complete = records.len() == units.len();
-    let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
-    let table = if complete {
-        let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
-        files.extend(csv::write_all_with(&dir, &plan, &records, &values)?);
-        summary_table(&plan, &values)
-    } else {
-        String::new()
-    };
     let meta = Meta {
-        version: env!("CARGO_PKG_VERSION"),
-        command: &options.command,
-        scenario: doc.origin(),
-        seed: plan.seed,
-        replications: plan.replications,
-        points: plan.points.len(),
-        strategies: base.strategies.len(),
-        units: units.len(),
         units_run: ran,
         shard: format!("{}/{}", options.shard.index, options.shard.count),
         threads: if options.threads == 0 {
@@ -191,14 +238,12 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         } else {
             0.0
         },
+        ..prep.meta(&options.command, doc.origin().to_string())
     };
-    let meta_path = dir.join("meta.json");
-    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
-    write_atomic(&meta_path, text.as_bytes())?;
-    files.push(meta_path);
+    files.push(write_meta(&dir, &meta)?);
     Ok(RunReport {
         dir,
-        complete,
+        complete: records.len() == prep.units.len(),
         table,
         files,
     })
@@ -210,20 +255,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
         arg: "merge".into(),
         message: "name at least one shard folder".into(),
     })?;
-    let doc = ScenarioDoc::load(&first.join("scenario.toml"))?;
-    let base = doc.base()?;
-    let plan = Plan::new(doc.sweep()?, doc.points()?)?;
-    let resolved = base.to_toml(doc.sweep_table());
-    let units = plan.units();
-    let header = Header {
-        jitterlab_journal: 1,
-        fingerprint: journal::fingerprint(&resolved),
-        units: units.len(),
-    };
+    let prep = Prepared::new(&ScenarioDoc::load(&first.join("scenario.toml"))?)?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
         let (found, records) = journal::read(dir)?;
-        if found != header {
+        if found != prep.header {
             return Err(Error::ResultFolder {
                 path: dir.clone(),
                 message: format!("its scenario differs from {}'s", first.display()),
@@ -231,52 +267,34 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
         }
         all.extend(records.into_iter().map(|r| (r.unit, r)));
     }
-    if all.len() != units.len() {
-        let missing: Vec<usize> = (0..units.len())
+    let total = prep.units.len();
+    if all.len() != total {
+        let missing: Vec<usize> = (0..total)
             .filter(|i| !all.contains_key(i))
             .take(5)
             .collect();
         return Err(Error::ResultFolder {
             path: out.into(),
             message: format!(
-                "{} of {} units are missing (first: {missing:?}); merge every shard",
-                units.len() - all.len(),
-                units.len()
+                "{} of {total} units are missing (first: {missing:?}); merge every shard",
+                total - all.len()
             ),
         });
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
-    write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
-    journal::finalize(out, &header, &records)?;
-    let mut files = vec![out.join("scenario.toml"), out.join(journal::JOURNAL)];
-    let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
-    files.extend(csv::write_all_with(out, &plan, &records, &values)?);
-    let events: u64 = records.iter().map(UnitRecord::events).sum();
+    write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
+    let (mut files, table) = prep.write_results(out, &records)?;
     let meta = Meta {
-        version: env!("CARGO_PKG_VERSION"),
-        command,
-        scenario: &first.join("scenario.toml").display().to_string(),
-        seed: plan.seed,
-        replications: plan.replications,
-        points: plan.points.len(),
-        strategies: base.strategies.len(),
-        units: units.len(),
-        units_run: 0,
         shard: "merged".into(),
-        threads: 0,
-        wall_seconds: 0.0,
-        events,
-        events_per_second: 0.0,
+        events: records.iter().map(UnitRecord::events).sum(),
+        ..prep.meta(command, first.join("scenario.toml").display().to_string())
     };
-    let meta_path = out.join("meta.json");
-    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::io(&meta_path, e.into()))?;
-    write_atomic(&meta_path, text.as_bytes())?;
-    files.push(meta_path);
+    files.push(write_meta(out, &meta)?);
     Ok(RunReport {
         dir: out.into(),
         complete: true,
-        table: summary_table(&plan, &values),
+        table,
         files,
     })
 }

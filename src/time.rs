@@ -17,8 +17,21 @@ pub const NANOS_PER_MS: u64 = 1_000_000;
 /// Nanoseconds in one second.
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
-/// A span of virtual time in whole nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// A span of virtual time in whole nanoseconds (serialized as the number of nanoseconds).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct SimDuration(pub u64);
 
 /// An instant of virtual time: nanoseconds since the start of the run.

@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 use super::write_atomic;
 use crate::error::{Error, Result};
 use crate::scenario::format_value;
+use crate::sim::TimeSeries;
 use crate::sim::metrics::new_latency_histogram;
 use crate::stats::{estimate, paired_difference};
 use crate::sweep::Plan;
@@ -220,16 +221,9 @@ pub fn write_all_with(
         &header(
             &["point", "strategy"],
             &keys,
-            &[
-                "t_ms",
-                "arrivals",
-                "first_attempts",
-                "retries",
-                "successes",
-                "rejections",
-                "timeouts",
-                "in_system",
-            ],
+            &std::iter::once("t_ms")
+                .chain(TimeSeries::COLUMNS)
+                .collect::<Vec<_>>(),
         ),
     )?;
     let mut attempts = Table::new(
@@ -289,18 +283,8 @@ pub fn write_all_with(
             if let Some(series) = runs[0].series.as_ref() {
                 for i in 0..series.arrivals.len() {
                     let mut row = lead(s);
-                    row.push(millis_string(i as u64 * series.bucket_ns));
-                    for col in [
-                        &series.arrivals,
-                        &series.first_attempts,
-                        &series.retries,
-                        &series.successes,
-                        &series.rejections,
-                        &series.timeouts,
-                        &series.in_system,
-                    ] {
-                        row.push(col[i].to_string());
-                    }
+                    row.push(millis_string(i as u64 * series.bucket.as_nanos()));
+                    row.extend(series.columns().map(|col| col[i].to_string()));
                     timeseries.row(&row)?;
                 }
             }

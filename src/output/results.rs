@@ -442,18 +442,10 @@ impl ResultFolder {
 
         let t = Table::read(&dir.join(TIMESERIES))?;
         let (cp, cs) = (t.col("point")?, t.col("strategy")?);
-        let cols = [
-            "t_ms",
-            "arrivals",
-            "first_attempts",
-            "retries",
-            "successes",
-            "rejections",
-            "timeouts",
-            "in_system",
-        ]
-        .map(|name| t.col(name));
-        let cols: Vec<usize> = cols.into_iter().collect::<Result<_>>()?;
+        let cols: Vec<usize> = std::iter::once("t_ms")
+            .chain(crate::sim::TimeSeries::COLUMNS)
+            .map(|name| t.col(name))
+            .collect::<Result<_>>()?;
         let mut timeseries = Vec::with_capacity(t.rows.len());
         for i in 0..t.rows.len() {
             let strategy = t.text(i, cs)?.to_string();

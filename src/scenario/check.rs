@@ -427,6 +427,36 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
 fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
     let key = |k: &str| format!("client.budget.{k}");
     let mut config = BudgetConfig::defaults(&key("kind"), &b.kind)?;
+    // Each kind takes its own keys; a key of another kind is a mistake worth naming.
+    let given = [
+        ("capacity", b.capacity.is_some()),
+        ("retry_cost", b.retry_cost.is_some()),
+        ("timeout_cost", b.timeout_cost.is_some()),
+        ("success_refund", b.success_refund.is_some()),
+        ("percent", b.percent.is_some()),
+        ("min_per_sec", b.min_per_sec.is_some()),
+        ("window", b.window.is_some()),
+        ("max_tokens", b.max_tokens.is_some()),
+        ("token_ratio", b.token_ratio.is_some()),
+    ];
+    let own: &[&str] = match config {
+        BudgetConfig::TokenBucket { .. } => {
+            &["capacity", "retry_cost", "timeout_cost", "success_refund"]
+        }
+        BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window"],
+        BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
+    };
+    if let Some((k, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
+        return Err(Error::invalid(
+            key(k),
+            "given",
+            format!(
+                "not used when client.budget.kind = \"{}\" (its keys: {}); remove it",
+                config.kind(),
+                own.join(", ")
+            ),
+        ));
+    }
     let int = |k: &str, v: Option<i64>, d: u32| count(&key(k), v, d as i64, 0, u32::MAX as i64);
     match &mut config {
         BudgetConfig::TokenBucket {
@@ -435,20 +465,6 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             timeout_cost,
             success_refund,
         } => {
-            for (k, v) in [
-                ("percent", b.percent),
-                ("min_per_sec", b.min_per_sec),
-                ("max_tokens", b.max_tokens),
-                ("token_ratio", b.token_ratio),
-            ] {
-                only_for(&key(k), &v, "client.budget.kind", "token_bucket")?;
-            }
-            only_for(
-                &key("window"),
-                &b.window,
-                "client.budget.kind",
-                "token_bucket",
-            )?;
             *capacity = int("capacity", b.capacity, *capacity)?;
             *retry_cost = int("retry_cost", b.retry_cost, *retry_cost)?;
             *timeout_cost = int("timeout_cost", b.timeout_cost, *timeout_cost)?;
@@ -459,26 +475,6 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             min_per_sec,
             window,
         } => {
-            for (k, v) in [
-                ("capacity", b.capacity),
-                ("retry_cost", b.retry_cost),
-                ("timeout_cost", b.timeout_cost),
-                ("success_refund", b.success_refund),
-            ] {
-                only_for(&key(k), &v, "client.budget.kind", "ratio")?;
-            }
-            only_for(
-                &key("max_tokens"),
-                &b.max_tokens,
-                "client.budget.kind",
-                "ratio",
-            )?;
-            only_for(
-                &key("token_ratio"),
-                &b.token_ratio,
-                "client.budget.kind",
-                "ratio",
-            )?;
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
@@ -489,22 +485,6 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             max_tokens,
             token_ratio,
         } => {
-            for (k, v) in [
-                ("capacity", b.capacity),
-                ("retry_cost", b.retry_cost),
-                ("timeout_cost", b.timeout_cost),
-                ("success_refund", b.success_refund),
-            ] {
-                only_for(&key(k), &v, "client.budget.kind", "grpc")?;
-            }
-            only_for(&key("percent"), &b.percent, "client.budget.kind", "grpc")?;
-            only_for(
-                &key("min_per_sec"),
-                &b.min_per_sec,
-                "client.budget.kind",
-                "grpc",
-            )?;
-            only_for(&key("window"), &b.window, "client.budget.kind", "grpc")?;
             *max_tokens = b.max_tokens.unwrap_or(*max_tokens);
             *token_ratio = b.token_ratio.unwrap_or(*token_ratio);
         }

@@ -53,6 +53,11 @@ fn errors_name_the_key_value_and_line() {
     assert!(e.contains("faults[0].end") && e.contains(":4:"), "{e}");
     let e = error_of("[workload]\nkind = \"burst\"\nrate = 5.0\n");
     assert!(e.contains("workload.rate"), "{e}");
+    let e = error_of("[client]\nbudget = { kind = \"grpc\", capacity = 5 }\n");
+    assert!(
+        e.contains("client.budget.capacity") && e.contains("max_tokens, token_ratio"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -52,16 +52,7 @@ impl Meter {
         }
         if b >= self.series.len() {
             let len = (b + 1).max(self.series.len() * 2).max(64);
-            let s = &mut self.series;
-            for v in [
-                &mut s.arrivals,
-                &mut s.first_attempts,
-                &mut s.retries,
-                &mut s.successes,
-                &mut s.rejections,
-                &mut s.timeouts,
-                &mut s.in_system,
-            ] {
+            for v in self.series.columns_mut() {
                 v.resize(len, 0);
             }
         }

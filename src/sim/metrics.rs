@@ -73,7 +73,7 @@ impl Counts {
 }
 
 /// Per-bucket counters (replication 0 keeps them for `timeseries.csv`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TimeSeries {
     /// Bucket width.
     pub bucket: SimDuration,
@@ -95,6 +95,43 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
+    /// The counters' names, as `timeseries.csv` columns, in [`TimeSeries::columns`] order.
+    pub const COLUMNS: [&'static str; 7] = [
+        "arrivals",
+        "first_attempts",
+        "retries",
+        "successes",
+        "rejections",
+        "timeouts",
+        "in_system",
+    ];
+
+    /// The counters in [`TimeSeries::COLUMNS`] order.
+    pub fn columns(&self) -> [&Vec<u32>; 7] {
+        [
+            &self.arrivals,
+            &self.first_attempts,
+            &self.retries,
+            &self.successes,
+            &self.rejections,
+            &self.timeouts,
+            &self.in_system,
+        ]
+    }
+
+    /// The counters in [`TimeSeries::COLUMNS`] order, mutable.
+    pub(crate) fn columns_mut(&mut self) -> [&mut Vec<u32>; 7] {
+        [
+            &mut self.arrivals,
+            &mut self.first_attempts,
+            &mut self.retries,
+            &mut self.successes,
+            &mut self.rejections,
+            &mut self.timeouts,
+            &mut self.in_system,
+        ]
+    }
+
     /// Number of buckets.
     pub fn len(&self) -> usize {
         self.arrivals.len()
@@ -105,17 +142,9 @@ impl TimeSeries {
         self.arrivals.is_empty()
     }
 
-    /// Drops buckets after `last` (inclusive index).
+    /// Keeps the first `buckets` buckets.
     pub(crate) fn truncate(&mut self, buckets: usize) {
-        for v in [
-            &mut self.arrivals,
-            &mut self.first_attempts,
-            &mut self.retries,
-            &mut self.successes,
-            &mut self.rejections,
-            &mut self.timeouts,
-            &mut self.in_system,
-        ] {
+        for v in self.columns_mut() {
             v.truncate(buckets);
         }
     }

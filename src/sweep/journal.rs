@@ -33,27 +33,6 @@ pub struct Header {
     pub units: usize,
 }
 
-/// The time series of a replication-0 unit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeriesRecord {
-    /// Bucket width in nanoseconds.
-    pub bucket_ns: u64,
-    /// See [`TimeSeries`].
-    pub arrivals: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub first_attempts: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub retries: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub successes: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub rejections: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub timeouts: Vec<u32>,
-    /// See [`TimeSeries`].
-    pub in_system: Vec<u32>,
-}
-
 /// Everything the output files need from one finished unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnitRecord {
@@ -92,7 +71,7 @@ pub struct UnitRecord {
     /// the value is the highest equivalent of its HDR bucket.
     pub latency_us: Vec<(u64, u64)>,
     /// The time series (replication 0 only).
-    pub series: Option<SeriesRecord>,
+    pub series: Option<TimeSeries>,
 }
 
 impl UnitRecord {
@@ -130,16 +109,7 @@ impl UnitRecord {
                 .iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect(),
-            series: r.series.as_ref().map(|s: &TimeSeries| SeriesRecord {
-                bucket_ns: s.bucket.as_nanos(),
-                arrivals: s.arrivals.clone(),
-                first_attempts: s.first_attempts.clone(),
-                retries: s.retries.clone(),
-                successes: s.successes.clone(),
-                rejections: s.rejections.clone(),
-                timeouts: s.timeouts.clone(),
-                in_system: s.in_system.clone(),
-            }),
+            series: r.series.clone(),
         }
     }
 

@@ -188,6 +188,8 @@ fn t95(df: u32) -> f64 {
     }
 }
 
+/// The summary metrics as DESIGN §6 writes them, copied here on purpose rather than taken from
+/// the library: the fixtures follow the contract, not the code under test.
 const METRICS: [&str; 24] = [
     "requests",
     "attempts",
