@@ -282,37 +282,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_units() {
-        assert_eq!(
-            parse_duration("k", "250ms").unwrap(),
-            SimDuration::from_millis(250)
-        );
-        assert_eq!(
-            parse_duration("k", "2s").unwrap(),
-            SimDuration::from_secs(2)
-        );
-        assert_eq!(
-            parse_duration("k", "1m").unwrap(),
-            SimDuration::from_secs(60)
-        );
-        assert_eq!(
-            parse_duration("k", "1.5s").unwrap(),
-            SimDuration::from_millis(1500)
-        );
-        assert_eq!(
-            parse_duration("k", "100us").unwrap(),
-            SimDuration::from_micros(100)
-        );
-        assert_eq!(parse_duration("k", " 7 ns ").unwrap(), SimDuration(7));
-        assert_eq!(parse_limit("k", "off").unwrap(), None);
-        assert_eq!(
-            parse_limit("k", "5s").unwrap(),
-            Some(SimDuration::from_secs(5))
-        );
+    fn parses_units() -> Result<()> {
+        assert_eq!(parse_duration("k", "250ms")?, SimDuration::from_millis(250));
+        assert_eq!(parse_duration("k", "2s")?, SimDuration::from_secs(2));
+        assert_eq!(parse_duration("k", "1m")?, SimDuration::from_secs(60));
+        assert_eq!(parse_duration("k", "1.5s")?, SimDuration::from_millis(1500));
+        assert_eq!(parse_duration("k", "100us")?, SimDuration::from_micros(100));
+        assert_eq!(parse_duration("k", " 7 ns ")?, SimDuration(7));
+        assert_eq!(parse_limit("k", "off")?, None);
+        assert_eq!(parse_limit("k", "5s")?, Some(SimDuration::from_secs(5)));
+        Ok(())
     }
 
     #[test]
-    fn refuses_bad_input_naming_the_key() {
+    fn refuses_bad_input_naming_the_key() -> Result<()> {
         for bad in [
             "-1s",
             "banana",
@@ -328,19 +311,21 @@ mod tests {
             assert!(err.contains("backoff.base"), "{bad}: {err}");
         }
         assert!(parse_limit("client.deadline", "maybe").is_err());
+        Ok(())
     }
 
     #[test]
-    fn millis_strings_are_exact() {
+    fn millis_strings_are_exact() -> Result<()> {
         assert_eq!(millis_string(0), "0");
         assert_eq!(millis_string(50 * NANOS_PER_MS), "50");
         assert_eq!(millis_string(28_680_123), "28.680123");
         assert_eq!(millis_string(1), "0.000001");
         assert_eq!(millis_string(1_500_000), "1.5");
+        Ok(())
     }
 
     #[test]
-    fn display_round_trips() {
+    fn display_round_trips() -> Result<()> {
         for ns in [
             0,
             1,
@@ -353,7 +338,8 @@ mod tests {
             3_600 * NANOS_PER_SEC,
         ] {
             let d = SimDuration(ns);
-            assert_eq!(parse_duration("k", &d.to_string()).unwrap(), d, "{d}");
+            assert_eq!(parse_duration("k", &d.to_string())?, d, "{d}");
         }
+        Ok(())
     }
 }

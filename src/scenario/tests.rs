@@ -17,8 +17,8 @@ fn error_of(text: &str) -> String {
 }
 
 #[test]
-fn a_scenario_may_be_as_short_as_a_workload_table() {
-    let s = parse("[workload]\n").unwrap().base().unwrap();
+fn a_scenario_may_be_as_short_as_a_workload_table() -> Result<()> {
+    let s = parse("[workload]\n")?.base()?;
     assert_eq!(s.name, "test");
     assert_eq!(s.replications, 10);
     assert_eq!(s.strategies.len(), 4);
@@ -30,10 +30,11 @@ fn a_scenario_may_be_as_short_as_a_workload_table() {
         matches!(s.model.server, ServerConfig::Queue(ref q) if q.workers == 100 && q.queue == Some(1000))
     );
     assert_eq!(s.model.client.timeout, Some(SimDuration::from_secs(1)));
+    Ok(())
 }
 
 #[test]
-fn errors_name_the_key_value_and_line() {
+fn errors_name_the_key_value_and_line() -> Result<()> {
     let e = error_of("[server]\nworkers = 0\n");
     assert!(
         e.contains("server.workers") && e.contains(":2:") && e.contains("from 1"),
@@ -58,15 +59,16 @@ fn errors_name_the_key_value_and_line() {
         e.contains("client.budget.capacity") && e.contains("max_tokens, token_ratio"),
         "{e}"
     );
+    Ok(())
 }
 
 #[test]
-fn overrides_apply_and_are_checked() {
-    let mut doc = parse("[workload]\nclients = 10\n").unwrap();
-    doc.set("workload.clients=500").unwrap();
-    doc.set("backoff.cap=5s").unwrap();
-    doc.set("backoff.strategies=[\"full\"]").unwrap();
-    let s = doc.base().unwrap();
+fn overrides_apply_and_are_checked() -> Result<()> {
+    let mut doc = parse("[workload]\nclients = 10\n")?;
+    doc.set("workload.clients=500")?;
+    doc.set("backoff.cap=5s")?;
+    doc.set("backoff.strategies=[\"full\"]")?;
+    let s = doc.base()?;
     assert!(matches!(
         s.model.workload,
         Workload::Burst { clients: 500, .. }
@@ -75,20 +77,23 @@ fn overrides_apply_and_are_checked() {
     assert_eq!(s.strategies[0].backoff.cap(), SimDuration::from_secs(5));
     assert!(doc.set("nonsense").is_err());
     assert!(doc.set("server.wrkers=3").is_err());
-    let mut bad = parse("").unwrap();
-    bad.set("server.workers=0").unwrap();
+    let mut bad = parse("")?;
+    bad.set("server.workers=0")?;
     assert!(
         bad.base()
             .unwrap_err()
             .to_string()
             .contains("server.workers")
     );
+    Ok(())
 }
 
 #[test]
-fn sweeps_expand_in_the_order_written() {
-    let doc = parse("[sweep]\n\"backoff.base\" = [\"10ms\", \"50ms\"]\n\"workload.clients\" = { from = 100, to = 300, step = 100 }\n").unwrap();
-    let points = doc.points().unwrap();
+fn sweeps_expand_in_the_order_written() -> Result<()> {
+    let doc = parse(
+        "[sweep]\n\"backoff.base\" = [\"10ms\", \"50ms\"]\n\"workload.clients\" = { from = 100, to = 300, step = 100 }\n",
+    )?;
+    let points = doc.points()?;
     assert_eq!(points.len(), 6);
     assert_eq!(
         describe(&points[0].values),
@@ -103,17 +108,14 @@ fn sweeps_expand_in_the_order_written() {
         Workload::Burst { clients: 200, .. }
     ));
     let durations =
-        parse("[sweep]\n\"backoff.cap\" = { from = \"1s\", to = \"2s\", step = \"500ms\" }\n")
-            .unwrap();
+        parse("[sweep]\n\"backoff.cap\" = { from = \"1s\", to = \"2s\", step = \"500ms\" }\n")?;
     let caps: Vec<String> = durations
-        .points()
-        .unwrap()
+        .points()?
         .iter()
         .map(|p| format_value(&p.values[0].1))
         .collect();
     assert_eq!(caps, ["1s", "1500ms", "2s"]);
-    let e = parse("[sweep]\n\"server.workers\" = [1, 0]\n")
-        .unwrap()
+    let e = parse("[sweep]\n\"server.workers\" = [1, 0]\n")?
         .points()
         .unwrap_err()
         .to_string();
@@ -121,28 +123,31 @@ fn sweeps_expand_in_the_order_written() {
         e.contains("server.workers") && e.contains("sweep point 1"),
         "{e}"
     );
+    Ok(())
 }
 
 #[test]
-fn the_resolved_file_reads_back_to_the_same_scenario() {
+fn the_resolved_file_reads_back_to_the_same_scenario() -> Result<()> {
     for text in [
         BUILTIN,
         include_str!("../../sims/brooker-2015.toml"),
         "[workload]\nkind = \"poisson\"\n[client]\nbudget = { kind = \"ratio\" }\nbreaker = { scope = \"client\" }\n",
     ] {
-        let s = parse(text).unwrap().base().unwrap();
+        let s = parse(text)?.base()?;
         let resolved = s.to_toml(None);
-        let again = parse(&resolved).unwrap().base().unwrap();
+        let again = parse(&resolved)?.base()?;
         assert_eq!(again.to_toml(None), resolved);
         assert_eq!(format!("{:?}", again.model), format!("{:?}", s.model));
     }
+    Ok(())
 }
 
 #[test]
-fn the_builtin_default_outlasts_its_outage() {
-    let s = ScenarioDoc::builtin().base().unwrap();
+fn the_builtin_default_outlasts_its_outage() -> Result<()> {
+    let s = ScenarioDoc::builtin().base()?;
     assert_eq!(s.name, "thundering-herd");
     let outage_end = s.model.faults[0].end.as_nanos();
     let deadline = s.model.client.deadline.map_or(u64::MAX, |d| d.as_nanos());
     assert!(deadline > outage_end);
+    Ok(())
 }
