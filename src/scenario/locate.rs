@@ -33,6 +33,40 @@ pub fn locate(text: &str, key: &str) -> Option<(usize, usize)> {
     found.map(|offset| line_column(text, offset))
 }
 
+/// The dotted path of the key written at byte `offset` (a key's first byte), if any.
+pub fn path_at(text: &str, offset: usize) -> Option<String> {
+    let doc = DeTable::parse(text).ok()?;
+    find_key(doc.get_ref(), offset, "")
+}
+
+fn find_key(table: &DeTable<'_>, offset: usize, prefix: &str) -> Option<String> {
+    for (k, v) in table.iter() {
+        let path = if prefix.is_empty() {
+            k.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", k.get_ref())
+        };
+        if k.span().start == offset {
+            return Some(path);
+        }
+        let found =
+            match v.get_ref() {
+                DeValue::Table(t) => find_key(t, offset, &path),
+                DeValue::Array(items) => items.iter().enumerate().find_map(|(i, item)| match item
+                    .get_ref()
+                {
+                    DeValue::Table(t) => find_key(t, offset, &format!("{path}[{i}]")),
+                    _ => None,
+                }),
+                _ => None,
+            };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -54,5 +88,9 @@ mod tests {
         assert_eq!(locate(text, "server.service.mean"), Some((4, 35)));
         assert_eq!(locate(text, "faults[1].end"), Some((11, 1)));
         assert_eq!(locate(text, "client.timeout"), None);
+        let at = |needle: &str| path_at(text, text.find(needle).unwrap_or(0));
+        assert_eq!(at("workers").as_deref(), Some("server.workers"));
+        assert_eq!(at("mean").as_deref(), Some("server.service.mean"));
+        assert_eq!(at("kind = \"slow").as_deref(), Some("faults[1].kind"));
     }
 }

@@ -96,8 +96,8 @@ impl ScenarioDoc {
             message,
         };
         // Structure first, straight from the text, so that errors carry line and column.
-        toml::from_str::<file::ScenarioFile>(text).map_err(|e| fail(toml_error(&e)))?;
-        let table: toml::Table = toml::from_str(text).map_err(|e| fail(toml_error(&e)))?;
+        toml::from_str::<file::ScenarioFile>(text).map_err(|e| fail(toml_error(text, &e)))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| fail(toml_error(text, &e)))?;
         let doc = ScenarioDoc {
             origin: origin.to_string(),
             text: text.to_string(),
@@ -240,8 +240,14 @@ pub fn describe(values: &[(String, toml::Value)]) -> String {
 }
 
 /// Formats a TOML parse error on one line: "line L, column C: message".
-fn toml_error(e: &toml::de::Error) -> String {
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().to_string();
+    // Name the whole key path when the error points at a key (`server.workerz`, not just
+    // `workerz`).
+    let message = match e.span().and_then(|span| locate::path_at(text, span.start)) {
+        Some(path) => format!("`{path}`: {message}"),
+        None => message,
+    };
     match (e.span(), e.to_string().lines().next()) {
         (Some(_), Some(first)) if first.contains("line") => {
             // toml's Display starts with "TOML parse error at line L, column C".
