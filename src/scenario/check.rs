@@ -20,6 +20,13 @@ use crate::sim::{
 };
 use crate::time::{SimDuration, SimTime, parse_duration, parse_limit};
 
+/// Most clients (or open-loop requests) in one run: each is about 100 bytes of state, and
+/// runs go on in parallel, one per core.
+pub const MAX_CLIENTS: i64 = 10_000_000;
+
+/// Most time-series buckets in one run (horizon / bucket).
+pub const MAX_BUCKETS: u64 = 1_000_000;
+
 /// The strategies compared when a file names none.
 pub const DEFAULT_STRATEGIES: [Jitter; 4] = [
     Jitter::NoJitter,
@@ -139,11 +146,13 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
         ));
     }
     let bucket = dur("output.bucket", &file.output.bucket, "10ms")?;
-    if bucket == SimDuration::ZERO || horizon.as_nanos() / bucket.as_nanos() > 10_000_000 {
+    if bucket == SimDuration::ZERO || horizon.as_nanos() / bucket.as_nanos() >= MAX_BUCKETS {
         return Err(Error::invalid(
             "output.bucket",
             bucket,
-            "a duration greater than 0 giving at most 10 million buckets over the horizon",
+            format!(
+                "a duration greater than 0 giving fewer than {MAX_BUCKETS} buckets over the horizon ({horizon})"
+            ),
         ));
     }
     let name = file
@@ -221,7 +230,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
             Ok(Workload::Burst {
-                clients: count("workload.clients", w.clients, 1000, 1, 100_000_000)?,
+                clients: count("workload.clients", w.clients, 1000, 1, MAX_CLIENTS)?,
                 start,
                 spread: dur("workload.spread", &w.spread, "0ms")?,
             })
@@ -237,11 +246,11 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
                 "a number of requests per second above 0",
             )?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            if rate * duration.as_secs_f64() > 1e8 {
+            if rate * duration.as_secs_f64() > MAX_CLIENTS as f64 {
                 return Err(Error::invalid(
                     "workload.rate",
                     rate,
-                    "at most 100 million requests over workload.duration",
+                    "at most 10 million requests over workload.duration",
                 ));
             }
             Ok(Workload::Poisson {
@@ -263,7 +272,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
                 ));
             }
             Ok(Workload::Closed {
-                clients: count("workload.clients", w.clients, 100, 1, 100_000_000)?,
+                clients: count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?,
                 think,
                 start,
             })

@@ -119,8 +119,12 @@ pub(super) struct Client {
     pub start: SimTime,
     /// Requests this client has started (closed loop: more than one).
     pub requests: u32,
-    /// Attempts of the current request so far.
-    pub attempts: u32,
+    /// Attempts this client has sent, over all its requests: the tag of its latest attempt.
+    /// Events name an attempt by this tag, which never repeats for a client, so an event left
+    /// over from an earlier request can never be mistaken for one of the current request.
+    pub sends: u32,
+    /// `sends` when the current request began: its attempts are tags `first_send + 1 ..=`.
+    pub first_send: u32,
     pub phase: Phase,
     /// The answer in flight to the current attempt, when it travels as a `Reply` event.
     pub reply: Answer,
@@ -140,7 +144,8 @@ impl Client {
             backoff: BackoffState::new(),
             start: SimTime::ZERO,
             requests: 0,
-            attempts: 0,
+            sends: 0,
+            first_send: 0,
             phase: Phase::Idle,
             reply: Answer::Status(200),
             reply_hint: NO_HINT,
@@ -149,10 +154,35 @@ impl Client {
         }
     }
 
-    /// True when the client is waiting for the answer to attempt `attempt`.
+    /// Attempts of the current request so far.
     #[inline]
-    pub fn awaits(&self, attempt: u32) -> bool {
-        self.phase == Phase::Waiting && self.attempts == attempt
+    pub fn attempts(&self) -> u32 {
+        self.sends - self.first_send
+    }
+
+    /// True when the client is waiting for the answer to the attempt tagged `tag`.
+    #[inline]
+    pub fn awaits(&self, tag: u32) -> bool {
+        self.phase == Phase::Waiting && self.sends == tag
+    }
+
+    /// The attempt number (1 = first) of the attempt tagged `tag` within the current request,
+    /// or `None` for an attempt of an earlier request.
+    #[inline]
+    pub fn attempt_of(&self, tag: u32) -> Option<u32> {
+        (tag > self.first_send && tag <= self.sends).then(|| tag - self.first_send)
+    }
+
+    /// The `(entity, sub)` of the per-attempt random streams of the attempt tagged `tag`:
+    /// (request, attempt number), so that every strategy draws the same service demand,
+    /// faults and network delays for the same request's same attempt. An attempt of an
+    /// earlier request still at the server gets a stream of its own by tag.
+    #[inline]
+    pub fn attempt_stream(&self, client: u32, tag: u32) -> (u64, u64) {
+        match self.attempt_of(tag) {
+            Some(a) => (self.request_key(client), a as u64),
+            None => (client as u64, (1 << 40) | tag as u64),
+        }
     }
 
     /// The key of the current request for per-attempt streams.
@@ -235,21 +265,15 @@ impl Sim<'_> {
         let client = &mut self.clients[c as usize];
         client.requests += 1;
         client.start = now;
-        client.attempts = 0;
+        client.first_send = client.sends;
         client.backoff.reset();
         client.after_timeout = false;
         self.meter.counts.requests += 1;
         self.send_attempt(c);
     }
 
-    /// Client `c` wants to send its next attempt: breaker, then limiter, then launch.
+    /// Client `c` wants to send its next attempt: a limiter slot first, then launch.
     pub(super) fn send_attempt(&mut self, c: u32) {
-        if let Some(i) = self.guards.breaker_index(c)
-            && !self.guards.breakers[i].allow(self.now)
-        {
-            self.end(c, Ending::RejectedByBreaker);
-            return;
-        }
         if let Some(limiter) = self.guards.limiter.as_mut()
             && !limiter.try_acquire()
         {
@@ -260,7 +284,7 @@ impl Sim<'_> {
         self.launch(c);
     }
 
-    /// Sends attempt `attempts + 1` of client `c` (its limiter slot, if any, is held).
+    /// Sends the next attempt of client `c` (its limiter slot, if any, is held).
     pub(super) fn launch(&mut self, c: u32) {
         let now = self.now;
         let client = &mut self.clients[c as usize];
@@ -273,23 +297,40 @@ impl Sim<'_> {
             AttemptTimeout::Unbounded => None,
             AttemptTimeout::After(t) => Some(t),
         };
-        client.attempts += 1;
+        // The breaker is asked last, as the attempt leaves: a half-open breaker's one probe is
+        // then always an attempt that is really sent, never one that expires in the limiter's
+        // queue and leaves the breaker waiting for a result that never comes.
+        if let Some(i) = self.guards.breaker_index(c)
+            && !self.guards.breakers[i].allow(now)
+        {
+            self.release_slot();
+            self.end(c, Ending::RejectedByBreaker);
+            return;
+        }
+        let client = &mut self.clients[c as usize];
+        client.sends += 1;
         client.phase = Phase::Waiting;
-        let attempt = client.attempts;
+        let tag = client.sends;
         self.meter.counts.attempts += 1;
-        self.server_receive(c, attempt);
+        self.server_receive(c, tag);
         // Armed after the send, so an attempt answered at once (a rejection with an
         // instantaneous network) leaves no stale timer in the queue.
         if let Some(t) = timeout
-            && self.clients[c as usize].awaits(attempt)
+            && self.clients[c as usize].awaits(tag)
         {
-            self.after(t, Event::Timeout(c, attempt));
+            self.after(t, Event::Timeout(c, tag));
         }
     }
 
     /// The attempt's timer fired.
-    pub(super) fn timeout(&mut self, c: u32, attempt: u32) {
-        if self.clients[c as usize].awaits(attempt) {
+    pub(super) fn timeout(&mut self, c: u32, tag: u32) {
+        if self.clients[c as usize].awaits(tag) {
+            // A served answer already on its way back is now work nobody will use.
+            if let Some(net) = self.network.get(c as usize)
+                && net.reply_tag == tag
+            {
+                self.meter.wasted_ns += net.reply_work as u128;
+            }
             let b = self.meter.bucket;
             self.meter.series.timeouts[b] += 1;
             self.conclude(c, Outcome::Timeout, None);
@@ -298,14 +339,8 @@ impl Sim<'_> {
 
     /// An answer reaches client `c` (inline when the network is instantaneous).
     #[inline]
-    pub(super) fn receive(
-        &mut self,
-        c: u32,
-        attempt: u32,
-        answer: Answer,
-        hint: Option<SimDuration>,
-    ) {
-        if !self.clients[c as usize].awaits(attempt) {
+    pub(super) fn receive(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
+        if !self.clients[c as usize].awaits(tag) {
             return;
         }
         let outcome = answer.outcome();
@@ -317,13 +352,13 @@ impl Sim<'_> {
     }
 
     /// A `Reply` event: the stored answer arrives.
-    pub(super) fn reply_arrives(&mut self, c: u32, attempt: u32) {
+    pub(super) fn reply_arrives(&mut self, c: u32, tag: u32) {
         let client = &self.clients[c as usize];
         let (answer, hint) = (
             client.reply,
             (client.reply_hint != NO_HINT).then_some(SimDuration(client.reply_hint)),
         );
-        self.receive(c, attempt, answer, hint);
+        self.receive(c, tag, answer, hint);
     }
 
     /// The current attempt of `c` ended with `outcome`: guards learn of it, the policy decides.
@@ -338,7 +373,7 @@ impl Sim<'_> {
         let budget_index = self.guards.budget_index(c);
         let client = &mut self.clients[c as usize];
         let report = AttemptReport {
-            attempt: client.attempts,
+            attempt: client.attempts(),
             start: client.start,
             now,
             outcome,
@@ -396,7 +431,7 @@ impl Sim<'_> {
             let latency_us = latency_ns / 1_000;
             // Values beyond the histogram's range (12 days) are clamped to it.
             meter.latency_us.saturating_record(latency_us.max(1));
-            let n = client.attempts as usize;
+            let n = client.attempts() as usize;
             if meter.by_attempt.len() < n {
                 meter.by_attempt.resize(n, 0);
             }

@@ -156,7 +156,11 @@ impl Dist {
 
     /// True when every sample is zero.
     pub fn is_zero(&self) -> bool {
-        matches!(*self, Dist::Constant { mean } if mean == SimDuration::ZERO)
+        match *self {
+            Dist::Constant { mean } => mean == SimDuration::ZERO,
+            Dist::NormalAbs { mean, sd } => mean == SimDuration::ZERO && sd == SimDuration::ZERO,
+            Dist::Exponential { .. } | Dist::LogNormal { .. } => false,
+        }
     }
 
     /// Draws one duration in nanoseconds.

@@ -31,6 +31,8 @@ pub(super) struct Meter {
     /// Index of the bucket holding `now`.
     pub bucket: usize,
     pub bucket_ns: u64,
+    /// Buckets up to the horizon.
+    pub max_buckets: usize,
     /// Attempts at the server now (waiting or in service).
     pub in_system: u32,
     pub busy_ns: u128,
@@ -51,7 +53,11 @@ impl Meter {
             return;
         }
         if b >= self.series.len() {
-            let len = (b + 1).max(self.series.len() * 2).max(64);
+            // Doubling, but never past the horizon's last bucket.
+            let len = (self.series.len() * 2)
+                .max(64)
+                .min(self.max_buckets)
+                .max(b + 1);
             for v in self.series.columns_mut() {
                 v.resize(len, 0);
             }
@@ -63,13 +69,34 @@ impl Meter {
     }
 
     #[inline]
-    pub fn arrival(&mut self, attempt: u32) {
+    pub fn arrival(&mut self, first: bool) {
         let b = self.bucket;
         self.series.arrivals[b] += 1;
-        if attempt <= 1 {
+        if first {
             self.series.first_attempts[b] += 1;
         } else {
             self.series.retries[b] += 1;
+        }
+    }
+}
+
+/// A client's network state, kept only when legs take time.
+#[derive(Debug, Clone)]
+pub(super) struct NetState {
+    /// The current attempt's stream of leg delays.
+    pub rng: SimRng,
+    /// The attempt whose answer is travelling back, and the service time it carries: if the
+    /// client stops waiting before it lands, that work was wasted.
+    pub reply_tag: u32,
+    pub reply_work: u64,
+}
+
+impl Default for NetState {
+    fn default() -> Self {
+        NetState {
+            rng: crate::rng::from_seed(0),
+            reply_tag: 0,
+            reply_work: 0,
         }
     }
 }
@@ -94,8 +121,8 @@ pub(super) struct Sim<'a> {
     pub meter: Meter,
     /// True when every network leg takes zero time: answers are handled at once, no events.
     pub zero_latency: bool,
-    /// Each client's network stream for its current attempt (empty when `zero_latency`).
-    pub network: Vec<SimRng>,
+    /// Each client's network state for its current attempt (empty when `zero_latency`).
+    pub network: Vec<NetState>,
     pub poisson: Option<Poisson>,
 }
 
@@ -134,6 +161,7 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
             },
             bucket: 0,
             bucket_ns: model.bucket.as_nanos().max(1),
+            max_buckets: (model.horizon.as_nanos() / model.bucket.as_nanos().max(1)) as usize + 1,
             in_system: 0,
             busy_ns: 0,
             wasted_ns: 0,
@@ -147,7 +175,7 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
         poisson: None,
     };
     if !sim.zero_latency {
-        sim.network = vec![crate::rng::from_seed(0); initial as usize];
+        sim.network = vec![NetState::default(); initial as usize];
     }
     sim.schedule_workload(seed, rep);
     let horizon = SimTime(model.horizon.as_nanos());
@@ -244,7 +272,7 @@ impl Sim<'_> {
         self.clients
             .push(Client::new(self.streams.jitter.get(c as u64, 0)));
         if !self.zero_latency {
-            self.network.push(crate::rng::from_seed(0));
+            self.network.push(NetState::default());
         }
         self.guards.add_client();
         if next < end {

@@ -85,7 +85,7 @@ impl ServerConfig {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct InService {
     client: u32,
-    attempt: u32,
+    tag: u32,
     duration: u64,
 }
 
@@ -113,7 +113,7 @@ impl ServerState {
                 workers: vec![
                     InService {
                         client: 0,
-                        attempt: 0,
+                        tag: 0,
                         duration: 0
                     };
                     q.workers as usize
@@ -143,64 +143,68 @@ impl Sim<'_> {
     /// order from its own stream, seeded when it leaves the client (`first`): every strategy
     /// sees the same delays for the same request's same attempt.
     #[inline]
-    fn leg(&mut self, c: u32, attempt: u32, first: bool) -> SimDuration {
-        let rng = &mut self.network[c as usize];
+    fn leg(&mut self, c: u32, tag: u32, first: bool) -> SimDuration {
+        let net = &mut self.network[c as usize];
         if first {
-            let key = self.clients[c as usize].request_key(c);
-            *rng = self.streams.network.get(key, attempt as u64);
+            let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
+            net.rng = self.streams.network.get(key, sub);
         }
-        SimDuration(self.model.latency.sample(rng))
+        SimDuration(self.model.latency.sample(&mut net.rng))
     }
 
     /// The attempt leaves the client: it reaches the server after one leg.
-    pub(super) fn server_receive(&mut self, c: u32, attempt: u32) {
+    pub(super) fn server_receive(&mut self, c: u32, tag: u32) {
         let occ = matches!(self.server, ServerState::Occ { .. });
         if self.zero_latency {
             if occ {
-                self.read_arrive(c, attempt)
+                self.read_arrive(c, tag)
             } else {
-                self.arrive(c, attempt)
+                self.arrive(c, tag)
             }
         } else {
-            let d = self.leg(c, attempt, true);
+            let d = self.leg(c, tag, true);
             self.after(
                 d,
                 if occ {
-                    Event::ReadArrive(c, attempt)
+                    Event::ReadArrive(c, tag)
                 } else {
-                    Event::Arrive(c, attempt)
+                    Event::Arrive(c, tag)
                 },
             );
         }
     }
 
     /// Sends `answer` back to client `c` over one leg, if it still waits for that attempt.
-    fn answer(&mut self, c: u32, attempt: u32, answer: Answer, hint: Option<SimDuration>) {
-        if !self.clients[c as usize].awaits(attempt) {
+    /// `work` is the service time spent on it (0 for an answer given without serving).
+    fn answer(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>, work: u64) {
+        if !self.clients[c as usize].awaits(tag) {
             return;
         }
         if self.zero_latency {
-            self.receive(c, attempt, answer, hint);
+            self.receive(c, tag, answer, hint);
         } else {
-            let d = self.leg(c, attempt, false);
+            let d = self.leg(c, tag, false);
+            let net = &mut self.network[c as usize];
+            net.reply_tag = tag;
+            net.reply_work = work;
             let client = &mut self.clients[c as usize];
             client.reply = answer;
             client.reply_hint = hint.map_or(super::client::NO_HINT, SimDuration::as_nanos);
-            self.after(d, Event::Reply(c, attempt));
+            self.after(d, Event::Reply(c, tag));
         }
     }
 
     /// Turns an attempt away without serving it.
-    fn reject(&mut self, c: u32, attempt: u32, answer: Answer, hint: Option<SimDuration>) {
+    fn reject(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
         let b = self.meter.bucket;
         self.meter.series.rejections[b] += 1;
         self.meter.error_answers += 1;
         self.meter.hinted_answers += hint.is_some() as u64;
-        self.answer(c, attempt, answer, hint);
+        self.answer(c, tag, answer, hint, 0);
     }
 
     /// Applies outage and error faults at an arrival; true when the attempt was answered.
-    fn apply_faults(&mut self, c: u32, attempt: u32) -> bool {
+    fn apply_faults(&mut self, c: u32, tag: u32) -> bool {
         let now = self.now;
         for (i, fault) in self.model.faults.iter().enumerate() {
             if !fault.active(now) {
@@ -208,11 +212,11 @@ impl Sim<'_> {
             }
             match fault.kind {
                 FaultKind::Outage(OutageAnswer::Status(s)) => {
-                    self.reject(c, attempt, Answer::Status(s), None);
+                    self.reject(c, tag, Answer::Status(s), None);
                     return true;
                 }
                 FaultKind::Outage(OutageAnswer::Reset) => {
-                    self.reject(c, attempt, Answer::Reset, None);
+                    self.reject(c, tag, Answer::Reset, None);
                     return true;
                 }
                 FaultKind::Outage(OutageAnswer::Drop) => {
@@ -221,13 +225,10 @@ impl Sim<'_> {
                     return true;
                 }
                 FaultKind::Errors { share, status } => {
-                    let key = self.clients[c as usize].request_key(c);
-                    let mut rng = self
-                        .streams
-                        .faults
-                        .get(key, ((attempt as u64) << 8) | i as u64);
+                    let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
+                    let mut rng = self.streams.faults.get(key, (sub << 8) | i as u64);
                     if rng.random::<f64>() < share {
-                        self.reject(c, attempt, Answer::Status(status), None);
+                        self.reject(c, tag, Answer::Status(status), None);
                         return true;
                     }
                 }
@@ -238,9 +239,10 @@ impl Sim<'_> {
     }
 
     /// Queue server: an attempt arrives.
-    pub(super) fn arrive(&mut self, c: u32, attempt: u32) {
-        self.meter.arrival(attempt);
-        if !self.model.faults.is_empty() && self.apply_faults(c, attempt) {
+    pub(super) fn arrive(&mut self, c: u32, tag: u32) {
+        let first = self.clients[c as usize].attempt_of(tag) == Some(1);
+        self.meter.arrival(first);
+        if !self.model.faults.is_empty() && self.apply_faults(c, tag) {
             return;
         }
         let ServerState::Queue(q) = &mut self.server else {
@@ -257,15 +259,15 @@ impl Sim<'_> {
                 q.tokens -= 1.0;
             } else {
                 let wait = SimDuration::from_secs_f64((1.0 - q.tokens) / limit.rate);
-                self.reject(c, attempt, Answer::Status(429), Some(wait));
+                self.reject(c, tag, Answer::Status(429), Some(wait));
                 return;
             }
         }
         if let Some(slot) = q.free.pop() {
             self.meter.in_system += 1;
-            self.start_service(c, attempt, slot);
+            self.start_service(c, tag, slot);
         } else if q.waiting.len() < q.capacity {
-            q.waiting.push_back((c, attempt));
+            q.waiting.push_back((c, tag));
             self.meter.in_system += 1;
         } else {
             let hint = match config.retry_after {
@@ -275,16 +277,16 @@ impl Sim<'_> {
                     q.waiting.len() as f64 * q.mean_service_ns / q.workers.len() as f64 / 1e9,
                 )),
             };
-            self.reject(c, attempt, Answer::Status(config.overload_status), hint);
+            self.reject(c, tag, Answer::Status(config.overload_status), hint);
         }
     }
 
-    fn start_service(&mut self, c: u32, attempt: u32, slot: u32) {
+    fn start_service(&mut self, c: u32, tag: u32, slot: u32) {
         let ServerConfig::Queue(config) = &self.model.server else {
             return;
         };
-        let key = self.clients[c as usize].request_key(c);
-        let mut rng = self.streams.service.get(key, attempt as u64);
+        let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
+        let mut rng = self.streams.service.get(key, sub);
         let mut duration = config.service.sample(&mut rng);
         for fault in &self.model.faults {
             if let FaultKind::Slow { factor } = fault.kind
@@ -296,7 +298,7 @@ impl Sim<'_> {
         if let ServerState::Queue(q) = &mut self.server {
             q.workers[slot as usize] = InService {
                 client: c,
-                attempt,
+                tag,
                 duration,
             };
         }
@@ -311,8 +313,14 @@ impl Sim<'_> {
         let done = q.workers[slot as usize];
         self.meter.in_system -= 1;
         self.meter.busy_ns += done.duration as u128;
-        if self.clients[done.client as usize].awaits(done.attempt) {
-            self.answer(done.client, done.attempt, Answer::Status(200), None);
+        if self.clients[done.client as usize].awaits(done.tag) {
+            self.answer(
+                done.client,
+                done.tag,
+                Answer::Status(200),
+                None,
+                done.duration,
+            );
         } else {
             self.meter.wasted_ns += done.duration as u128;
         }
@@ -335,9 +343,10 @@ impl Sim<'_> {
     }
 
     /// OCC: the read reaches the row; the version travels back.
-    pub(super) fn read_arrive(&mut self, c: u32, attempt: u32) {
-        self.meter.arrival(attempt);
-        if !self.model.faults.is_empty() && self.apply_faults(c, attempt) {
+    pub(super) fn read_arrive(&mut self, c: u32, tag: u32) {
+        let first = self.clients[c as usize].attempt_of(tag) == Some(1);
+        self.meter.arrival(first);
+        if !self.model.faults.is_empty() && self.apply_faults(c, tag) {
             return;
         }
         let ServerState::Occ { version } = self.server else {
@@ -345,36 +354,36 @@ impl Sim<'_> {
         };
         self.clients[c as usize].version = version;
         if self.zero_latency {
-            self.read_reply(c, attempt);
+            self.read_reply(c, tag);
         } else {
-            let d = self.leg(c, attempt, false);
-            self.after(d, Event::ReadReply(c, attempt));
+            let d = self.leg(c, tag, false);
+            self.after(d, Event::ReadReply(c, tag));
         }
     }
 
     /// OCC: the version reaches the client, which sends its conditional write.
-    pub(super) fn read_reply(&mut self, c: u32, attempt: u32) {
-        if !self.clients[c as usize].awaits(attempt) {
+    pub(super) fn read_reply(&mut self, c: u32, tag: u32) {
+        if !self.clients[c as usize].awaits(tag) {
             return;
         }
         if self.zero_latency {
-            self.write_arrive(c, attempt);
+            self.write_arrive(c, tag);
         } else {
-            let d = self.leg(c, attempt, false);
-            self.after(d, Event::WriteArrive(c, attempt));
+            let d = self.leg(c, tag, false);
+            self.after(d, Event::WriteArrive(c, tag));
         }
     }
 
     /// OCC: the write lands if the version is unchanged, else fails with 409.
-    pub(super) fn write_arrive(&mut self, c: u32, attempt: u32) {
+    pub(super) fn write_arrive(&mut self, c: u32, tag: u32) {
         let ServerState::Occ { version } = &mut self.server else {
             return;
         };
         if self.clients[c as usize].version == *version {
             *version += 1;
-            self.answer(c, attempt, Answer::Status(200), None);
+            self.answer(c, tag, Answer::Status(200), None, 0);
         } else {
-            self.reject(c, attempt, Answer::Status(409), None);
+            self.reject(c, tag, Answer::Status(409), None);
         }
     }
 }

@@ -69,7 +69,7 @@ impl Workload {
         match *self {
             Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients as usize,
             Workload::Poisson { rate, duration, .. } => {
-                (rate * duration.as_secs_f64()).min(1e8) as usize
+                (rate * duration.as_secs_f64()).min(1e7) as usize
             }
         }
     }

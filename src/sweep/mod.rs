@@ -71,6 +71,9 @@ impl Shard {
     }
 }
 
+/// Most time-series buckets kept over all (point, strategy) pairs of a run.
+pub const MAX_SERIES_BUCKETS: u64 = 20_000_000;
+
 /// Everything a run needs: the checked points and how to split the work.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -92,6 +95,25 @@ impl Plan {
             .first()
             .ok_or_else(|| Error::invalid("sweep", "no points", "at least one point"))?;
         let (seed, replications) = (first.scenario.seed, first.scenario.replications);
+        // Replication 0 of every (point, strategy) keeps its time series in memory and in the
+        // journal: bound their total size.
+        let buckets: u64 = points
+            .iter()
+            .map(|p| {
+                let m = &p.scenario.model;
+                (m.horizon.as_nanos() / m.bucket.as_nanos().max(1) + 1)
+                    * p.scenario.strategies.len() as u64
+            })
+            .sum();
+        if buckets > MAX_SERIES_BUCKETS {
+            return Err(Error::invalid(
+                "output.bucket",
+                first.scenario.model.bucket,
+                format!(
+                    "a coarser bucket: the time series of all points and strategies would hold {buckets} buckets, at most {MAX_SERIES_BUCKETS} are allowed"
+                ),
+            ));
+        }
         Ok(Plan {
             sweep,
             points,

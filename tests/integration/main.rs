@@ -8,5 +8,6 @@ mod cli;
 mod common;
 mod determinism;
 mod interrupt;
+mod regressions;
 mod scenarios;
 mod validation;
