@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::load::category_label;
-use super::style::{self, DrawResult, INK, LegendItem, Swatch};
+use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, Swatch};
 use crate::backoff::Jitter;
 use crate::output::results::fmt_number;
 
@@ -156,11 +156,7 @@ impl Delays {
             let y_fmt = |v: &f64| style::tick(*v);
             let mut mesh = chart.configure_mesh();
             mesh.disable_x_mesh()
-                .light_line_style(INK.mix(0.05))
-                .bold_line_style(INK.mix(0.10))
-                .axis_style(INK.mix(0.6))
-                .label_style(style::text(style::TICK_SIZE, &INK))
-                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+                .house_style()
                 .x_labels(n.min(20))
                 .y_labels(6)
                 .x_label_formatter(&x_fmt)

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::load::category_label;
-use super::style::{self, DrawResult, INK, LegendItem, MUTED, Swatch};
+use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per CDF curve.
@@ -192,11 +192,7 @@ impl Latency {
     {
         chart
             .configure_mesh()
-            .light_line_style(INK.mix(0.05))
-            .bold_line_style(INK.mix(0.10))
-            .axis_style(INK.mix(0.6))
-            .label_style(style::text(style::TICK_SIZE, &INK))
-            .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            .house_style()
             .x_labels(12)
             .y_labels(11)
             .x_label_formatter(&|v| {
@@ -348,11 +344,7 @@ impl Attempts {
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(INK.mix(0.05))
-            .bold_line_style(INK.mix(0.10))
-            .axis_style(INK.mix(0.6))
-            .label_style(style::text(style::TICK_SIZE, &INK))
-            .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            .house_style()
             .x_labels(n.min(30))
             .x_label_formatter(&|v| category_label(&labels, *v))
             .y_label_formatter(&|v| style::tick(*v))

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, DrawResult, FIRST_ATTEMPTS, INK, LegendItem, Swatch};
+use super::style::{self, DrawResult, FIRST_ATTEMPTS, HouseStyle, INK, LegendItem, Swatch};
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
@@ -253,11 +253,7 @@ impl Herd {
                 .y_label_area_size(if left { 78 } else { 62 })
                 .build_cartesian_2d(0.0..x_max, y_min..y_max)?;
             let mut mesh = chart.configure_mesh();
-            mesh.light_line_style(INK.mix(0.05))
-                .bold_line_style(INK.mix(0.10))
-                .axis_style(INK.mix(0.6))
-                .label_style(style::text(style::TICK_SIZE, &INK))
-                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            mesh.house_style()
                 .x_labels(8)
                 .y_labels(y_labels)
                 .x_label_formatter(&|v| style::tick(*v))

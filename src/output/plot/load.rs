@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{self, DrawResult, INK, LegendItem, Swatch};
+use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, Swatch};
 use crate::output::results::{ResultFolder, fmt_number, sweep_value_number};
 
 /// Mean and 95 % interval (the interval collapses to the mean when n = 1).
@@ -157,11 +157,7 @@ impl Load {
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(INK.mix(0.05))
-            .bold_line_style(INK.mix(0.10))
-            .axis_style(INK.mix(0.6))
-            .label_style(style::text(style::TICK_SIZE, &INK))
-            .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            .house_style()
             .x_labels(n_cat.min(30))
             .x_label_formatter(&|v| category_label(&cats, *v))
             .y_label_formatter(&|v| style::tick(*v))
@@ -451,11 +447,7 @@ impl SweepPanels {
             };
             chart
                 .configure_mesh()
-                .light_line_style(INK.mix(0.05))
-                .bold_line_style(INK.mix(0.10))
-                .axis_style(INK.mix(0.6))
-                .label_style(style::text(style::TICK_SIZE, &INK))
-                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+                .house_style()
                 .x_labels(if single { 12 } else { 8 })
                 .y_labels(6)
                 .x_label_formatter(&formatter)

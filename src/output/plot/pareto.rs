@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{self, DrawResult, INK, LegendItem, MUTED, Swatch};
+use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 
 pub(crate) struct Dot {
@@ -163,11 +163,7 @@ impl Pareto {
             .build_cartesian_2d(x0..x1, y0.max(0.0)..y1)?;
         chart
             .configure_mesh()
-            .light_line_style(INK.mix(0.05))
-            .bold_line_style(INK.mix(0.10))
-            .axis_style(INK.mix(0.6))
-            .label_style(style::text(style::TICK_SIZE, &INK))
-            .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            .house_style()
             .x_label_formatter(&|v| style::tick(*v))
             .y_label_formatter(&|v| style::tick(*v))
             .x_desc("amplification (attempts per request)  →  more load")

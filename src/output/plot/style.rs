@@ -3,7 +3,9 @@
 
 use std::sync::Once;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -116,6 +118,22 @@ impl LegendItem {
 /// A text style of `size` px in `color`.
 pub(crate) fn text(size: f64, color: &RGBColor) -> TextStyle<'static> {
     (FONT, size).into_font().color(color)
+}
+
+/// The project's look for a chart's mesh: faint grid lines, a grey axis, the embedded font.
+pub(crate) trait HouseStyle {
+    /// Applies the house style and returns the mesh for further settings.
+    fn house_style(&mut self) -> &mut Self;
+}
+
+impl<X: Ranged, Y: Ranged, DB: DrawingBackend> HouseStyle for MeshStyle<'_, '_, X, Y, DB> {
+    fn house_style(&mut self) -> &mut Self {
+        self.light_line_style(INK.mix(0.05))
+            .bold_line_style(INK.mix(0.10))
+            .axis_style(INK.mix(0.6))
+            .label_style(text(TICK_SIZE, &INK))
+            .axis_desc_style(text(DESC_SIZE, &INK))
+    }
 }
 
 /// Draws the title, an optional subtitle and a legend strip (wrapped to as many rows as
