@@ -140,13 +140,15 @@ impl Delays {
         let y_max = style::from_zero(self.max_ms / unit.div, 0.06);
         let n = self.max_retry as usize;
         let labels: Vec<String> = (0..=n).map(|k| k.to_string()).collect();
-        let (rows, cols) = style::grid_wide(self.panels.len());
-        let areas = body.margin(0, 10, 10, 20).split_evenly((rows, cols));
-        for (k, (panel, area)) in self.panels.iter().zip(areas.iter()).enumerate() {
+        let n_panels = self.panels.len();
+        let areas = style::panels(
+            &body.margin(0, 10, 10, 20),
+            n_panels,
+            style::grid_wide(n_panels),
+        );
+        for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
-            let bottom = k / cols == rows - 1 || k + cols >= self.panels.len();
-            let left = k % cols == 0;
-            let mut chart = ChartBuilder::on(area)
+            let mut chart = ChartBuilder::on(&area)
                 .caption(panel.jitter.name(), style::text(18.0, &color))
                 .margin(6)
                 .x_label_area_size(if bottom { 44 } else { 26 })

@@ -155,18 +155,20 @@ impl Heatmap {
         };
         let (w, _) = body.dim_in_pixel();
         let (plots, bar) = body.split_horizontally(w as i32 - 120);
-        let (rows, cols) = style::grid_wide(self.panels.len());
-        let areas = plots.margin(0, 10, 10, 10).split_evenly((rows, cols));
+        let n_panels = self.panels.len();
+        let areas = style::panels(
+            &plots.margin(0, 10, 10, 10),
+            n_panels,
+            style::grid_wide(n_panels),
+        );
         let nx = self.x_values.len() as i32;
         let ny = self.y_values.len() as i32;
         let cell_text =
             (if self.panels.len() > 4 { 13.0 } else { 15.0 }) - (nx.max(ny) as f64 / 4.0).min(3.0);
-        for (k, ((name, c, cells), area)) in self.panels.iter().zip(areas.iter()).enumerate() {
-            let bottom = k / cols == rows - 1 || k + cols >= self.panels.len();
-            let left = k % cols == 0;
+        for ((name, c, cells), (area, bottom, left)) in self.panels.iter().zip(areas) {
             let xv = self.x_values.clone();
             let yv = self.y_values.clone();
-            let mut chart = ChartBuilder::on(area)
+            let mut chart = ChartBuilder::on(&area)
                 .caption(name, style::text(18.0, &style::color(*c)))
                 .margin(6)
                 .x_label_area_size(if bottom { 46 } else { 26 })

@@ -260,6 +260,21 @@ pub(crate) fn grid(n: usize) -> (usize, usize) {
     }
 }
 
+/// Small multiples: `n` panel areas laid out on a `(rows, cols)` grid of `area`, each with
+/// whether it sits on the bottom row (draws the x axis) and in the left column (the y axis).
+pub(crate) fn panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    n: usize,
+    (rows, cols): (usize, usize),
+) -> Vec<(DrawingArea<DB, Shift>, bool, bool)> {
+    area.split_evenly((rows, cols))
+        .into_iter()
+        .take(n)
+        .enumerate()
+        .map(|(k, a)| (a, k / cols == rows - 1 || k + cols >= n, k % cols == 0))
+        .collect()
+}
+
 /// A grid for square-ish panels (heatmaps, distributions).
 pub(crate) fn grid_wide(n: usize) -> (usize, usize) {
     match n {
