@@ -195,7 +195,7 @@ impl fmt::Display for SimDuration {
             return f.write_str("0ms");
         }
         for (scale, unit) in UNITS {
-            if ns % scale == 0 {
+            if ns.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", ns / scale);
             }
         }
