@@ -17,14 +17,20 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `sims/*.toml`, sorted.
-pub fn sims() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("sims"))
-        .expect("sims/ exists")
-        .map(|e| e.expect("readable sims/ entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+/// The files `dir/*.ext` of the repository, sorted.
+pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}/: {e}"))
+        .map(|e| e.expect("readable folder entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     files.sort();
+    files
+}
+
+/// Every `sims/*.toml`, sorted.
+pub fn sims() -> Vec<PathBuf> {
+    let files = files("sims", "toml");
     assert!(!files.is_empty(), "sims/ holds scenarios");
     files
 }

@@ -7,6 +7,7 @@ mod charts;
 mod cli;
 mod common;
 mod determinism;
+mod docs;
 mod interrupt;
 mod regressions;
 mod scenarios;
