@@ -3,6 +3,9 @@
 //! Every variant that comes from user input names the offending key (for example
 //! `backoff.cap`), the value that was given, and what is allowed, so that the binary can
 //! print it as is and exit with code 2. [`Error::is_user_error`] tells the two families apart.
+//!
+//! Every message is complete: the variants with a cause (`Io`, `Csv`) write its message after
+//! the path, so print an error alone; walking `source()` as well would repeat the cause.
 
 use std::path::PathBuf;
 

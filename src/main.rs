@@ -7,11 +7,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use jitterlab::recommend::{Constraints, Objective};
 use jitterlab::runner::{self, RunOptions, RunReport};
 use jitterlab::scenario::ScenarioDoc;
+use jitterlab::scenario::library::{self, Source};
 use jitterlab::sweep::Shard;
 use jitterlab::time::{SimDuration, parse_duration};
 use jitterlab::{Error, Result};
@@ -26,12 +27,18 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a scenario (the built-in thundering herd without SCENARIO) into a result folder.
+    /// Run a scenario, a file or a built-in (the thundering herd without SCENARIO), into a
+    /// result folder.
     Run(RunArgs),
-    /// Validate a scenario and print it resolved, every default written out.
+    /// Validate a scenario (a file or a built-in) and print it resolved, every default written
+    /// out.
     Check(CheckArgs),
-    /// List the scenarios in sims/ with their descriptions.
+    /// List the built-in scenarios, and the local sims/*.toml files beside them.
     List(ListArgs),
+    /// Print a built-in scenario's file, comments included.
+    Show(ShowArgs),
+    /// Write a built-in scenario to a file for editing; never overwrites.
+    Init(InitArgs),
     /// Print sleeps drawn by the backoff engine as CSV (jitter,sample,retry,delay_ms).
     Delays(DelaysArgs),
     /// Combine shard folders into one result, identical to an unsharded run.
@@ -77,7 +84,8 @@ struct PlotArgs {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// Scenario file (TOML); the built-in thundering herd when absent.
+    /// Scenario file (TOML), or the name of a built-in scenario (`jitterlab list`), as NAME or
+    /// NAME.toml; a file of that name wins. The built-in thundering herd when absent.
     scenario: Option<PathBuf>,
     /// Result folder [default: out/<name>].
     #[arg(long)]
@@ -110,7 +118,8 @@ struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or the name of a built-in scenario (`jitterlab list`), as NAME or
+    /// NAME.toml; a file of that name wins.
     scenario: PathBuf,
     /// Override any key: KEY=VALUE.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -119,9 +128,24 @@ struct CheckArgs {
 
 #[derive(clap::Args, Debug)]
 struct ListArgs {
-    /// Folder of scenarios.
-    #[arg(long, default_value = "sims")]
-    dir: PathBuf,
+    /// Folder of local scenario files [default: sims, when it exists]. A local file is shown
+    /// beside the built-in of its name, with `(differs)` when its text is not the built-in's.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowArgs {
+    /// A built-in scenario's name (`jitterlab list`).
+    name: String,
+}
+
+#[derive(clap::Args, Debug)]
+struct InitArgs {
+    /// A built-in scenario's name (`jitterlab list`).
+    name: String,
+    /// The file to write [default: NAME.toml]; an existing file is never replaced.
+    file: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -177,12 +201,9 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
+            // Complete as is: every variant that has a cause includes its message, so walking
+            // `source()` would print it again.
             eprintln!("error: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
                 Error::Interrupted => 130,
@@ -198,6 +219,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
         Command::List(args) => list(args),
+        Command::Show(args) => {
+            print!("{}", library::lookup(&args.name)?.text);
+            Ok(())
+        }
+        Command::Init(args) => init(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
         Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
@@ -209,11 +235,17 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-fn load(path: Option<&PathBuf>, sets: &[String]) -> Result<ScenarioDoc> {
-    let mut doc = match path {
-        Some(p) => ScenarioDoc::load(p)?,
-        None => ScenarioDoc::builtin(),
+/// Loads SCENARIO (a file, else a built-in of that name; the default without one) and applies
+/// the overrides. Says on stderr which was used when the name could mean either.
+fn load(scenario: Option<&Path>, sets: &[String], quiet: bool) -> Result<ScenarioDoc> {
+    let source = match scenario {
+        Some(arg) => Source::resolve(arg)?,
+        None => Source::Builtin(library::default()),
     };
+    if scenario.is_some() && source.is_ambiguous() && !quiet {
+        eprintln!("using {source}");
+    }
+    let mut doc = source.load()?;
     for s in sets {
         doc.set(s)?;
     }
@@ -228,7 +260,7 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(r) = args.replications {
         sets.push(format!("replications={r}"));
     }
-    let doc = load(args.scenario.as_ref(), &sets)?;
+    let doc = load(args.scenario.as_deref(), &sets, args.quiet)?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -319,7 +351,7 @@ fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let doc = load(Some(&args.scenario), &args.sets)?;
+    let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
@@ -337,24 +369,46 @@ fn check(args: CheckArgs) -> Result<()> {
 }
 
 fn list(args: ListArgs) -> Result<()> {
-    let entries = std::fs::read_dir(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+    // Without --dir, a checkout's sims/ is shown beside the built-ins; elsewhere there is none.
+    let local = match &args.dir {
+        Some(dir) => Some(dir.as_path()),
+        None => Some(Path::new("sims")).filter(|d| d.is_dir()),
+    };
+    let entries = library::catalog(local)?;
+    let files: Vec<String> = entries
+        .iter()
+        .map(|e| match &e.file {
+            Some(p) if e.differs => format!("{} (differs)", p.display()),
+            Some(p) => p.display().to_string(),
+            None => String::new(),
+        })
         .collect();
-    files.sort();
-    for path in files {
-        let (name, description) = match ScenarioDoc::load(&path).and_then(|d| d.base()) {
-            Ok(s) => (s.name, s.description),
-            Err(e) => (
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                format!("(invalid: {e})"),
-            ),
-        };
-        println!("{:<28} {:<40} {}", name, path.display(), description);
+    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let file_width = files.iter().map(String::len).max().unwrap_or(0);
+    for (entry, file) in entries.iter().zip(&files) {
+        let kind = if entry.builtin { "built-in" } else { "local" };
+        let mut line = format!("{:<name_width$}  {kind:<8}  ", entry.name);
+        if file_width > 0 {
+            line += &format!("{file:<file_width$}  ");
+        }
+        line += &entry.description;
+        println!("{}", line.trim_end());
     }
+    Ok(())
+}
+
+fn init(args: InitArgs) -> Result<()> {
+    let builtin = library::lookup(&args.name)?;
+    let file = args
+        .file
+        .unwrap_or_else(|| PathBuf::from(format!("{}.toml", builtin.name)));
+    builtin.write_new(&file)?;
+    eprintln!(
+        "wrote {} (built-in scenario {}); edit it, then `jitterlab run {}`",
+        file.display(),
+        builtin.name,
+        file.display()
+    );
     Ok(())
 }
 

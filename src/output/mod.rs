@@ -18,4 +18,4 @@ pub mod plot;
 pub mod report;
 pub mod results;
 
-pub use atomic::write_atomic;
+pub use atomic::{create_atomic, write_atomic};

@@ -8,9 +8,13 @@
 //!
 //! The resolved form ([`Scenario::to_toml`]) writes every key with its value, defaults
 //! included; reading it back gives the same scenario.
+//!
+//! The scenarios of `sims/` are built into the binary ([`library`]), so a name such as
+//! `brooker-2015` works wherever the tool is installed.
 
 mod check;
 mod file;
+pub mod library;
 mod locate;
 mod resolved;
 mod sweep;
@@ -24,7 +28,7 @@ use crate::backoff::BackoffParams;
 use crate::error::{Error, Result};
 use crate::sim::{Model, Strategy};
 
-/// The built-in default scenario: the thundering herd after an outage.
+/// The built-in default scenario's text: the thundering herd after an outage.
 pub const BUILTIN: &str = include_str!("../../sims/thundering-herd.toml");
 
 /// A checked scenario: one point, ready to run.
@@ -82,10 +86,9 @@ impl ScenarioDoc {
         ScenarioDoc::parse(&text, &path.display().to_string(), &stem)
     }
 
-    /// The built-in default scenario.
+    /// The built-in default scenario ([`library::DEFAULT`]).
     pub fn builtin() -> ScenarioDoc {
-        ScenarioDoc::parse(BUILTIN, "<built-in thundering-herd>", "thundering-herd")
-            .expect("the built-in scenario is valid")
+        library::default().doc()
     }
 
     /// Parses scenario text; `origin` names it in errors, `fallback_name` is used when the

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use crate::common::{TempDir, repo, sims};
 
-fn jitterlab(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn jitterlab(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_jitterlab"))
         .args(args)
         .current_dir(dir)
@@ -15,16 +15,16 @@ fn jitterlab(dir: &Path, args: &[&str]) -> Output {
         .expect("run jitterlab")
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Names of the entries of a folder, sorted.
-fn entries(dir: &Path) -> Vec<String> {
+pub(crate) fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -34,7 +34,7 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// Exit code 2, an error naming every `needle`, no panic.
-fn assert_bad_input(o: &Output, needles: &[&str]) {
+pub(crate) fn assert_bad_input(o: &Output, needles: &[&str]) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
     assert!(!err.contains("panicked"), "panicked: {err}");
