@@ -8,6 +8,7 @@
 //! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
 //! [`Error::for_key`] names whatever key or flag the caller knows the value by.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::param::{ParamError, ValueError};
@@ -27,12 +28,15 @@ pub enum Error {
         /// What is allowed instead.
         allowed: String,
     },
-    /// A scenario file could not be read as TOML or does not fit the scenario schema.
-    #[error("{path}: {message}")]
+    /// A scenario is not valid: it could not be read as TOML, does not fit the schema, or has
+    /// a value outside what its key allows.
+    #[error("{origin}{}: {message}", position.map_or(String::new(), |p| format!(":{p}")))]
     Scenario {
-        /// The file (or `<built-in>` / `--set`).
-        path: String,
-        /// The parser's message, with the key and the line and column where known.
+        /// Where the value came from: the file (or `<built-in ...>`), or the `--set KEY=VALUE`.
+        origin: String,
+        /// Where in the file, when the value was written there.
+        position: Option<Position>,
+        /// What is wrong, naming the key as the user wrote it (`backoff.strategies[1].cap`).
         message: String,
     },
     /// A command-line argument is malformed (for example `--shard 3/2`).
@@ -130,6 +134,22 @@ impl From<ParamError> for Error {
     /// Names the parameter by its field (`cap`), for callers of the engine's constructors.
     fn from(e: ParamError) -> Error {
         Error::for_key(e.field, e)
+    }
+}
+
+/// A place in a text file: 1-based line and column (in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// The line, from 1.
+    pub line: usize,
+    /// The column, from 1.
+    pub column: usize,
+}
+
+impl fmt::Display for Position {
+    /// `line:column`, as compilers print it after a file name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
     }
 }
 
