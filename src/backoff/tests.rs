@@ -40,57 +40,19 @@ fn nominal_is_capped_exponential_without_overflow() {
 
 #[test]
 fn constructors_reject_bad_parameters_naming_them() {
+    let with = |change: fn(&mut BackoffParams)| {
+        let mut params = BackoffParams::default();
+        change(&mut params);
+        params
+    };
     let cases: [(BackoffParams, &str); 7] = [
-        (
-            BackoffParams {
-                base: SimDuration::ZERO,
-                ..Default::default()
-            },
-            "base",
-        ),
-        (
-            BackoffParams {
-                base: ms(50),
-                cap: ms(10),
-                ..Default::default()
-            },
-            "cap",
-        ),
-        (
-            BackoffParams {
-                multiplier: 0.5,
-                ..Default::default()
-            },
-            "multiplier",
-        ),
-        (
-            BackoffParams {
-                multiplier: f64::NAN,
-                ..Default::default()
-            },
-            "multiplier",
-        ),
-        (
-            BackoffParams {
-                multiplier: f64::INFINITY,
-                ..Default::default()
-            },
-            "multiplier",
-        ),
-        (
-            BackoffParams {
-                growth: 0.9,
-                ..Default::default()
-            },
-            "growth",
-        ),
-        (
-            BackoffParams {
-                factor: 1.5,
-                ..Default::default()
-            },
-            "factor",
-        ),
+        (with(|p| p.base = SimDuration::ZERO), "base"),
+        (with(|p| (p.base, p.cap) = (ms(50), ms(10))), "cap"),
+        (with(|p| p.multiplier = 0.5), "multiplier"),
+        (with(|p| p.multiplier = f64::NAN), "multiplier"),
+        (with(|p| p.multiplier = f64::INFINITY), "multiplier"),
+        (with(|p| p.growth = 0.9), "growth"),
+        (with(|p| p.factor = 1.5), "factor"),
     ];
     for (params, field) in cases {
         let err = Backoff::from_params(params).unwrap_err();

@@ -54,6 +54,13 @@ fn dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> 
     duration(key, value.as_deref().unwrap_or(default))
 }
 
+fn positive_dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> {
+    match dur(key, value, default)? {
+        SimDuration::ZERO => Err(Error::invalid(key, "0ms", "a duration greater than 0")),
+        d => Ok(d),
+    }
+}
+
 fn limit(key: &str, value: &Option<String>, default: &str) -> Result<Option<SimDuration>> {
     parse_limit(value.as_deref().unwrap_or(default)).map_err(|e| Error::for_key(key, e))
 }
@@ -144,14 +151,7 @@ fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
 
 /// Checks a whole file. `name` is used when the file has none.
 pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
-    let horizon = dur("horizon", &file.horizon, "120s")?;
-    if horizon == SimDuration::ZERO {
-        return Err(Error::invalid(
-            "horizon",
-            horizon,
-            "a duration greater than 0",
-        ));
-    }
+    let horizon = positive_dur("horizon", &file.horizon, "120s")?;
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
         return Err(Error::invalid(
@@ -278,14 +278,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
-            let think = dur("workload.think", &w.think, "1s")?;
-            if think == SimDuration::ZERO {
-                return Err(Error::invalid(
-                    "workload.think",
-                    think,
-                    "a duration greater than 0",
-                ));
-            }
+            let think = positive_dur("workload.think", &w.think, "1s")?;
             Ok(Workload::Closed {
                 clients: count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?,
                 think,
@@ -488,19 +481,23 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             ),
         ));
     }
-    let int = |k: &str, v: Option<i64>, d: u32| count(&key(k), v, d as i64, 0, u32::MAX as i64);
     match &mut config {
         BudgetConfig::TokenBucket {
             capacity,
             retry_cost,
             timeout_cost,
             success_refund,
-        } => {
-            *capacity = int("capacity", b.capacity, *capacity)?;
-            *retry_cost = int("retry_cost", b.retry_cost, *retry_cost)?;
-            *timeout_cost = int("timeout_cost", b.timeout_cost, *timeout_cost)?;
-            *success_refund = int("success_refund", b.success_refund, *success_refund)?;
-        }
+        } => [
+            ("capacity", b.capacity, capacity),
+            ("retry_cost", b.retry_cost, retry_cost),
+            ("timeout_cost", b.timeout_cost, timeout_cost),
+            ("success_refund", b.success_refund, success_refund),
+        ]
+        .into_iter()
+        .try_for_each(|(k, given, slot)| {
+            *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
+            Ok::<_, Error>(())
+        })?,
         BudgetConfig::Ratio {
             percent,
             min_per_sec,
