@@ -3,8 +3,9 @@
 //! A [`ScenarioDoc`] is the file as written plus the overrides given on the command line. It
 //! expands into [`Point`]s (one per sweep combination, or one without a sweep); each point's
 //! document is checked into a [`Scenario`] before the first event runs. Errors name the key
-//! (`server.workers`), the value and what is allowed, with the line and column in the file
-//! when the key was written there.
+//! as the user wrote it (`backoff.strategies[1].cap`), the value and what is allowed, and point
+//! where the value came from: its line and column in the file, the `--set` that replaced it,
+//! or the sweep value of the point being checked.
 //!
 //! The resolved form ([`Scenario::to_toml`]) writes every key with its value, defaults
 //! included; reading it back gives the same scenario.
@@ -166,7 +167,7 @@ impl ScenarioDoc {
         let combos = sweep.combinations();
         let mut points = Vec::with_capacity(combos.len());
         for (index, values) in combos.into_iter().enumerate() {
-            let at = || SweepPoint {
+            let at = SweepPoint {
                 index,
                 values: &values,
                 coordinates: sweep.coordinates(index),
@@ -181,7 +182,7 @@ impl ScenarioDoc {
                         self.place(&written, format!("sweep key `{key}`: {m}"), None)
                     })?;
             }
-            let scenario = self.check_table(table, Some(&at()))?;
+            let scenario = self.check_table(table, Some(&at))?;
             points.push(Point {
                 index,
                 values,
@@ -280,7 +281,11 @@ impl ScenarioDoc {
                 describe(p.values)
             );
         }
-        match self.overrides.iter().rev().find(|o| o.key.holds(&written)) {
+        // An empty path (a key the checker could not name) is nowhere in particular.
+        let replaced = (!written.0.is_empty())
+            .then(|| self.overrides.iter().rev().find(|o| o.key.holds(&written)))
+            .flatten();
+        match replaced {
             Some(o) => Error::Scenario {
                 origin: format!("--set {}", o.assignment),
                 position: None,
