@@ -31,6 +31,7 @@ pub mod delays;
 pub mod error;
 pub mod exec;
 pub mod output;
+pub mod param;
 pub mod policy;
 pub mod recommend;
 pub mod rng;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
+use jitterlab::param::ParamError;
 use std::path::{Path, PathBuf};
 
 use jitterlab::recommend::{Constraints, Objective};
@@ -417,26 +418,16 @@ fn merge(args: MergeArgs) -> Result<()> {
     finish(&report, args.no_plots, false, &Shard::ALL)
 }
 
-/// Renames `backoff.x` keys to the flag `--x` that the user typed.
-fn as_flag(err: Error) -> Error {
-    match err {
-        Error::InvalidValue {
-            key,
-            value,
-            allowed,
-        } => Error::InvalidValue {
-            key: key.replace("backoff.", "--"),
-            value,
-            allowed: allowed.replace("backoff.", "--"),
-        },
-        other => other,
-    }
+/// Names a backoff parameter by the `delays` flag that set it: each flag is named after its
+/// field (`cap` is set by `--cap`).
+fn as_flag(e: ParamError) -> Error {
+    Error::for_key(format!("--{}", e.field), e)
 }
 
 fn delays(args: DelaysArgs) -> Result<()> {
     let duration = |flag: &str, text: &str| -> Result<SimDuration> { parse_duration(flag, text) };
     let request = DelaysRequest {
-        jitters: parse_jitters("--jitter", &args.jitter)?,
+        jitters: parse_jitters(&args.jitter).map_err(|e| Error::for_key("--jitter", e))?,
         params: BackoffParams {
             jitter: jitterlab::backoff::Jitter::Full,
             base: duration("--base", &args.base)?,

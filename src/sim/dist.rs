@@ -8,7 +8,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
-use crate::error::{Error, Result};
+use crate::param::ParamError;
 use crate::time::{SimDuration, f64_to_nanos};
 
 /// A distribution of durations.
@@ -48,45 +48,38 @@ pub enum Dist {
 pub const DIST_NAMES: &str = "constant, exponential, lognormal, normal_abs";
 
 impl Dist {
-    /// Builds a distribution from its scenario form; `key` prefixes error keys
-    /// (`server.service`).
-    pub fn new(key: &str, dist: &str, mean: SimDuration, sd: Option<SimDuration>) -> Result<Dist> {
+    /// Builds the distribution named `dist` (one of [`DIST_NAMES`]) from its mean and, for
+    /// `lognormal` and `normal_abs`, its standard deviation. Errors name the field (`sd`).
+    pub fn new(dist: &str, mean: SimDuration, sd: Option<SimDuration>) -> Result<Dist, ParamError> {
         let need_sd = |sd: Option<SimDuration>| {
             sd.ok_or_else(|| {
-                Error::invalid(
-                    format!("{key}.sd"),
-                    "missing",
-                    format!("a duration: `{dist}` needs `sd`"),
-                )
+                ParamError::new("sd", "missing", format!("a duration: `{dist}` needs `sd`"))
             })
         };
+        let positive_mean = || {
+            if mean == SimDuration::ZERO {
+                Err(ParamError::new(
+                    "mean",
+                    mean,
+                    format!("a duration greater than 0 for `{dist}`"),
+                ))
+            } else {
+                Ok(mean)
+            }
+        };
         match dist {
-            "constant" | "exponential" if sd.is_some() => Err(Error::invalid(
-                format!("{key}.sd"),
+            "constant" | "exponential" if sd.is_some() => Err(ParamError::new(
+                "sd",
                 sd.unwrap_or_default(),
                 format!("no `sd` for `{dist}` (only lognormal and normal_abs take one)"),
             )),
             "constant" => Ok(Dist::Constant { mean }),
-            "exponential" => {
-                if mean == SimDuration::ZERO {
-                    return Err(Error::invalid(
-                        format!("{key}.mean"),
-                        mean,
-                        "a duration greater than 0 for `exponential`",
-                    ));
-                }
-                Ok(Dist::Exponential { mean })
-            }
+            "exponential" => Ok(Dist::Exponential {
+                mean: positive_mean()?,
+            }),
             "lognormal" => {
                 let sd = need_sd(sd)?;
-                if mean == SimDuration::ZERO {
-                    return Err(Error::invalid(
-                        format!("{key}.mean"),
-                        mean,
-                        "a duration greater than 0 for `lognormal`",
-                    ));
-                }
-                let m = mean.as_nanos() as f64;
+                let m = positive_mean()?.as_nanos() as f64;
                 let s = sd.as_nanos() as f64;
                 let sigma2 = (1.0 + (s / m).powi(2)).ln();
                 Ok(Dist::LogNormal {
@@ -100,8 +93,8 @@ impl Dist {
                 mean,
                 sd: need_sd(sd)?,
             }),
-            other => Err(Error::invalid(
-                format!("{key}.dist"),
+            other => Err(ParamError::new(
+                "dist",
                 format!("{other:?}"),
                 format!("one of {DIST_NAMES}"),
             )),
@@ -222,11 +215,11 @@ mod tests {
     fn sample_means_match_the_parameters() {
         let ms = SimDuration::from_millis;
         let cases = [
-            Dist::new("k", "constant", ms(10), None).unwrap(),
-            Dist::new("k", "exponential", ms(10), None).unwrap(),
-            Dist::new("k", "lognormal", ms(10), Some(ms(5))).unwrap(),
-            Dist::new("k", "normal_abs", ms(10), Some(ms(2))).unwrap(),
-            Dist::new("k", "normal_abs", ms(1), Some(ms(2))).unwrap(),
+            Dist::new("constant", ms(10), None).unwrap(),
+            Dist::new("exponential", ms(10), None).unwrap(),
+            Dist::new("lognormal", ms(10), Some(ms(5))).unwrap(),
+            Dist::new("normal_abs", ms(10), Some(ms(2))).unwrap(),
+            Dist::new("normal_abs", ms(1), Some(ms(2))).unwrap(),
         ];
         for d in cases {
             let m = mean_of(&d, 200_000);
@@ -241,19 +234,14 @@ mod tests {
     #[test]
     fn rejects_bad_shapes() {
         let ms = SimDuration::from_millis;
-        assert!(
-            Dist::new("server.service", "gamma", ms(1), None)
-                .unwrap_err()
-                .to_string()
-                .contains("server.service.dist")
-        );
-        assert!(
-            Dist::new("server.service", "lognormal", ms(1), None)
-                .unwrap_err()
-                .to_string()
-                .contains("server.service.sd")
-        );
-        assert!(Dist::new("server.service", "exponential", ms(0), None).is_err());
-        assert!(Dist::new("server.service", "constant", ms(1), Some(ms(1))).is_err());
+        let field = |dist: &str, mean: u64, sd: Option<u64>| {
+            Dist::new(dist, ms(mean), sd.map(ms)).unwrap_err().field
+        };
+        assert_eq!(field("gamma", 1, None), "dist");
+        assert_eq!(field("lognormal", 1, None), "sd");
+        assert_eq!(field("lognormal", 0, Some(1)), "mean");
+        assert_eq!(field("exponential", 0, None), "mean");
+        assert_eq!(field("constant", 1, Some(1)), "sd");
+        assert_eq!(field("normal_abs", 1, None), "sd");
     }
 }

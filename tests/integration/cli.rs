@@ -50,19 +50,30 @@ fn check_refuses_bad_scenarios_naming_key_and_line() {
         (
             "unknown-key.toml",
             "name = \"x\"\n[workload]\nclients = 10\nbogus = 3\n",
-            &["bogus", "line 4"],
+            &["unknown-key.toml:4:1: `workload.bogus`: unknown field"],
         ),
         (
             "negative-duration.toml",
             "name = \"x\"\n[workload]\nkind = \"poisson\"\nduration = \"-5s\"\n",
-            &["workload.duration", "-5s", ":4:"],
+            &["negative-duration.toml:4:12: invalid value for `workload.duration`: \"-5s\""],
         ),
         (
             "zero-workers.toml",
             "[server]\nkind = \"queue\"\nworkers = 0\n",
-            &["server.workers", ":3:"],
+            &["zero-workers.toml:3:11: invalid value for `server.workers`: 0"],
         ),
-        ("not-toml.toml", "this is { not toml\n", &["line 1"]),
+        (
+            "not-toml.toml",
+            "this is { not toml\n",
+            &["not-toml.toml:1:6: "],
+        ),
+        (
+            "base-above-cap.toml",
+            "[workload]\nclients = 10\n\n[backoff]\nbase = \"100ms\"\ncap = \"10ms\"\n",
+            &[
+                "base-above-cap.toml:6:7: invalid value for `backoff.cap`: 10ms: a duration at least base (100ms)",
+            ],
+        ),
     ];
     for (file, text, needles) in cases {
         let tmp = TempDir::new("check-bad");
@@ -103,19 +114,49 @@ fn check_accepts_every_sim_file() {
 
 #[test]
 fn delays_refuses_bad_parameters_naming_them() {
+    // Each engine field is named by the flag that set it.
     let cases: &[(&[&str], &str)] = &[
-        (&["--cap", "10ms", "--base", "50ms"], "--cap"),
-        (&["--multiplier", "0.5"], "--multiplier"),
-        (&["--base", "-1s"], "--base"),
-        (&["--base", "banana"], "--base"),
-        (&["--jitter", "fuzzy"], "--jitter"),
+        (
+            &["--cap", "10ms", "--base", "50ms"],
+            "invalid value for `--cap`: 10ms: a duration at least base (50ms)",
+        ),
+        (
+            &["--multiplier", "0.5"],
+            "invalid value for `--multiplier`: 0.5: a finite number >= 1",
+        ),
+        (
+            &["--jitter", "decorrelated", "--growth", "0.5"],
+            "invalid value for `--growth`: 0.5: a finite number >= 1",
+        ),
+        (
+            &["--factor", "2"],
+            "invalid value for `--factor`: 2: a number from 0 to 1",
+        ),
+        (
+            &["--base", "0ms"],
+            "invalid value for `--base`: 0ms: a duration greater than 0",
+        ),
+        (&["--base", "-1s"], "invalid value for `--base`: \"-1s\""),
+        (
+            &["--base", "banana"],
+            "invalid value for `--base`: \"banana\"",
+        ),
+        (
+            &["--cap", "5parsec"],
+            "invalid value for `--cap`: \"5parsec\"",
+        ),
+        (
+            &["--jitter", "fuzzy"],
+            "invalid value for `--jitter`: \"fuzzy\"",
+        ),
+        (&["--jitter", "full,"], "invalid value for `--jitter`: \"\""),
     ];
-    for (args, name) in cases {
+    for (args, first) in cases {
         let tmp = TempDir::new("delays-bad");
         let mut all = vec!["delays"];
         all.extend_from_slice(args);
         let o = jitterlab(tmp.path(), &all);
-        assert_bad_input(&o, &[name]);
+        assert_bad_input(&o, &[&format!("error: {first}")]);
         assert!(stdout(&o).is_empty(), "{args:?}: no CSV on stdout");
         assert!(entries(tmp.path()).is_empty());
     }
