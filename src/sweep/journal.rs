@@ -3,9 +3,10 @@
 //! It is what makes a run resumable (`--resume` skips the units already in it), shardable
 //! (each shard writes its own) and mergeable (`jitterlab merge` reads several). Its first
 //! line is a header with a fingerprint of the resolved scenario, so units of different
-//! scenarios are never mixed. A line cut short by a crash is ignored on reading. When a run is
-//! complete, the journal is rewritten in unit order, so its bytes too are independent of
-//! thread count and sharding.
+//! scenarios are never mixed. A line cut short by a crash is ignored on reading and cut off
+//! before appending, so a run resumed twice still reads whole. When a run is complete, the
+//! journal is rewritten in unit order, so its bytes too are independent of thread count and
+//! sharding.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -175,7 +176,15 @@ impl JournalWriter {
     /// Opens `dir/units.jsonl` for appending; a new (or `fresh`) journal starts with `header`.
     pub fn open(dir: &Path, header: &Header, fresh: bool) -> Result<JournalWriter> {
         let path = dir.join(JOURNAL);
-        let exists = path.exists() && !fresh;
+        // A run killed mid-write leaves its last line cut short (`read` skips it): appending
+        // starts after the last complete line, or the next record would be glued to it.
+        let keep = if path.exists() && !fresh {
+            let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        let exists = keep > 0;
         let file = OpenOptions::new()
             .create(true)
             .append(exists)
@@ -183,6 +192,9 @@ impl JournalWriter {
             .truncate(!exists)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
+        if exists {
+            file.set_len(keep as u64).map_err(|e| Error::io(&path, e))?;
+        }
         let mut writer = JournalWriter {
             out: BufWriter::new(file),
             path,

@@ -8,7 +8,7 @@ use std::path::Path;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::sweep::Shard;
-use jitterlab::sweep::journal::JOURNAL;
+use jitterlab::sweep::journal::{self, JOURNAL, JournalWriter};
 
 use crate::common::{TempDir, doc, execute, metric, plan, sim_doc};
 
@@ -226,6 +226,34 @@ fn resume_after_a_crash_equals_an_uninterrupted_run() {
         meta["units_run"], 14,
         "4 units were kept, the cut-short one rerun"
     );
+}
+
+#[test]
+fn records_appended_after_a_cut_short_line_stay_readable() {
+    // A shard killed mid-write, resumed and killed again: what the second resume (or a merge)
+    // reads must be every complete record, not an error at the cut-short line.
+    let tmp = TempDir::new("resume-twice");
+    let all = tmp.join("all");
+    assert!(run(&scenario(), &all, 2, Shard::ALL, false));
+    let (header, records) = journal::read(&all).unwrap();
+    let dir = tmp.join("crashed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(all.join(JOURNAL)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = format!(
+        "{}\n{}",
+        lines[..5].join("\n"),
+        &lines[5][..lines[5].len() / 2]
+    );
+    std::fs::write(dir.join(JOURNAL), cut).unwrap();
+    let mut writer = JournalWriter::open(&dir, &header, false).unwrap();
+    writer.append(&records[6]).unwrap();
+    writer.append(&records[7]).unwrap();
+    drop(writer);
+    let (found, kept) = journal::read(&dir).unwrap();
+    assert_eq!(found, header);
+    let units: Vec<usize> = kept.iter().map(|r| r.unit).collect();
+    assert_eq!(units, [0, 1, 2, 3, 6, 7]);
 }
 
 #[test]
