@@ -4,8 +4,9 @@
 
 use jitterlab::scenario::library::{self, SCENARIOS};
 
-use crate::cli::{assert_bad_input, entries, jitterlab, stderr, stdout};
+use crate::cli::{assert_bad_input, entries};
 use crate::common::{TempDir, repo};
+use crate::common::{jitterlab, stderr, stdout};
 
 /// A line of `list` for `name`.
 fn listed<'a>(out: &'a str, name: &str) -> &'a str {

@@ -3,25 +3,9 @@
 //! files and headers, `list`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::common::{TempDir, repo, sims};
-
-pub(crate) fn jitterlab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run jitterlab")
-}
-
-pub(crate) fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-pub(crate) fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::common::{TempDir, jitterlab, repo, sims, stderr, stdout};
 
 /// Names of the entries of a folder, sorted.
 pub(crate) fn entries(dir: &Path) -> Vec<String> {

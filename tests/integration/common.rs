@@ -1,9 +1,10 @@
-//! Helpers shared by the integration tests: temporary folders, scenario plans run through the
-//! library, and reading metrics back by their `summary.csv` names.
+//! Helpers shared by the integration tests: the binary, temporary folders, scenario plans run
+//! through the library, and reading metrics back by their `summary.csv` names.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use jitterlab::output::csv::{metric_index, metric_values};
@@ -33,6 +34,25 @@ pub fn sims() -> Vec<PathBuf> {
     let files = files("sims", "toml");
     assert!(!files.is_empty(), "sims/ holds scenarios");
     files
+}
+
+/// Runs the built binary in `dir`, as a user would.
+pub fn jitterlab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run jitterlab")
+}
+
+/// What a run printed on stdout.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What a run printed on stderr.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A fresh, empty folder under the system temp dir, removed (with its contents) on drop.
