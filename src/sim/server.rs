@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 
 use rand::RngExt;
+use rand::distr::Distribution;
 
 use super::client::Answer;
 use super::dist::Dist;
