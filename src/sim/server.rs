@@ -364,3 +364,251 @@ impl<'a> Server<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamKind;
+
+    const T0: SimTime = SimTime::ZERO;
+
+    fn ms(n: u64) -> SimDuration {
+        SimDuration::from_millis(n)
+    }
+
+    fn at(n: u64) -> SimTime {
+        SimTime::ZERO + ms(n)
+    }
+
+    /// A queue of `workers` with `room` waiting places and a constant 10 ms service.
+    fn queue(workers: u32, room: Option<u32>) -> QueueConfig {
+        QueueConfig {
+            workers,
+            queue: room,
+            service: Dist::Constant { mean: ms(10) },
+            overload_status: 503,
+            retry_after: RetryAfterHint::Off,
+            rate_limit: None,
+            drop_expired: false,
+        }
+    }
+
+    fn server<'a>(config: &'a ServerConfig, faults: &'a [Fault]) -> Server<'a> {
+        Server::new(
+            config,
+            faults,
+            StreamFamily::new(1, 0, StreamKind::Service),
+            StreamFamily::new(1, 0, StreamKind::Faults),
+        )
+    }
+
+    /// The first attempt of client `c`.
+    fn visit(c: u32) -> Visit {
+        Visit {
+            client: c,
+            tag: 1,
+            stream: ((c as u64) << 32, 1),
+        }
+    }
+
+    fn serve(slot: u32, service: SimDuration) -> Admission {
+        Admission::Serve { slot, service }
+    }
+
+    fn reject(status: u16, hint: Option<SimDuration>) -> Admission {
+        Admission::Reject {
+            answer: Answer::Status(status),
+            hint,
+        }
+    }
+
+    #[test]
+    fn free_workers_serve_then_arrivals_wait_then_a_full_room_rejects() {
+        let config = ServerConfig::Queue(queue(2, Some(1)));
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), serve(1, ms(10)));
+        assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
+        assert_eq!(s.in_flight(), 3);
+        assert_eq!(s.admit(T0, visit(3)), reject(503, None));
+        assert_eq!(s.in_flight(), 3, "a rejected attempt never enters");
+        assert_eq!(s.workers(), 2);
+    }
+
+    #[test]
+    fn overload_answers_carry_the_configured_hint() {
+        let with_hint = |hint, overload_status| {
+            let config = ServerConfig::Queue(QueueConfig {
+                retry_after: hint,
+                overload_status,
+                ..queue(2, Some(4))
+            });
+            let mut s = server(&config, &[]);
+            for c in 0..6 {
+                assert_ne!(s.admit(T0, visit(c)), reject(overload_status, None));
+            }
+            s.admit(T0, visit(6))
+        };
+        assert_eq!(with_hint(RetryAfterHint::Off, 503), reject(503, None));
+        assert_eq!(
+            with_hint(RetryAfterHint::Fixed(ms(2000)), 429),
+            reject(429, Some(ms(2000)))
+        );
+        // Drain: 4 waiting x 10 ms mean service / 2 workers.
+        assert_eq!(
+            with_hint(RetryAfterHint::Drain, 503),
+            reject(503, Some(ms(20)))
+        );
+    }
+
+    #[test]
+    fn departures_hand_the_worker_to_the_waiting_attempts_in_arrival_order() {
+        let config = ServerConfig::Queue(queue(1, None));
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), Admission::Wait);
+        assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
+        let job = |c| Job {
+            client: c,
+            tag: 1,
+            work: ms(10).as_nanos(),
+        };
+        assert_eq!(s.depart(0), job(0));
+        assert_eq!(s.in_flight(), 2);
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((1, 1)));
+        assert_eq!(s.serve(at(10), 0, visit(1)), ms(10));
+        assert_eq!(s.depart(0), job(1));
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((2, 1)));
+        assert_eq!(s.serve(at(20), 0, visit(2)), ms(10));
+        assert_eq!(s.depart(0), job(2));
+        assert_eq!(s.next_waiting(0, |_, _| true), None);
+        assert_eq!(s.in_flight(), 0);
+        // The worker is idle again: the next arrival is served at once.
+        assert_eq!(s.admit(at(30), visit(3)), serve(0, ms(10)));
+    }
+
+    #[test]
+    fn drop_expired_discards_waiting_attempts_nobody_awaits() {
+        let awaited = |c: u32, _| c == 0 || c == 3;
+        for drop_expired in [false, true] {
+            let config = ServerConfig::Queue(QueueConfig {
+                drop_expired,
+                ..queue(1, None)
+            });
+            let mut s = server(&config, &[]);
+            for c in 0..4 {
+                s.admit(T0, visit(c));
+            }
+            s.depart(0);
+            if drop_expired {
+                assert_eq!(s.next_waiting(0, awaited), Some((3, 1)));
+                assert_eq!(s.in_flight(), 1, "the two dropped attempts left");
+            } else {
+                assert_eq!(s.next_waiting(0, awaited), Some((1, 1)));
+                assert_eq!(s.in_flight(), 3);
+            }
+        }
+    }
+
+    #[test]
+    fn the_rate_limiter_answers_429_with_the_time_to_the_next_token() {
+        let config = ServerConfig::Queue(QueueConfig {
+            rate_limit: Some(RateLimit {
+                rate: 10.0,
+                burst: 2,
+            }),
+            ..queue(10, None)
+        });
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), serve(1, ms(10)));
+        // The burst is spent: one token every 100 ms.
+        assert_eq!(s.admit(T0, visit(2)), reject(429, Some(ms(100))));
+        assert_eq!(s.admit(at(50), visit(3)), reject(429, Some(ms(50))));
+        assert_eq!(s.admit(at(100), visit(4)), serve(2, ms(10)));
+        assert_eq!(s.in_flight(), 3);
+    }
+
+    #[test]
+    fn occ_reads_the_version_and_a_write_after_another_conflicts() {
+        let config = ServerConfig::Occ;
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), Admission::Read { version: 0 });
+        assert_eq!(s.admit(T0, visit(1)), Admission::Read { version: 0 });
+        assert_eq!(s.write(0), Ok(()));
+        assert_eq!(s.write(0), Err(Answer::Status(409)));
+        assert_eq!(s.admit(at(1), visit(1)), Admission::Read { version: 1 });
+        assert_eq!(s.write(1), Ok(()));
+        assert_eq!((s.in_flight(), s.workers()), (0, 1));
+    }
+
+    #[test]
+    fn faults_act_only_inside_their_windows() {
+        let window = |kind, from: u64| Fault {
+            kind,
+            start: at(from),
+            end: at(from + 100),
+        };
+        let faults = [
+            window(FaultKind::Outage(OutageAnswer::Status(503)), 0),
+            window(FaultKind::Outage(OutageAnswer::Reset), 100),
+            window(FaultKind::Outage(OutageAnswer::Drop), 200),
+            window(
+                FaultKind::Errors {
+                    share: 1.0,
+                    status: 502,
+                },
+                300,
+            ),
+            window(
+                FaultKind::Errors {
+                    share: 0.0,
+                    status: 500,
+                },
+                400,
+            ),
+            window(FaultKind::Slow { factor: 3.0 }, 400),
+        ];
+        let config = ServerConfig::Queue(queue(1, None));
+        let mut s = server(&config, &faults);
+        assert_eq!(s.admit(at(50), visit(0)), reject(503, None));
+        assert_eq!(
+            s.admit(at(150), visit(1)),
+            Admission::Reject {
+                answer: Answer::Reset,
+                hint: None
+            }
+        );
+        assert_eq!(s.admit(at(250), visit(2)), Admission::Drop);
+        assert_eq!(s.admit(at(350), visit(3)), reject(502, None));
+        assert_eq!(s.in_flight(), 0);
+        // A 0 share never hits; the slowdown triples the service.
+        assert_eq!(s.admit(at(450), visit(4)), serve(0, ms(30)));
+        assert_eq!(s.admit(at(550), visit(5)), Admission::Wait);
+        s.depart(0);
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((5, 1)));
+        assert_eq!(s.serve(at(550), 0, visit(5)), ms(10));
+    }
+
+    #[test]
+    fn service_demand_depends_on_the_attempt_not_on_the_order_of_arrival() {
+        let config = ServerConfig::Queue(QueueConfig {
+            service: Dist::Exponential { mean: ms(10) },
+            ..queue(2, None)
+        });
+        let service = |order: [u32; 2]| {
+            let mut s = server(&config, &[]);
+            let mut demand = [SimDuration::ZERO; 2];
+            for c in order {
+                let Admission::Serve { service, .. } = s.admit(T0, visit(c)) else {
+                    panic!("two free workers");
+                };
+                demand[c as usize] = service;
+            }
+            demand
+        };
+        let d = service([0, 1]);
+        assert_ne!(d[0], d[1]);
+        assert_eq!(service([1, 0]), d);
+    }
+}
