@@ -383,3 +383,284 @@ impl<'a> Sim<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Tiny scenarios with hand-computed timelines: every event's time and order, and the
+    //! tally they add up to.
+
+    use super::*;
+    use crate::backoff::{Backoff, Jitter};
+    use crate::policy::{Idempotency, RetryAfterPolicy, RetryOn};
+    use crate::sim::client::ClientConfig;
+    use crate::sim::dist::Dist;
+    use crate::sim::metrics::Counts;
+    use crate::sim::model::Strategy;
+    use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
+
+    fn ms(n: u64) -> SimDuration {
+        SimDuration::from_millis(n)
+    }
+
+    fn constant(n: u64) -> Dist {
+        Dist::Constant { mean: ms(n) }
+    }
+
+    /// `clients` one-shot clients all starting at time zero.
+    fn burst(clients: u32) -> Workload {
+        Workload::Burst {
+            clients,
+            start: SimDuration::ZERO,
+            spread: SimDuration::ZERO,
+        }
+    }
+
+    /// `workers` serving 10 ms each (or `service`), `room` waiting places, 503 when full.
+    fn queue(workers: u32, room: Option<u32>, service: u64) -> ServerConfig {
+        ServerConfig::Queue(QueueConfig {
+            workers,
+            queue: room,
+            service: constant(service),
+            overload_status: 503,
+            retry_after: RetryAfterHint::Off,
+            rate_limit: None,
+            drop_expired: false,
+        })
+    }
+
+    /// A model without faults, guards or deadline; 10 ms buckets, a 60 s horizon.
+    fn model(workload: Workload, server: ServerConfig, latency: Dist) -> Model {
+        Model {
+            horizon: SimDuration::from_secs(60),
+            workload,
+            server,
+            latency,
+            client: ClientConfig {
+                timeout: None,
+                deadline: None,
+                max_attempts: Some(1),
+                retry_on: RetryOn::default(),
+                retry_after: RetryAfterPolicy::default(),
+                idempotency: Idempotency::Idempotent,
+                budget: None,
+                breaker: None,
+                concurrency: None,
+            },
+            faults: Vec::new(),
+            bucket: ms(10),
+        }
+    }
+
+    /// Runs `model` with a constant 10 ms backoff: every event as `(ms, event)`, and the
+    /// result with its time series.
+    fn timeline(model: &Model) -> (Vec<(u64, Event)>, RunResult) {
+        let strategy = Strategy {
+            name: "constant".into(),
+            backoff: Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
+        };
+        let mut sim = Sim::new(RunSpec {
+            model,
+            strategy: &strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: true,
+        });
+        let mut events = Vec::new();
+        while let Some((t, e)) = sim.step() {
+            assert_eq!(t.as_nanos() % 1_000_000, 0, "{e:?} at {t}");
+            events.push((t.as_nanos() / 1_000_000, e));
+        }
+        let result = sim.finish(true);
+        assert!(result.check_conservation(), "{:?}", result.counts);
+        assert_eq!(result.events, events.len() as u64);
+        (events, result)
+    }
+
+    #[test]
+    fn one_request_served_over_the_network() {
+        let mut m = model(burst(1), queue(1, Some(10), 10), constant(1));
+        m.client.timeout = Some(ms(100));
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (1, Event::Arrive(0, 1)),
+                (11, Event::ServiceDone(0)),
+                (12, Event::Reply(0, 1)),
+                // The timer of an answered attempt still fires, and does nothing.
+                (100, Event::Timeout(0, 1)),
+            ]
+        );
+        assert_eq!(
+            r.counts,
+            Counts {
+                requests: 1,
+                attempts: 1,
+                succeeded: 1,
+                ..Counts::default()
+            }
+        );
+        assert_eq!(r.makespan, SimTime::ZERO + ms(12));
+        assert_eq!(r.latency_mean_ms, 12.0);
+        assert_eq!(r.by_attempt, [1]);
+        // 10 ms of service in the 100 ms the run lasted.
+        assert_eq!(r.server_busy_share, 0.1);
+        assert_eq!(r.wasted_work_share, 0.0);
+        let series = r.series.unwrap();
+        assert_eq!(series.len(), 11);
+        assert_eq!(series.arrivals[0], 1);
+        assert_eq!(series.successes[1], 1);
+        assert_eq!(series.in_system[..3], [1, 0, 0]);
+    }
+
+    #[test]
+    fn timeouts_retry_while_the_worker_serves_stale_attempts() {
+        for drop_expired in [false, true] {
+            let mut m = model(burst(1), queue(1, None, 50), constant(0));
+            if let ServerConfig::Queue(q) = &mut m.server {
+                q.drop_expired = drop_expired;
+            }
+            m.client.timeout = Some(ms(20));
+            m.client.max_attempts = Some(3);
+            let (events, r) = timeline(&m);
+            let mut want = vec![
+                // Attempt 1 is served at once, from 0 to 50 ms; its timer fires at 20 ms.
+                (0, Event::Start(0)),
+                (20, Event::Timeout(0, 1)),
+                // Attempt 2 after a 10 ms sleep waits for the worker.
+                (30, Event::Wake(0)),
+                // Scheduled first, at 0 ms: the service ends before the timer of attempt 2.
+                // Attempt 1's answer is wasted; the worker takes attempt 2, still awaited.
+                (50, Event::ServiceDone(0)),
+                (50, Event::Timeout(0, 2)),
+                (60, Event::Wake(0)),
+                // Attempt 3 times out: out of attempts.
+                (80, Event::Timeout(0, 3)),
+                // Attempt 2's service ends; attempt 3, which nobody awaits, is served only
+                // without drop_expired.
+                (100, Event::ServiceDone(0)),
+            ];
+            if !drop_expired {
+                want.push((150, Event::ServiceDone(0)));
+            }
+            assert_eq!(events, want, "drop_expired = {drop_expired}");
+            assert_eq!(
+                r.counts,
+                Counts {
+                    requests: 1,
+                    attempts: 3,
+                    gave_up_attempts: 1,
+                    ..Counts::default()
+                }
+            );
+            assert_eq!(r.makespan, SimTime::ZERO + ms(80));
+            // The worker never stopped, and all its work was for attempts nobody awaited.
+            assert_eq!(r.server_busy_share, 1.0);
+            assert_eq!(r.wasted_work_share, 1.0);
+            assert_eq!(r.series.unwrap().timeouts.iter().sum::<u32>(), 3);
+        }
+    }
+
+    #[test]
+    fn a_full_waiting_room_turns_the_third_client_away() {
+        let mut m = model(burst(3), queue(1, Some(1), 10), constant(0));
+        if let ServerConfig::Queue(q) = &mut m.server {
+            q.retry_after = RetryAfterHint::Fixed(ms(1000));
+        }
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (0, Event::Start(2)),
+                (10, Event::ServiceDone(0)),
+                (20, Event::ServiceDone(0)),
+            ]
+        );
+        assert_eq!(
+            r.counts,
+            Counts {
+                requests: 3,
+                attempts: 3,
+                succeeded: 2,
+                gave_up_attempts: 1,
+                ..Counts::default()
+            }
+        );
+        assert_eq!(r.latency_mean_ms, 15.0);
+        assert_eq!(r.makespan, SimTime::ZERO + ms(20));
+        assert_eq!(r.retry_after_share, 1.0);
+        assert_eq!(r.series.unwrap().rejections[0], 1);
+    }
+
+    #[test]
+    fn the_horizon_leaves_requests_unfinished() {
+        let mut m = model(burst(3), queue(1, Some(1), 10), constant(0));
+        m.horizon = ms(15);
+        let (events, r) = timeline(&m);
+        assert_eq!(events.last(), Some(&(10, Event::ServiceDone(0))));
+        assert_eq!((r.counts.succeeded, r.counts.unfinished), (1, 1));
+        assert_eq!(r.makespan, SimTime::ZERO + ms(10));
+        // 10 ms of finished service in 15 ms.
+        assert_eq!(r.server_busy_share, 10.0 / 15.0);
+        // Still one attempt in service when the clock stopped.
+        assert_eq!(r.series.unwrap().in_system.last(), Some(&1));
+    }
+
+    #[test]
+    fn occ_writes_race_and_the_loser_retries() {
+        let mut m = model(burst(2), ServerConfig::Occ, constant(1));
+        m.client.max_attempts = Some(2);
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (1, Event::Arrive(0, 1)),
+                (1, Event::Arrive(1, 1)),
+                (2, Event::ReadReply(0, 1)),
+                (2, Event::ReadReply(1, 1)),
+                // Both read version 0: client 0's write lands, client 1's gets 409.
+                (3, Event::WriteArrive(0, 1)),
+                (3, Event::WriteArrive(1, 1)),
+                (4, Event::Reply(0, 1)),
+                (4, Event::Reply(1, 1)),
+                (14, Event::Wake(1)),
+                (15, Event::Arrive(1, 2)),
+                (16, Event::ReadReply(1, 2)),
+                (17, Event::WriteArrive(1, 2)),
+                (18, Event::Reply(1, 2)),
+            ]
+        );
+        assert_eq!((r.counts.succeeded, r.counts.attempts), (2, 3));
+        assert_eq!(r.by_attempt, [1, 1]);
+        assert_eq!(r.latency_mean_ms, 11.0);
+        assert_eq!(r.makespan, SimTime::ZERO + ms(18));
+        let series = r.series.unwrap();
+        assert_eq!(series.rejections.iter().sum::<u32>(), 1);
+        assert_eq!((series.first_attempts[0], series.retries[1]), (2, 1));
+    }
+
+    #[test]
+    fn a_freed_limiter_slot_passes_to_the_waiting_client() {
+        let mut m = model(burst(2), queue(2, None, 10), constant(0));
+        m.client.concurrency = Some(1);
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                // Client 1 finds the only slot taken and queues for it.
+                (0, Event::Start(1)),
+                (10, Event::ServiceDone(0)),
+                (10, Event::Launch(1)),
+                (20, Event::ServiceDone(0)),
+            ]
+        );
+        assert_eq!(r.counts.succeeded, 2);
+        assert_eq!(r.latency_mean_ms, 15.0);
+    }
+}
