@@ -1,12 +1,27 @@
 //! Distributions of durations: service times and network legs.
 //!
-//! Each is validated once ([`Dist::new`]) and sampled in integer nanoseconds. Exponential and
-//! normal variates come from rand_distr's ziggurat samplers (`Exp1`, `StandardNormal`): a
-//! few nanoseconds each, where a logarithm or a cosine would cost several times more on the
-//! simulator's hottest path (every service time and every network leg).
+//! Each is validated once ([`Dist::new`]) and sampled in integer nanoseconds through rand's
+//! [`Distribution`] trait, like any other rand distribution: `dist.sample(&mut rng)`.
+//! Exponential and normal variates come from rand_distr's ziggurat samplers (`Exp1`,
+//! `StandardNormal`): a few nanoseconds each, where a logarithm or a cosine would cost several
+//! times more on the simulator's hottest path (every service time and every network leg).
+//!
+//! ```
+//! use jitterlab::rng::from_seed;
+//! use jitterlab::sim::dist::Dist;
+//! use jitterlab::time::SimDuration;
+//! use rand::distr::Distribution;
+//!
+//! let service = Dist::Exponential { mean: SimDuration::from_millis(10) };
+//! // Nanoseconds; the same seed gives the same draws.
+//! let a: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
+//! let b: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
+//! assert_eq!(a, b);
+//! ```
 
 use rand::Rng;
-use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand::distr::Distribution;
+use rand_distr::{Exp1, StandardNormal};
 
 use crate::param::ParamError;
 use crate::time::{SimDuration, f64_to_nanos};
@@ -156,9 +171,23 @@ impl Dist {
         }
     }
 
-    /// Draws one duration in nanoseconds.
+    /// The scenario form: `{ dist = "...", mean = "...", sd = "..." }`.
+    pub fn to_toml(&self) -> toml::Value {
+        let mut t = toml::Table::new();
+        t.insert("dist".into(), self.name().into());
+        t.insert("mean".into(), self.mean_param().to_string().into());
+        if let Some(sd) = self.sd_param() {
+            t.insert("sd".into(), sd.to_string().into());
+        }
+        toml::Value::Table(t)
+    }
+}
+
+impl Distribution<u64> for Dist {
+    /// Draws one duration in nanoseconds (exponential: one `Exp1` draw; lognormal and
+    /// normal_abs: one `StandardNormal` draw; constant: none).
     #[inline]
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match *self {
             Dist::Constant { mean } => mean.as_nanos(),
             Dist::Exponential { mean } => {
@@ -169,17 +198,6 @@ impl Dist {
                 (mean.as_nanos() as f64 + sd.as_nanos() as f64 * std_normal(rng)).abs(),
             ),
         }
-    }
-
-    /// The scenario form: `{ dist = "...", mean = "...", sd = "..." }`.
-    pub fn to_toml(&self) -> toml::Value {
-        let mut t = toml::Table::new();
-        t.insert("dist".into(), self.name().into());
-        t.insert("mean".into(), self.mean_param().to_string().into());
-        if let Some(sd) = self.sd_param() {
-            t.insert("sd".into(), sd.to_string().into());
-        }
-        toml::Value::Table(t)
     }
 }
 
@@ -229,6 +247,62 @@ mod tests {
                 d.mean_nanos()
             );
         }
+    }
+
+    /// The first six draws of `d` from seed 2024 must be `want`. The golden numbers were
+    /// computed once from the sampling code as it stood when these tests were written: any
+    /// change of sampling algorithm (and so of every simulated result) fails here first.
+    fn assert_first_draws(d: Dist, want: [u64; 6]) {
+        let mut rng = from_seed(2024);
+        let got: Vec<u64> = (0..6).map(|_| d.sample(&mut rng)).collect();
+        assert_eq!(got, want, "{d:?}");
+    }
+
+    #[test]
+    fn constant_draws_are_stable() {
+        let d = Dist::new("k", "constant", SimDuration::from_millis(10), None).unwrap();
+        assert_first_draws(d, [10_000_000; 6]);
+    }
+
+    #[test]
+    fn exponential_draws_are_stable() {
+        let d = Dist::new("k", "exponential", SimDuration::from_millis(10), None).unwrap();
+        assert_first_draws(
+            d,
+            [
+                5_853_680, 627_140, 13_475_915, 16_360_483, 1_285_300, 1_972_758,
+            ],
+        );
+    }
+
+    #[test]
+    fn lognormal_draws_are_stable() {
+        let ms = SimDuration::from_millis;
+        let d = Dist::new("k", "lognormal", ms(10), Some(ms(5))).unwrap();
+        assert_first_draws(
+            d,
+            [
+                6_112_374, 3_064_506, 14_847_967, 9_086_813, 6_745_325, 9_622_369,
+            ],
+        );
+    }
+
+    #[test]
+    fn normal_abs_draws_are_stable() {
+        let ms = SimDuration::from_millis;
+        let d = Dist::new("k", "normal_abs", ms(10), Some(ms(2))).unwrap();
+        assert_first_draws(
+            d,
+            [
+                8_388_173, 5_464_984, 12_145_937, 10_066_941, 8_805_355, 10_309_399,
+            ],
+        );
+        // Centred on zero, every negative draw is folded: the same normals, mirrored.
+        let d = Dist::new("k", "normal_abs", ms(0), Some(ms(2))).unwrap();
+        assert_first_draws(
+            d,
+            [1_611_827, 4_535_016, 2_145_937, 66_941, 1_194_645, 309_399],
+        );
     }
 
     #[test]
