@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::output::csv::number;
 use crate::output::results::ResultFolder;
-use crate::output::{csv::number, write_atomic};
 use crate::time::SimDuration;
 
 /// What the recommendation optimises among the pairs that meet the constraints.

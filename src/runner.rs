@@ -10,8 +10,9 @@ use std::sync::atomic::Ordering;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
-use crate::output::{csv, write_atomic};
+use crate::output::csv;
 use crate::scenario::{Scenario, ScenarioDoc, describe};
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
 use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};

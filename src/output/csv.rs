@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use super::write_atomic;
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::scenario::format_value;
 use crate::sim::TimeSeries;

@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::output::plot;
 use crate::output::results::{ResultFolder, fmt_number};
-use crate::output::write_atomic;
 
 /// The metrics of the summary table, in column order.
 const TABLE_METRICS: [&str; 7] = [

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Unit;
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
-use crate::output::write_atomic;
 use crate::rng::mix_key;
 use crate::sim::{Counts, RunResult, TimeSeries};
 
