@@ -28,6 +28,7 @@
 
 pub mod atomic;
 pub mod backoff;
+pub mod cancel;
 pub mod delays;
 pub mod error;
 pub mod exec;

@@ -1,11 +1,15 @@
 //! The `jitterlab` command line: parses arguments, calls the library, prints errors once.
 //!
-//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 1 anything else.
+//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 130 interrupted (Ctrl-C),
+//! 1 anything else.
+
+mod cli;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
+use jitterlab::cancel::CancelToken;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
 use std::path::PathBuf;
 
@@ -238,10 +242,20 @@ fn run(args: RunArgs) -> Result<()> {
         threads: args.threads,
         shard,
         resume: args.resume,
-        quiet: args.quiet,
         command: command_line(),
     };
-    let report = runner::run(&doc, &options)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
+    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
+    // every unit, still resumes.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let report = runner::run(
+        &doc,
+        &options,
+        &cancel,
+        &cli::progress::Bar::new(args.quiet),
+    )?;
     finish(&report, args.no_plots, args.quiet, &shard)
 }
 

@@ -2,20 +2,18 @@
 //! share, or what a resume still needs), and write the result folder.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::atomic::write_atomic;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::output::csv;
 use crate::scenario::{Scenario, ScenarioDoc, describe};
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
-use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};
+use crate::sweep::{self, Plan, Progress, Shard};
 
 /// Options of `jitterlab run`.
 #[derive(Debug, Clone)]
@@ -28,8 +26,6 @@ pub struct RunOptions {
     pub shard: Shard,
     /// Continue a partial run in `out`.
     pub resume: bool,
-    /// No progress bar or notes on stderr.
-    pub quiet: bool,
     /// The command line, for meta.json.
     pub command: String,
 }
@@ -63,31 +59,6 @@ struct Meta<'a> {
     wall_seconds: f64,
     events: u64,
     events_per_second: f64,
-}
-
-struct Bar(ProgressBar, std::sync::atomic::AtomicU64);
-
-impl Progress for Bar {
-    fn unit_done(&self, events: u64) {
-        let total = self.1.fetch_add(events, Ordering::Relaxed) + events;
-        let secs = self.0.elapsed().as_secs_f64().max(1e-3);
-        self.0
-            .set_message(format!("{:.1} M events/s", total as f64 / secs / 1e6));
-        self.0.inc(1);
-    }
-}
-
-fn progress_bar(units: usize, quiet: bool) -> Option<Bar> {
-    if quiet || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(units as u64);
-    let style = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} units  {msg}  ETA {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(Bar(bar, std::sync::atomic::AtomicU64::new(0)))
 }
 
 /// A scenario document ready to run: its checked points, the resolved text and the journal
@@ -161,8 +132,15 @@ fn write_meta(dir: &Path, meta: &Meta<'_>) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs a scenario document (overrides already applied) into its result folder.
-pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
+/// Runs a scenario document (overrides already applied) into its result folder, reporting to
+/// `progress` as units finish. Once `cancel` is cancelled no further unit starts and the call
+/// returns [`Error::Interrupted`], with the finished units kept in the journal for `--resume`.
+pub fn run(
+    doc: &ScenarioDoc,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
     let prep = Prepared::new(doc)?;
     let dir = options
         .out
@@ -195,25 +173,16 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
     write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
     let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
 
-    INTERRUPTED.store(false, Ordering::Relaxed);
-    // A second handler cannot be installed in the same process (tests call run repeatedly).
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    if !options.quiet && !done.is_empty() {
-        eprintln!(
-            "resuming: {} of {} units already done",
-            done.len(),
-            prep.units.len()
-        );
-    }
-    let bar = progress_bar(todo.len(), options.quiet);
-    let progress: &dyn Progress = match &bar {
-        Some(b) => b,
-        None => &Silent,
-    };
-    let execution = sweep::execute(&prep.plan, &todo, options.threads, progress, Some(&writer));
-    if let Some(b) = &bar {
-        b.0.finish_and_clear();
-    }
+    progress.start(todo.len(), done.len(), prep.units.len());
+    let execution = sweep::execute(
+        &prep.plan,
+        &todo,
+        options.threads,
+        progress,
+        Some(&writer),
+        cancel,
+    );
+    progress.finish();
     let execution = execution?;
     drop(writer);
     let (ran, events, wall) = (execution.ran, execution.events, execution.wall_seconds);

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use jitterlab::cancel::CancelToken;
 use jitterlab::output::csv::{metric_index, metric_values};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::stats::{Estimate, estimate};
@@ -90,7 +91,7 @@ pub fn plan(doc: &ScenarioDoc) -> Plan {
 /// side) and returns the records in unit order.
 pub fn execute(plan: &Plan) -> Vec<UnitRecord> {
     let units = plan.units();
-    sweep::execute(plan, &units, 1, &Silent, None)
+    sweep::execute(plan, &units, 1, &Silent, None, &CancelToken::new())
         .unwrap_or_else(|e| panic!("{e}"))
         .records
 }

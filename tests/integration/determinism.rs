@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use jitterlab::cancel::CancelToken;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
-use jitterlab::sweep::Shard;
 use jitterlab::sweep::journal::JOURNAL;
+use jitterlab::sweep::{Shard, Silent};
 
 use crate::common::{TempDir, doc, execute, metric, plan, sim_doc};
 
@@ -64,15 +65,19 @@ fn options(out: &Path, threads: usize, shard: Shard, resume: bool) -> RunOptions
         threads,
         shard,
         resume,
-        quiet: true,
         command: "integration test".into(),
     }
 }
 
 fn run(doc: &ScenarioDoc, out: &Path, threads: usize, shard: Shard, resume: bool) -> bool {
-    runner::run(doc, &options(out, threads, shard, resume))
-        .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
-        .complete
+    runner::run(
+        doc,
+        &options(out, threads, shard, resume),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
+    .complete
 }
 
 /// Every file of a result folder except meta.json (which records wall time and threads).
@@ -241,8 +246,13 @@ fn resume_refuses_a_journal_of_another_scenario() {
     ));
     let mut other = scenario();
     other.set("seed=7").unwrap();
-    let err = runner::run(&other, &options(&dir, 1, Shard::ALL, true))
-        .expect_err("a journal of another scenario must not be mixed in");
+    let err = runner::run(
+        &other,
+        &options(&dir, 1, Shard::ALL, true),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .expect_err("a journal of another scenario must not be mixed in");
     assert!(err.is_user_error(), "{err}");
     assert!(!dir.join("summary.csv").exists());
 }
