@@ -15,6 +15,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::output::csv::number;
 use crate::output::results::ResultFolder;
+use crate::stats::pareto_front;
 use crate::time::SimDuration;
 
 /// What the recommendation optimises among the pairs that meet the constraints.
@@ -170,20 +171,6 @@ fn number_short(x: f64) -> String {
     } else {
         format!("{x:.4}")
     }
-}
-
-/// Marks the points that no other point beats on both coordinates (lower is better on both).
-pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
-    points
-        .iter()
-        .map(|p| {
-            p.0.is_finite()
-                && p.1.is_finite()
-                && !points
-                    .iter()
-                    .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
-        })
-        .collect()
 }
 
 /// The result of [`recommend`].
@@ -422,22 +409,5 @@ fn describe_constraints(c: &Constraints) -> String {
         "none".into()
     } else {
         parts.join(", ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn front_is_the_non_dominated_set() {
-        let front = pareto_front(&[
-            (1.0, 5.0),
-            (2.0, 2.0),
-            (3.0, 3.0),
-            (5.0, 1.0),
-            (f64::NAN, 0.0),
-        ]);
-        assert_eq!(front, vec![true, true, false, true, false]);
     }
 }

@@ -7,6 +7,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
+use crate::stats::pareto_front;
 
 pub(crate) struct Dot {
     strategy: String,
@@ -22,11 +23,6 @@ pub(crate) struct Pareto {
     dots: Vec<Dot>,
     strategies: Vec<(String, usize)>,
     any_recommended: bool,
-}
-
-/// Marks the points that no other point beats on both coordinates (lower is better on both).
-pub(crate) fn front(points: &[(f64, f64)]) -> Vec<bool> {
-    crate::recommend::pareto_front(points)
 }
 
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
@@ -75,7 +71,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
             }
         }
         let coords: Vec<(f64, f64)> = dots.iter().map(|d| (d.amplification, d.p99_ms)).collect();
-        for (d, on) in dots.iter_mut().zip(front(&coords)) {
+        for (d, on) in dots.iter_mut().zip(pareto_front(&coords)) {
             d.on_front = on;
         }
     }
@@ -245,16 +241,5 @@ impl Pareto {
             chart.draw_series(std::iter::once(Circle::new(p, 15, INK.stroke_width(3))))?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::front;
-
-    #[test]
-    fn front_is_the_non_dominated_set() {
-        let pts = [(1.0, 10.0), (2.0, 5.0), (3.0, 6.0), (1.5, 10.0), (4.0, 1.0)];
-        assert_eq!(front(&pts), vec![true, true, false, false, true]);
     }
 }
