@@ -32,6 +32,7 @@ pub mod cancel;
 pub mod delays;
 pub mod error;
 pub mod exec;
+pub mod metric;
 pub mod output;
 pub mod policy;
 pub mod recommend;

@@ -62,7 +62,8 @@ struct RecommendArgs {
     /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
     #[arg(long, allow_hyphen_values = true)]
     deadline: Option<String>,
-    /// What to optimise among the pairs that qualify: amplification, p99 or success.
+    /// What to optimise among the pairs that qualify: amplification, p99, success or another
+    /// summary metric (e.g. latency_p999_ms), lowest or highest as it is better.
     #[arg(long, default_value = "amplification")]
     objective: String,
     /// How many pairs to print.
@@ -271,7 +272,7 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
         }
         return Ok(());
     }
-    print!("{}", report.table);
+    print!("{}", cli::table::render(&report.points));
     if !no_plots {
         plot(&report.dir, quiet)?;
     }
@@ -306,9 +307,12 @@ fn recommend(args: RecommendArgs) -> Result<()> {
             .map(|t| parse_duration("--deadline", t))
             .transpose()?,
     };
-    let objective = Objective::parse(&args.objective)?;
-    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective, args.top)?;
-    print!("{}", answer.text);
+    let objective: Objective = args.objective.parse()?;
+    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective)?;
+    print!(
+        "{}",
+        cli::recommend::render(&answer, &constraints, objective, args.top)
+    );
     eprintln!("wrote {}", answer.pareto_csv.display());
     if !args.no_plots {
         plot(&args.dir, false)?;

@@ -2,3 +2,5 @@
 //! library returns data; these modules only present it.
 
 pub mod progress;
+pub mod recommend;
+pub mod table;

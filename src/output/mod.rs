@@ -6,7 +6,8 @@
 //! result folder only through its files ([`results`]), so they can be redrawn at any time
 //! (`jitterlab plot DIR`) from the CSVs alone.
 //!
-//! - [`csv`]: writes the tidy CSV files from a run's finished units.
+//! - [`rows`]: one row type per CSV file, the one definition of its columns.
+//! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
@@ -16,3 +17,4 @@ pub mod csv;
 pub mod plot;
 pub mod report;
 pub mod results;
+pub mod rows;

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: temporary folders, scenario plans run through the
-//! library, and reading metrics back by their `summary.csv` names.
+//! library, and reading metrics back by their typed names.
 
 #![allow(dead_code)]
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use jitterlab::cancel::CancelToken;
-use jitterlab::output::csv::{metric_index, metric_values};
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::stats::{Estimate, estimate};
 use jitterlab::sweep::journal::UnitRecord;
@@ -96,15 +96,14 @@ pub fn execute(plan: &Plan) -> Vec<UnitRecord> {
         .records
 }
 
-/// The per-replication values of a `summary.csv` metric for (point, strategy name).
+/// The per-replication values of a metric for (point, strategy name).
 pub fn metric(
     plan: &Plan,
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Vec<f64> {
-    let m = metric_index(name).unwrap_or_else(|| panic!("no metric {name}"));
     let s = plan.points[point]
         .scenario
         .strategies
@@ -114,7 +113,7 @@ pub fn metric(
     let values: Vec<f64> = records
         .iter()
         .filter(|r| r.point == point && r.strategy == s)
-        .map(|r| metric_values(r)[m])
+        .map(|r| m.of(r))
         .collect();
     assert_eq!(values.len(), plan.replications as usize);
     values
@@ -126,9 +125,9 @@ pub fn est(
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Estimate {
-    estimate(&metric(plan, records, point, strategy, name))
+    estimate(&metric(plan, records, point, strategy, m))
 }
 
 /// Half the width of an estimate's 95 % interval.

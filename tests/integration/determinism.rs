@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::sweep::journal::JOURNAL;
@@ -276,11 +277,15 @@ fn golden_summary_of_the_builtin_scenario() {
         ("decorrelated", 115_030.0, 1_300.0),
     ];
     for (strategy, attempts, peak_retries) in golden {
-        let get = |m: &str| metric(&plan, &records, 0, strategy, m)[0];
-        assert_eq!(get("requests"), 10_000.0, "{strategy}");
-        assert_eq!(get("succeeded"), 10_000.0, "{strategy}");
-        assert_eq!(get("attempts"), attempts, "{strategy} attempts");
-        assert_eq!(get("peak_retries"), peak_retries, "{strategy} peak_retries");
+        let get = |m: Metric| metric(&plan, &records, 0, strategy, m)[0];
+        assert_eq!(get(Metric::Requests), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Succeeded), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Attempts), attempts, "{strategy} attempts");
+        assert_eq!(
+            get(Metric::PeakRetries),
+            peak_retries,
+            "{strategy} peak_retries"
+        );
     }
 }
 
@@ -311,7 +316,7 @@ fn strategies_share_random_numbers() {
     let (p_both, p_alone) = (plan(&both), plan(&alone));
     let (r_both, r_alone) = (execute(&p_both), execute(&p_alone));
     for point in 0..p_both.points.len() {
-        for m in jitterlab::output::csv::METRICS {
+        for m in Metric::ALL {
             assert_eq!(
                 metric(&p_both, &r_both, point, "full", m),
                 metric(&p_alone, &r_alone, point, "full", m),

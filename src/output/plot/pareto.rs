@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
+use crate::metric::Metric;
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 use crate::stats::pareto_front;
 
@@ -41,8 +42,8 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
                 color: color_of(&r.strategy),
                 label: label_of(r.point)
                     .map_or_else(|| r.strategy.clone(), |l| format!("{} @ {l}", r.strategy)),
-                amplification: r.amplification,
-                p99_ms: r.latency_p99_ms,
+                amplification: r.amplification.unwrap_or(f64::NAN),
+                p99_ms: r.latency_p99_ms.unwrap_or(f64::NAN),
                 on_front: r.on_front,
                 recommended: r.recommended,
             });
@@ -51,10 +52,10 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
         for p in &f.points {
             for s in &f.strategies {
                 let a = f
-                    .aggregate_of(p.index, s, "amplification")
+                    .aggregate_of(p.index, s, Metric::Amplification)
                     .and_then(|r| r.mean);
                 let l = f
-                    .aggregate_of(p.index, s, "latency_p99_ms")
+                    .aggregate_of(p.index, s, Metric::LatencyP99Ms)
                     .and_then(|r| r.mean);
                 if let (Some(a), Some(l)) = (a, l) {
                     dots.push(Dot {
