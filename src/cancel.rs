@@ -2,15 +2,15 @@
 //!
 //! The library holds no process-wide state: whoever wants to stop work (the binary's Ctrl-C
 //! handler, a test, a server shutting down) makes a token, hands it to the call and cancels it.
-//! The retry executor ([`crate::exec`]) checks it before every attempt and wakes its sleeps
-//! with it; a sweep ([`crate::sweep::execute`]) starts no further unit once it is cancelled.
+//! The retry executor checks it before every attempt and wakes its sleeps with it; a sweep
+//! starts no further unit once it is cancelled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// A cancellation flag shared by clones; cancelling wakes sleeps on a
-/// [`crate::exec::SystemClock`].
+/// A cancellation flag shared by clones; cancelling wakes the threads waiting on it (the
+/// sleeps of the executor's `SystemClock`).
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken {
     inner: Arc<CancelInner>,
