@@ -230,11 +230,10 @@ fn first_line(path: &Path) -> String {
         .to_string()
 }
 
-#[test]
-fn run_writes_the_result_folder_of_the_contract() {
-    let tmp = TempDir::new("run");
-    let o = jitterlab(
-        tmp.path(),
+/// `run` of the built-in scenario, 200 clients and 2 replications, into `dir/result`.
+fn run_small(dir: &Path) -> Output {
+    jitterlab(
+        dir,
         &[
             "run",
             "--set",
@@ -246,7 +245,13 @@ fn run_writes_the_result_folder_of_the_contract() {
             "--quiet",
             "--no-plots",
         ],
-    );
+    )
+}
+
+#[test]
+fn run_writes_the_result_folder_of_the_contract() {
+    let tmp = TempDir::new("run");
+    let o = run_small(tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
     assert_eq!(entries(tmp.path()), vec!["result"], "only --out is written");
@@ -399,20 +404,7 @@ fn bad_shard_is_a_usage_error() {
 #[test]
 fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     let tmp = TempDir::new("recommend");
-    let o = jitterlab(
-        tmp.path(),
-        &[
-            "run",
-            "--set",
-            "workload.clients=200",
-            "--replications",
-            "2",
-            "--out",
-            "result",
-            "--quiet",
-            "--no-plots",
-        ],
-    );
+    let o = run_small(tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // An unknown objective: exit 2, the name given and the known ones listed, nothing written.
     let o = jitterlab(
