@@ -1,11 +1,15 @@
 //! The `jitterlab` command line: parses arguments, calls the library, prints errors once.
 //!
-//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 1 anything else.
+//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 130 interrupted (Ctrl-C),
+//! 1 anything else.
+
+mod cli;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
+use jitterlab::cancel::CancelToken;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
 use jitterlab::param::ParamError;
 use std::path::{Path, PathBuf};
@@ -66,7 +70,8 @@ struct RecommendArgs {
     /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
     #[arg(long, allow_hyphen_values = true)]
     deadline: Option<String>,
-    /// What to optimise among the pairs that qualify: amplification, p99 or success.
+    /// What to optimise among the pairs that qualify: amplification, p99, success or another
+    /// summary metric (e.g. latency_p999_ms), lowest or highest as it is better.
     #[arg(long, default_value = "amplification")]
     objective: String,
     /// How many pairs to print.
@@ -271,10 +276,20 @@ fn run(args: RunArgs) -> Result<()> {
         threads: args.threads,
         shard,
         resume: args.resume,
-        quiet: args.quiet,
         command: command_line(),
     };
-    let report = runner::run(&doc, &options)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
+    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
+    // every unit, still resumes.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let report = runner::run(
+        &doc,
+        &options,
+        &cancel,
+        &cli::progress::Bar::new(args.quiet),
+    )?;
     finish(&report, args.no_plots, args.quiet, &shard)
 }
 
@@ -290,7 +305,7 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
         }
         return Ok(());
     }
-    print!("{}", report.table);
+    print!("{}", cli::table::render(&report.points));
     if !no_plots {
         plot(&report.dir, quiet)?;
     }
@@ -325,9 +340,12 @@ fn recommend(args: RecommendArgs) -> Result<()> {
             .map(|t| parse_duration("--deadline", t))
             .transpose()?,
     };
-    let objective = Objective::parse(&args.objective)?;
-    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective, args.top)?;
-    print!("{}", answer.text);
+    let objective: Objective = args.objective.parse()?;
+    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective)?;
+    print!(
+        "{}",
+        cli::recommend::render(&answer, &constraints, objective, args.top)
+    );
     eprintln!("wrote {}", answer.pareto_csv.display());
     if !args.no_plots {
         plot(&args.dir, false)?;

@@ -14,8 +14,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::ScenarioDoc;
+use crate::atomic::create_atomic;
 use crate::error::{Error, Result};
-use crate::output::create_atomic;
 
 /// A scenario built into the binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

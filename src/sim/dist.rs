@@ -260,13 +260,13 @@ mod tests {
 
     #[test]
     fn constant_draws_are_stable() {
-        let d = Dist::new("k", "constant", SimDuration::from_millis(10), None).unwrap();
+        let d = Dist::new("constant", SimDuration::from_millis(10), None).unwrap();
         assert_first_draws(d, [10_000_000; 6]);
     }
 
     #[test]
     fn exponential_draws_are_stable() {
-        let d = Dist::new("k", "exponential", SimDuration::from_millis(10), None).unwrap();
+        let d = Dist::new("exponential", SimDuration::from_millis(10), None).unwrap();
         assert_first_draws(
             d,
             [
@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn lognormal_draws_are_stable() {
         let ms = SimDuration::from_millis;
-        let d = Dist::new("k", "lognormal", ms(10), Some(ms(5))).unwrap();
+        let d = Dist::new("lognormal", ms(10), Some(ms(5))).unwrap();
         assert_first_draws(
             d,
             [
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn normal_abs_draws_are_stable() {
         let ms = SimDuration::from_millis;
-        let d = Dist::new("k", "normal_abs", ms(10), Some(ms(2))).unwrap();
+        let d = Dist::new("normal_abs", ms(10), Some(ms(2))).unwrap();
         assert_first_draws(
             d,
             [
@@ -298,7 +298,7 @@ mod tests {
             ],
         );
         // Centred on zero, every negative draw is folded: the same normals, mirrored.
-        let d = Dist::new("k", "normal_abs", ms(0), Some(ms(2))).unwrap();
+        let d = Dist::new("normal_abs", ms(0), Some(ms(2))).unwrap();
         assert_first_draws(
             d,
             [1_611_827, 4_535_016, 2_145_937, 66_941, 1_194_645, 309_399],

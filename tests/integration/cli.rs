@@ -255,11 +255,10 @@ fn first_line(path: &Path) -> String {
         .to_string()
 }
 
-#[test]
-fn run_writes_the_result_folder_of_the_contract() {
-    let tmp = TempDir::new("run");
-    let o = jitterlab(
-        tmp.path(),
+/// `run` of the built-in scenario, 200 clients and 2 replications, into `dir/result`.
+fn run_small(dir: &Path) -> Output {
+    jitterlab(
+        dir,
         &[
             "run",
             "--set",
@@ -271,7 +270,13 @@ fn run_writes_the_result_folder_of_the_contract() {
             "--quiet",
             "--no-plots",
         ],
-    );
+    )
+}
+
+#[test]
+fn run_writes_the_result_folder_of_the_contract() {
+    let tmp = TempDir::new("run");
+    let o = run_small(tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
     assert_eq!(entries(tmp.path()), vec!["result"], "only --out is written");
@@ -419,4 +424,47 @@ fn bad_shard_is_a_usage_error() {
             "--shard {shard} wrote something"
         );
     }
+}
+
+#[test]
+fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
+    let tmp = TempDir::new("recommend");
+    let o = run_small(tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // An unknown objective: exit 2, the name given and the known ones listed, nothing written.
+    let o = jitterlab(
+        tmp.path(),
+        &["recommend", "result", "--objective", "p98", "--no-plots"],
+    );
+    assert_bad_input(&o, &["--objective", "\"p98\"", "p99", "latency_p999_ms"]);
+    assert!(!tmp.join("result").join("pareto.csv").exists());
+    // Any metric that is better low or high ranks; the answer names it.
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "recommend",
+            "result",
+            "--objective",
+            "latency_p999_ms",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("objective: lowest p99.9 latency, then lowest amplification\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("p999_ms [95% CI]") && text.contains("\nrecommended: "),
+        "{text}"
+    );
+    let pareto = std::fs::read_to_string(tmp.join("result").join("pareto.csv")).unwrap();
+    let mut lines = pareto.lines();
+    assert_eq!(
+        lines.next(),
+        Some("point,strategy,amplification,latency_p99_ms,on_front,recommended")
+    );
+    let recommended: Vec<&str> = lines.filter(|l| l.ends_with(",true")).collect();
+    assert_eq!(recommended.len(), 1, "{pareto}");
 }

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: the binary, temporary folders, scenario plans run
-//! through the library, and reading metrics back by their `summary.csv` names.
+//! through the library, and reading metrics back by their typed names.
 
 #![allow(dead_code)]
 
@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use jitterlab::output::csv::{metric_index, metric_values};
+use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::stats::{Estimate, estimate};
 use jitterlab::sweep::journal::UnitRecord;
@@ -116,20 +117,19 @@ pub fn plan(doc: &ScenarioDoc) -> Plan {
 /// side) and returns the records in unit order.
 pub fn execute(plan: &Plan) -> Vec<UnitRecord> {
     let units = plan.units();
-    sweep::execute(plan, &units, 1, &Silent, None)
+    sweep::execute(plan, &units, 1, &Silent, None, &CancelToken::new())
         .unwrap_or_else(|e| panic!("{e}"))
         .records
 }
 
-/// The per-replication values of a `summary.csv` metric for (point, strategy name).
+/// The per-replication values of a metric for (point, strategy name).
 pub fn metric(
     plan: &Plan,
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Vec<f64> {
-    let m = metric_index(name).unwrap_or_else(|| panic!("no metric {name}"));
     let s = plan.points[point]
         .scenario
         .strategies
@@ -139,7 +139,7 @@ pub fn metric(
     let values: Vec<f64> = records
         .iter()
         .filter(|r| r.point == point && r.strategy == s)
-        .map(|r| metric_values(r)[m])
+        .map(|r| m.of(r))
         .collect();
     assert_eq!(values.len(), plan.replications as usize);
     values
@@ -151,9 +151,9 @@ pub fn est(
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Estimate {
-    estimate(&metric(plan, records, point, strategy, name))
+    estimate(&metric(plan, records, point, strategy, m))
 }
 
 /// Half the width of an estimate's 95 % interval.

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
-use jitterlab::sweep::Shard;
 use jitterlab::sweep::journal::{self, JOURNAL, JournalWriter};
+use jitterlab::sweep::{Shard, Silent};
 
 use crate::common::{TempDir, doc, execute, metric, plan, sim_doc};
 
@@ -64,15 +66,19 @@ fn options(out: &Path, threads: usize, shard: Shard, resume: bool) -> RunOptions
         threads,
         shard,
         resume,
-        quiet: true,
         command: "integration test".into(),
     }
 }
 
 fn run(doc: &ScenarioDoc, out: &Path, threads: usize, shard: Shard, resume: bool) -> bool {
-    runner::run(doc, &options(out, threads, shard, resume))
-        .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
-        .complete
+    runner::run(
+        doc,
+        &options(out, threads, shard, resume),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
+    .complete
 }
 
 /// Every file of a result folder except meta.json (which records wall time and threads).
@@ -269,8 +275,13 @@ fn resume_refuses_a_journal_of_another_scenario() {
     ));
     let mut other = scenario();
     other.set("seed=7").unwrap();
-    let err = runner::run(&other, &options(&dir, 1, Shard::ALL, true))
-        .expect_err("a journal of another scenario must not be mixed in");
+    let err = runner::run(
+        &other,
+        &options(&dir, 1, Shard::ALL, true),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .expect_err("a journal of another scenario must not be mixed in");
     assert!(err.is_user_error(), "{err}");
     assert!(!dir.join("summary.csv").exists());
 }
@@ -294,11 +305,15 @@ fn golden_summary_of_the_builtin_scenario() {
         ("decorrelated", 115_030.0, 1_300.0),
     ];
     for (strategy, attempts, peak_retries) in golden {
-        let get = |m: &str| metric(&plan, &records, 0, strategy, m)[0];
-        assert_eq!(get("requests"), 10_000.0, "{strategy}");
-        assert_eq!(get("succeeded"), 10_000.0, "{strategy}");
-        assert_eq!(get("attempts"), attempts, "{strategy} attempts");
-        assert_eq!(get("peak_retries"), peak_retries, "{strategy} peak_retries");
+        let get = |m: Metric| metric(&plan, &records, 0, strategy, m)[0];
+        assert_eq!(get(Metric::Requests), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Succeeded), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Attempts), attempts, "{strategy} attempts");
+        assert_eq!(
+            get(Metric::PeakRetries),
+            peak_retries,
+            "{strategy} peak_retries"
+        );
     }
 }
 
@@ -329,7 +344,7 @@ fn strategies_share_random_numbers() {
     let (p_both, p_alone) = (plan(&both), plan(&alone));
     let (r_both, r_alone) = (execute(&p_both), execute(&p_alone));
     for point in 0..p_both.points.len() {
-        for m in jitterlab::output::csv::METRICS {
+        for m in Metric::ALL {
             assert_eq!(
                 metric(&p_both, &r_both, point, "full", m),
                 metric(&p_alone, &r_alone, point, "full", m),

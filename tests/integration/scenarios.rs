@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 
 use crate::common::{TempDir, est, execute, half_width, jitterlab, plan, repo, sims, stderr};
@@ -224,7 +225,7 @@ fn thundering_herd_default_shows_the_herd_and_the_cure() {
     let doc = ScenarioDoc::builtin();
     let plan = plan(&doc);
     let records = execute(&plan);
-    let get = |s: &str, m: &str| {
+    let get = |s: &str, m: Metric| {
         let e = est(&plan, &records, 0, s, m);
         eprintln!(
             "herd {s:>12} {m:<15} {:>10.1} ± {:.1}",
@@ -235,16 +236,16 @@ fn thundering_herd_default_shows_the_herd_and_the_cure() {
     };
     // Clients outlast the outage: the run shows the herd at recovery, not give-ups.
     for s in ["no_jitter", "full", "equal", "decorrelated"] {
-        assert!(get(s, "success_rate") > 0.99, "{s}");
+        assert!(get(s, Metric::SuccessRate) > 0.99, "{s}");
     }
     let (nj, full) = (
-        get("no_jitter", "peak_retries"),
-        get("full", "peak_retries"),
+        get("no_jitter", Metric::PeakRetries),
+        get("full", Metric::PeakRetries),
     );
     assert!(nj > full, "peak_retries: no_jitter {nj} > full {full}");
     let (nj, full) = (
-        get("no_jitter", "latency_p99_ms"),
-        get("full", "latency_p99_ms"),
+        get("no_jitter", Metric::LatencyP99Ms),
+        get("full", Metric::LatencyP99Ms),
     );
     assert!(full < nj, "p99: full {full} < no_jitter {nj}");
 }

@@ -1,5 +1,6 @@
 //! Atomic file writes: a temporary name in the same folder, then a rename, so that a crash or
-//! a reader never sees half a file.
+//! a reader never sees half a file. Every file jitterlab writes goes through here: the journal
+//! of a sweep as well as the result files, charts and report.
 
 use std::io::Write;
 use std::path::Path;
