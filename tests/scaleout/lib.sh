@@ -24,7 +24,9 @@ jitterlab_bin() {
     echo "$JITTERLAB"
     return
   fi
+  local t0=$SECONDS
   (cd "$repo" && cargo build --release --locked --quiet --bin jitterlab) >&2
+  say "release binary built (or up to date) in $((SECONDS - t0))s" >&2
   echo "${CARGO_TARGET_DIR:-$repo/target}/release/jitterlab"
 }
 
