@@ -40,6 +40,9 @@ pub struct DelaySample {
     pub delay_ns: u64,
 }
 
+/// Most rows one `delays` call writes (kinds × samples × retries): about 300 MB of CSV.
+pub const MAX_ROWS: u64 = 10_000_000;
+
 /// Parses a `--jitter` list: names separated by commas, or `all`.
 pub fn parse_jitters(text: &str) -> Result<Vec<Jitter>, ValueError> {
     if text.trim() == "all" {
@@ -49,14 +52,33 @@ pub fn parse_jitters(text: &str) -> Result<Vec<Jitter>, ValueError> {
 }
 
 impl DelaysRequest {
-    /// Validates every kind's policy before anything is drawn. Errors name the field of
-    /// [`BackoffParams`] (`cap`), or `jitter` for an empty list of kinds.
+    /// Validates every kind's policy and the size of the output before anything is drawn.
+    /// Errors name the field of [`BackoffParams`] (`cap`), `jitter` for an empty list of kinds,
+    /// or the larger of `retries` and `samples` for too many rows.
     pub fn policies(&self) -> Result<Vec<Backoff>, ParamError> {
         if self.jitters.is_empty() {
             return Err(ParamError::new(
                 "jitter",
                 "\"\"",
                 format!("one or more of {}, or all", Jitter::names()),
+            ));
+        }
+        let rows = self.jitters.len() as u64 * u64::from(self.samples) * u64::from(self.retries);
+        if rows > MAX_ROWS {
+            let (field, value) = if self.retries >= self.samples {
+                ("retries", self.retries)
+            } else {
+                ("samples", self.samples)
+            };
+            return Err(ParamError::new(
+                field,
+                value,
+                format!(
+                    "a smaller number: {} kinds x {} samples x {} retries = {rows} rows, at most {MAX_ROWS} are written",
+                    self.jitters.len(),
+                    self.samples,
+                    self.retries
+                ),
             ));
         }
         self.jitters

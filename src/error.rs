@@ -82,6 +82,21 @@ pub enum Error {
         #[source]
         source: csv::Error,
     },
+    /// A check of the simulator's own bookkeeping failed: a bug in jitterlab, not bad input.
+    #[error("internal error in {run}: {message}; this is a bug in jitterlab, please report it")]
+    Internal {
+        /// The run it happened in (point, strategy, replication).
+        run: String,
+        /// What the check found.
+        message: String,
+    },
+    /// Running would take more work (events, memory) than the limits allow; `--force` goes
+    /// ahead anyway.
+    #[error("{message}")]
+    TooMuchWork {
+        /// What would be too large, and what to lower.
+        message: String,
+    },
     /// A chart could not be drawn.
     #[error("drawing {path}: {message}")]
     Plot {
@@ -129,6 +144,7 @@ impl Error {
                 | Error::Scenario { .. }
                 | Error::Usage { .. }
                 | Error::ResultFolder { .. }
+                | Error::TooMuchWork { .. }
         )
     }
 }

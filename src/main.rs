@@ -96,7 +96,7 @@ struct RunArgs {
     /// Result folder [default: out/<name>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Master seed (overrides the scenario's `seed`).
+    /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
     #[arg(long)]
     seed: Option<u64>,
     /// Replications per point and strategy (overrides `replications`).
@@ -105,9 +105,9 @@ struct RunArgs {
     /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Worker threads [default: all cores].
-    #[arg(long, default_value_t = 0, hide_default_value = true)]
-    threads: usize,
+    /// Worker threads, 1 to 1024 [default: one per core]; never more than the runs to do.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
     /// Run only shard I of N (I from 0); merge the shards with `jitterlab merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
@@ -120,6 +120,9 @@ struct RunArgs {
     /// No progress bar or notes on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Run even when the work estimate is over its limits (events per run, memory).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -259,23 +262,24 @@ fn load(scenario: Option<&Path>, sets: &[String], quiet: bool) -> Result<Scenari
 }
 
 fn run(args: RunArgs) -> Result<()> {
-    let mut sets = args.sets.clone();
+    let mut doc = load(args.scenario.as_deref(), &args.sets, args.quiet)?;
     if let Some(seed) = args.seed {
-        sets.push(format!("seed={seed}"));
+        doc.set_seed(seed)?;
     }
     if let Some(r) = args.replications {
-        sets.push(format!("replications={r}"));
+        doc.set_replications(r)?;
     }
-    let doc = load(args.scenario.as_deref(), &sets, args.quiet)?;
+    warn(&doc)?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
     };
     let options = RunOptions {
         out: args.out.clone(),
-        threads: args.threads,
+        threads: args.threads.map_or(0, usize::from),
         shard,
         resume: args.resume,
+        force: args.force,
         command: command_line(),
     };
     let cancel = CancelToken::new();
@@ -291,6 +295,14 @@ fn run(args: RunArgs) -> Result<()> {
         &cli::progress::Bar::new(args.quiet),
     )?;
     finish(&report, args.no_plots, args.quiet, &shard)
+}
+
+/// Says on stderr what in the scenario can never act (always: it is about the input).
+fn warn(doc: &ScenarioDoc) -> Result<()> {
+    for w in doc.warnings()? {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
 }
 
 fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
@@ -372,6 +384,7 @@ fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
 fn check(args: CheckArgs) -> Result<()> {
     let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
+    warn(&doc)?;
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
     let units: usize = points

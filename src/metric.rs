@@ -89,6 +89,25 @@ pub enum Unit {
     Share,
 }
 
+impl Unit {
+    /// `x` within the values a metric of this unit can take: none is negative, a share is at
+    /// most 1 (a 95 % interval around a mean near a bound can reach past it). NaN stays NaN.
+    pub fn clamp(self, x: f64) -> f64 {
+        let high = if self == Unit::Share {
+            1.0
+        } else {
+            f64::INFINITY
+        };
+        if x < 0.0 {
+            0.0
+        } else if x > high {
+            high
+        } else {
+            x
+        }
+    }
+}
+
 /// Which way a metric is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {

@@ -88,6 +88,12 @@ impl StreamFamily {
     pub fn get(&self, entity: u64, sub: u64) -> SimRng {
         Pcg64Mcg::new(widen(mix_key(self.key, &[entity, sub])))
     }
+
+    /// The stream of `entity`, `sub` and a third index `extra` in this family.
+    #[inline]
+    pub fn get3(&self, entity: u64, sub: u64, extra: u64) -> SimRng {
+        Pcg64Mcg::new(widen(mix_key(self.key, &[entity, sub, extra])))
+    }
 }
 
 /// The generator for `(seed, replication, kind, entity)`.

@@ -22,12 +22,15 @@ use crate::sweep::{self, Plan, Progress, Shard};
 pub struct RunOptions {
     /// Output folder (default `out/<name>`).
     pub out: Option<PathBuf>,
-    /// Worker threads (0: all cores).
+    /// Worker threads (0: one per core); never more than the units to run, at most
+    /// [`sweep::MAX_THREADS`].
     pub threads: usize,
     /// The share of the units to run.
     pub shard: Shard,
     /// Continue a partial run in `out`.
     pub resume: bool,
+    /// Go ahead even when the work estimate is over its limits ([`Plan::check_work`]).
+    pub force: bool,
     /// The command line, for meta.json.
     pub command: String,
 }
@@ -168,6 +171,12 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<RunReport> {
     let prep = Prepared::new(doc)?;
+    // Refused before anything is written.
+    let owned = prep.units.iter().filter(|u| options.shard.owns(u.index));
+    let threads = sweep::threads_for(options.threads, owned.count())?;
+    if !options.force {
+        prep.plan.check_work(threads)?;
+    }
     let dir = options
         .out
         .clone()
@@ -196,18 +205,12 @@ pub fn run(
         .copied()
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
+    let threads = sweep::threads_for(threads, todo.len())?;
     write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
     let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
 
     progress.start(todo.len(), done.len(), prep.units.len());
-    let execution = sweep::execute(
-        &prep.plan,
-        &todo,
-        options.threads,
-        progress,
-        Some(&writer),
-        cancel,
-    );
+    let execution = sweep::execute(&prep.plan, &todo, threads, progress, Some(&writer), cancel);
     progress.finish();
     let execution = execution?;
     drop(writer);
@@ -222,11 +225,7 @@ pub fn run(
     let meta = Meta {
         units_run: ran,
         shard: format!("{}/{}", options.shard.index, options.shard.count),
-        threads: if options.threads == 0 {
-            rayon::current_num_threads()
-        } else {
-            options.threads
-        },
+        threads,
         wall_seconds: wall,
         events,
         events_per_second: if wall > 0.0 {

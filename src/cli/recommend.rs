@@ -117,7 +117,9 @@ fn miss(m: &Miss) -> String {
     )
 }
 
-/// A mean with its interval: `9.172 [9.159, 9.184]`.
+/// A mean with its interval: `9.172 [9.159, 9.184]`. The interval is shown within the
+/// metric's natural range (no negative count, no share above 1); aggregate.csv keeps it as
+/// computed.
 fn cell(c: &Candidate, metric: Metric) -> String {
     let i = c.metrics[metric];
     let f = |x: f64| {
@@ -128,7 +130,10 @@ fn cell(c: &Candidate, metric: Metric) -> String {
         }
     };
     match (i.low, i.high) {
-        (Some(l), Some(h)) => format!("{} [{}, {}]", f(i.mean), f(l), f(h)),
+        (Some(l), Some(h)) => {
+            let unit = metric.unit();
+            format!("{} [{}, {}]", f(i.mean), f(unit.clamp(l)), f(unit.clamp(h)))
+        }
         _ => f(i.mean),
     }
 }
@@ -150,5 +155,39 @@ fn pair_name(c: &Candidate) -> String {
         c.strategy.clone()
     } else {
         format!("{} / {}", c.label, c.strategy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitterlab::metric::PerMetric;
+    use jitterlab::recommend::Interval;
+
+    fn candidate(mean: f64, low: f64, high: f64) -> Candidate {
+        Candidate {
+            point: 0,
+            label: String::new(),
+            values: Vec::new(),
+            strategy: "full".into(),
+            metrics: PerMetric::from_fn(|_| Interval {
+                mean,
+                low: Some(low),
+                high: Some(high),
+            }),
+            on_front: true,
+        }
+    }
+
+    #[test]
+    fn intervals_are_printed_within_the_metrics_range() {
+        let c = candidate(0.5, -0.25, 1.25);
+        // A count never goes below 0; a share stays within [0, 1].
+        assert_eq!(cell(&c, Metric::Failed), "0.5000 [0.0000, 1.250]");
+        assert_eq!(cell(&c, Metric::SuccessRate), "0.5000 [0.0000, 1.0000]");
+        assert_eq!(cell(&c, Metric::LatencyP99Ms), "0.5000 [0.0000, 1.250]");
+        // Inside the range nothing changes.
+        let c = candidate(2.0, 1.5, 2.5);
+        assert_eq!(cell(&c, Metric::Amplification), "2.000 [1.500, 2.500]");
     }
 }

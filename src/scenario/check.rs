@@ -220,7 +220,7 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
     Ok(Scenario {
         name,
         description: file.description.clone().unwrap_or_default(),
-        seed: file.seed.unwrap_or(1),
+        seed: file.seed.map_or(1, |s| s.0),
         replications,
         model: Model {
             horizon,

@@ -4,7 +4,10 @@
 //! [`super::check`]) and unknown keys are refused (`deny_unknown_fields`), so a typo is an
 //! error with its line and column, never a silently ignored key.
 
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Unexpected, Visitor};
 
 use crate::policy::RetryOnItem;
 
@@ -18,6 +21,46 @@ pub enum CountOr {
     Word(String),
 }
 
+/// `seed`: an integer from 0 to 2^64 - 1. TOML integers stop at 2^63 - 1, so a larger seed
+/// is written as its digits in quotes (`seed = "18446744073709551615"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seed(pub u64);
+
+impl<'de> Deserialize<'de> for Seed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Seed, D::Error> {
+        d.deserialize_any(SeedVisitor)
+    }
+}
+
+struct SeedVisitor;
+
+impl Visitor<'_> for SeedVisitor {
+    type Value = Seed;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(
+            "an integer from 0 to 18446744073709551615 (above 9223372036854775807, in quotes)",
+        )
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Seed, E> {
+        u64::try_from(v)
+            .map(Seed)
+            .map_err(|_| E::invalid_value(Unexpected::Signed(v), &self))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Seed, E> {
+        Ok(Seed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Seed, E> {
+        v.trim()
+            .parse()
+            .map(Seed)
+            .map_err(|_| E::invalid_value(Unexpected::Str(v), &self))
+    }
+}
+
 /// A status code or a word (`"drop"`, `"reset"`).
 pub type StatusOr = CountOr;
 
@@ -27,7 +70,7 @@ pub type StatusOr = CountOr;
 pub struct ScenarioFile {
     pub name: Option<String>,
     pub description: Option<String>,
-    pub seed: Option<u64>,
+    pub seed: Option<Seed>,
     pub horizon: Option<String>,
     pub replications: Option<u32>,
     pub workload: WorkloadFile,

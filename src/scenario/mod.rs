@@ -19,6 +19,7 @@ pub mod library;
 mod locate;
 mod resolved;
 mod sweep;
+mod warn;
 
 use std::path::Path;
 
@@ -73,11 +74,12 @@ pub struct ScenarioDoc {
     fallback_name: String,
 }
 
-/// A `--set KEY=VALUE`: the key it replaced, and the assignment as typed (for errors).
+/// A `--set KEY=VALUE` (or `--seed N`...): the key it replaced, and the argument as typed
+/// (for errors).
 #[derive(Debug, Clone)]
 struct Override {
     key: KeyPath,
-    assignment: String,
+    origin: String,
 }
 
 /// The sweep point being checked, for errors about its values.
@@ -135,8 +137,32 @@ impl ScenarioDoc {
     /// taken as a string (`backoff.cap=5s`, `workload.clients=100000`,
     /// `backoff.strategies=["full"]`).
     pub fn set(&mut self, assignment: &str) -> Result<()> {
+        self.assign(assignment, format!("--set {assignment}"))
+    }
+
+    /// `run --seed N`: the whole u64 range (above TOML's largest integer, 2^63 - 1, the seed
+    /// is written as a string of digits, which the `seed` key also takes).
+    pub fn set_seed(&mut self, seed: u64) -> Result<()> {
+        let value = if i64::try_from(seed).is_ok() {
+            seed.to_string()
+        } else {
+            format!("\"{seed}\"")
+        };
+        self.assign(&format!("seed={value}"), format!("--seed {seed}"))
+    }
+
+    /// `run --replications N`.
+    pub fn set_replications(&mut self, replications: u32) -> Result<()> {
+        self.assign(
+            &format!("replications={replications}"),
+            format!("--replications {replications}"),
+        )
+    }
+
+    /// Applies `KEY=VALUE`, given on the command line as `origin` (named in errors).
+    fn assign(&mut self, assignment: &str, origin: String) -> Result<()> {
         let usage = |message: &str| Error::Usage {
-            arg: format!("--set {assignment}"),
+            arg: origin.clone(),
             message: message.to_string(),
         };
         let (key, value) = assignment
@@ -147,7 +173,7 @@ impl ScenarioDoc {
         set_path(&mut self.table, &key, value).map_err(|m| usage(&m))?;
         self.overrides.push(Override {
             key,
-            assignment: assignment.to_string(),
+            origin: origin.clone(),
         });
         // The structure must still fit the schema.
         toml::Value::Table(self.table.clone())
@@ -290,7 +316,7 @@ impl ScenarioDoc {
             .flatten();
         match replaced {
             Some(o) => Error::Scenario {
-                origin: format!("--set {}", o.assignment),
+                origin: o.origin.clone(),
                 position: None,
                 message,
             },

@@ -31,7 +31,9 @@ impl Scenario {
         let mut root = Table::new();
         root.insert("name".into(), s(&self.name));
         root.insert("description".into(), s(&self.description));
-        root.insert("seed".into(), Value::Integer(self.seed as i64));
+        // Above TOML's largest integer, the seed is written as its digits in quotes.
+        let seed = i64::try_from(self.seed).map_or_else(|_| s(self.seed), Value::Integer);
+        root.insert("seed".into(), seed);
         root.insert("horizon".into(), s(m.horizon));
         root.insert(
             "replications".into(),

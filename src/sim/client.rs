@@ -79,11 +79,12 @@ impl ClientConfig {
 /// Where a client is in its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// No request (not started, thinking, or done).
+    /// No request (not started, thinking, or done). Every other phase is a request in
+    /// flight: the ledger of requests begun and ended is these phases.
     Idle,
     /// An attempt is in flight.
     Waiting,
-    /// Sleeping before the next attempt.
+    /// Between attempts: sleeping before the next, or about to send the first.
     Sleeping,
     /// Waiting for a concurrency-limiter slot.
     Queued,
@@ -337,15 +338,21 @@ impl Clients {
         self.clients[c as usize].attempt_stream(c, tag)
     }
 
-    /// Client `c` begins a new request at `now`.
+    /// Client `c` begins a new request at `now`; false (and nothing begins) when it already
+    /// has one in flight, which the engine must never ask.
     #[inline]
-    pub fn begin(&mut self, c: u32, now: SimTime) {
+    pub fn begin(&mut self, c: u32, now: SimTime) -> bool {
         let client = &mut self.clients[c as usize];
+        if client.phase != Phase::Idle {
+            return false;
+        }
+        client.phase = Phase::Sleeping;
         client.requests += 1;
         client.start = now;
         client.first_send = client.sends;
         client.backoff.reset();
         client.after_timeout = false;
+        true
     }
 
     /// Client `c` wants to send: true when it may launch now (it holds a limiter slot, or
@@ -379,6 +386,11 @@ impl Clients {
     #[inline]
     pub fn launch(&mut self, c: u32, now: SimTime) -> Launch {
         let client = &self.clients[c as usize];
+        // Tags never repeat for a client: the last one it can send ends its request instead of
+        // wrapping to a tag an earlier attempt had.
+        let Some(tag) = client.sends.checked_add(1) else {
+            return Launch::Refused(Ending::GaveUpAttempts);
+        };
         let timeout = match self.policy.attempt_timeout(client.start, now) {
             AttemptTimeout::Expired => return Launch::Refused(Ending::GaveUpDeadline),
             AttemptTimeout::Unbounded => None,
@@ -393,12 +405,9 @@ impl Clients {
             return Launch::Refused(Ending::RejectedByBreaker);
         }
         let client = &mut self.clients[c as usize];
-        client.sends += 1;
+        client.sends = tag;
         client.phase = Phase::Waiting;
-        Launch::Sent {
-            tag: client.sends,
-            timeout,
-        }
+        Launch::Sent { tag, timeout }
     }
 
     /// Client `c`'s current attempt ended at `now` with `outcome` (and a Retry-After `hint`):
@@ -447,16 +456,28 @@ impl Clients {
         }
     }
 
-    /// Client `c`'s request ends; the client is idle.
+    /// Client `c`'s request ends; the client is idle. The one place a request ends: `None`
+    /// (and nothing changes) when client `c` has no request in flight, i.e. a second ending.
     #[inline]
-    pub fn end(&mut self, c: u32) -> Request {
+    pub fn end(&mut self, c: u32) -> Option<Request> {
         let client = &mut self.clients[c as usize];
+        if client.phase == Phase::Idle {
+            return None;
+        }
         client.phase = Phase::Idle;
-        Request {
+        Some(Request {
             start: client.start,
             attempts: client.attempts(),
             number: client.requests,
-        }
+        })
+    }
+
+    /// Requests in flight: clients not idle, counted one by one (for the tally at the horizon).
+    pub fn in_flight(&self) -> u64 {
+        self.clients
+            .iter()
+            .filter(|c| c.phase != Phase::Idle)
+            .count() as u64
     }
 
     /// Keeps the answer to client `c`'s attempt while it travels back.
@@ -492,6 +513,76 @@ impl Clients {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::backoff::Jitter;
+    use crate::rng::StreamKind;
+
+    /// Two idle clients with unlimited attempts and a constant 1 ms backoff.
+    fn clients() -> Clients {
+        let config = ClientConfig {
+            timeout: None,
+            deadline: None,
+            max_attempts: None,
+            retry_on: RetryOn::default(),
+            retry_after: RetryAfterPolicy::default(),
+            idempotency: Idempotency::Idempotent,
+            budget: None,
+            breaker: None,
+            concurrency: None,
+        };
+        let ms = SimDuration::from_millis(1);
+        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
+        Clients::new(
+            &config,
+            policy,
+            StreamFamily::new(1, 0, StreamKind::Jitter),
+            2,
+        )
+    }
+
+    #[test]
+    fn the_ledger_refuses_a_second_ending_and_a_second_beginning() {
+        let mut c = clients();
+        assert_eq!(c.in_flight(), 0);
+        assert_eq!(c.end(0), None, "an idle client has nothing to end");
+        assert!(c.begin(0, SimTime::ZERO));
+        assert!(!c.begin(0, SimTime::ZERO), "a request is already in flight");
+        assert_eq!(c.in_flight(), 1);
+        assert!(matches!(
+            c.launch(0, SimTime::ZERO),
+            Launch::Sent { tag: 1, .. }
+        ));
+        let ended = c.end(0).expect("the request in flight ends");
+        assert_eq!((ended.attempts, ended.number), (1, 1));
+        assert_eq!(c.end(0), None, "a request ends once");
+        assert_eq!(c.in_flight(), 0);
+    }
+
+    #[test]
+    fn the_last_tag_ends_the_request_instead_of_wrapping() {
+        let mut c = clients();
+        c.clients[1].sends = u32::MAX - 1;
+        assert!(c.begin(1, SimTime::ZERO));
+        let sent = c.launch(1, SimTime::ZERO);
+        assert_eq!(
+            sent,
+            Launch::Sent {
+                tag: u32::MAX,
+                timeout: None
+            }
+        );
+        let next = c.conclude(1, SimTime::ZERO, Outcome::Status(503), None);
+        assert!(matches!(next, Next::Sleep(_)));
+        assert_eq!(
+            c.launch(1, SimTime::ZERO),
+            Launch::Refused(Ending::GaveUpAttempts)
+        );
+        assert!(
+            !c.awaits(1, 0),
+            "tag 0 of a wrapped counter is never awaited"
+        );
+    }
+
     /// The client array is touched on nearly every event: keep a client small.
     #[test]
     fn a_client_fits_in_80_bytes() {

@@ -169,6 +169,7 @@ impl<'a> Sim<'a> {
             end,
             self.server.in_flight(),
             self.server.workers(),
+            self.clients.in_flight(),
             keep_series,
         )
     }
@@ -191,7 +192,10 @@ impl<'a> Sim<'a> {
 
     /// Client `c` begins a new request.
     fn start_request(&mut self, c: u32) {
-        self.clients.begin(c, self.now);
+        if !self.clients.begin(c, self.now) {
+            self.meter.ledger_fault();
+            return;
+        }
         self.meter.request();
         self.send_attempt(c);
     }
@@ -269,7 +273,10 @@ impl<'a> Sim<'a> {
 
     /// Client `c`'s request ends; a closed-loop client thinks, then starts the next.
     fn end(&mut self, c: u32, ending: Ending) {
-        let request = self.clients.end(c);
+        let Some(request) = self.clients.end(c) else {
+            self.meter.ledger_fault();
+            return;
+        };
         self.meter
             .ending(ending, self.now, request.start, request.attempts);
         if let Workload::Closed { think, .. } = self.model.workload {
@@ -383,6 +390,9 @@ impl<'a> Sim<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {
@@ -642,6 +652,65 @@ mod tests {
         let series = r.series.unwrap();
         assert_eq!(series.rejections.iter().sum::<u32>(), 1);
         assert_eq!((series.first_attempts[0], series.retries[1]), (2, 1));
+    }
+
+    /// Runs a burst of two clients for `steps` events, lets `tamper` break the bookkeeping,
+    /// and runs to the end.
+    fn tampered(steps: usize, tamper: impl FnOnce(&mut Sim)) -> RunResult {
+        let mut m = model(burst(2), queue(1, None, 10), constant(1));
+        m.client.max_attempts = Some(3);
+        let strategy = Strategy {
+            name: "constant".into(),
+            backoff: Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
+        };
+        let mut sim = Sim::new(RunSpec {
+            model: &m,
+            strategy: &strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: false,
+        });
+        for _ in 0..steps {
+            sim.step();
+        }
+        tamper(&mut sim);
+        while sim.step().is_some() {}
+        sim.finish(false)
+    }
+
+    #[test]
+    fn conservation_holds_untampered_and_fails_when_the_books_are_broken() {
+        assert_eq!(tampered(2, |_| {}).conservation(), Ok(()));
+        // A request ended twice: the ledger refuses the second ending, and says so.
+        let twice = tampered(2, |sim| {
+            sim.end(0, Ending::Failed);
+            sim.end(0, Ending::Failed);
+        });
+        assert_eq!(twice.ledger_faults, 1);
+        let e = twice.conservation().unwrap_err();
+        assert!(e.contains("1 beginnings or endings refused"), "{e}");
+        // A request that ends without being counted is neither ended nor unfinished.
+        let lost = tampered(2, |sim| {
+            sim.clients.end(1);
+        });
+        assert_eq!((lost.counts.requests, lost.counts.ended()), (2, 1));
+        assert_eq!(
+            lost.conservation(),
+            Err("requests are not conserved: 2 begun, 1 ended, 0 unfinished at the horizon, 0 beginnings or endings refused by the client ledger".into())
+        );
+        // A client begun twice.
+        let again = tampered(2, |sim| sim.start_request(0));
+        assert_eq!(again.ledger_faults, 1);
+        assert!(again.conservation().is_err());
+    }
+
+    #[test]
+    fn unfinished_requests_are_counted_client_by_client() {
+        let mut m = model(burst(3), queue(1, None, 10), constant(0));
+        m.horizon = ms(15);
+        let (_, r) = timeline(&m);
+        // One served, two still waiting for the worker when the clock stopped.
+        assert_eq!((r.counts.succeeded, r.counts.unfinished), (1, 2));
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub(super) struct Meter {
     hinted_answers: u64,
     events: u64,
     makespan: SimTime,
+    /// Beginnings and endings the client ledger refused (see [`RunResult::ledger_faults`]).
+    ledger_faults: u64,
 }
 
 impl Meter {
@@ -53,6 +55,7 @@ impl Meter {
             hinted_answers: 0,
             events: 0,
             makespan: SimTime::ZERO,
+            ledger_faults: 0,
         }
     }
 
@@ -169,13 +172,22 @@ impl Meter {
         }
     }
 
+    /// The client ledger refused to begin or end a request (a bug in the engine).
+    #[cold]
+    pub fn ledger_fault(&mut self) {
+        self.ledger_faults += 1;
+    }
+
     /// The tally: the clock stopped at `end` with `in_system` attempts at a server of
-    /// `workers` workers; the time series is kept when `keep_series`.
+    /// `workers` workers and `unfinished` requests still in flight (counted on their own, so
+    /// that conservation is observed, not computed); the time series is kept when
+    /// `keep_series`.
     pub fn finish(
         mut self,
         end: SimTime,
         in_system: u32,
         workers: usize,
+        unfinished: u64,
         keep_series: bool,
     ) -> RunResult {
         self.advance(end, in_system);
@@ -184,7 +196,7 @@ impl Meter {
         let last = self.series.in_system.len() - 1;
         self.series.in_system[last] = in_system;
         let mut counts = self.counts;
-        counts.unfinished = counts.requests - counts.ended();
+        counts.unfinished = unfinished;
         let capacity_ns = workers as f64 * end.as_nanos() as f64;
         let total_service = self.busy_ns as f64;
         RunResult {
@@ -210,6 +222,7 @@ impl Meter {
             },
             retry_after_share: ratio(self.hinted_answers, self.error_answers),
             events: self.events,
+            ledger_faults: self.ledger_faults,
             by_attempt: self.by_attempt,
             series: keep_series.then_some(self.series),
         }

@@ -14,13 +14,14 @@
 //!   delays), `server` (admission, service, OCC), `client` (the request state machine around
 //!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
 //! - `engine` on top: the event loop, routing each event between clients, network, server and
-//!   meter.
+//!   meter; [`work`] beside it: the events and memory a run could take, estimated before it.
 
 pub mod dist;
 pub mod event;
 pub mod faults;
 pub mod metrics;
 pub mod queue;
+pub mod work;
 pub mod workload;
 
 mod answer;

@@ -25,7 +25,7 @@ use rand::distr::Distribution;
 use super::answer::Answer;
 use super::dist::Dist;
 use super::faults::{Fault, FaultKind, OutageAnswer};
-use crate::rng::StreamFamily;
+use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
 
 /// The Retry-After hint the queue server sends when it turns an arrival away.
@@ -275,9 +275,7 @@ impl<'a> Server<'a> {
                 FaultKind::Outage(OutageAnswer::Reset) => return Some(reject(Answer::Reset)),
                 FaultKind::Outage(OutageAnswer::Drop) => return Some(Admission::Drop),
                 FaultKind::Errors { share, status } => {
-                    let (key, sub) = visit.stream;
-                    let mut rng = self.fault_streams.get(key, (sub << 8) | i as u64);
-                    if rng.random::<f64>() < share {
+                    if fault_rng(&self.fault_streams, visit.stream, i).random::<f64>() < share {
                         return Some(reject(Answer::Status(status)));
                     }
                 }
@@ -362,6 +360,19 @@ impl<'a> Server<'a> {
         } else {
             Err(Answer::Status(CONFLICT))
         }
+    }
+}
+
+/// The stream that decides whether `errors` fault `i` hits the attempt whose per-attempt
+/// stream key is `(key, sub)`. The first 256 faults pack their index under the attempt number
+/// (the streams of scenarios written before more were possible); beyond, where that packing
+/// would collide with the next attempt's, the index is mixed in on its own.
+#[inline]
+fn fault_rng(family: &StreamFamily, (key, sub): (u64, u64), i: usize) -> SimRng {
+    if i < 256 {
+        family.get(key, (sub << 8) | i as u64)
+    } else {
+        family.get3(key, sub, i as u64)
     }
 }
 
@@ -540,6 +551,24 @@ mod tests {
         assert_eq!(s.admit(at(1), visit(1)), Admission::Read { version: 1 });
         assert_eq!(s.write(1), Ok(()));
         assert_eq!((s.in_flight(), s.workers()), (0, 1));
+    }
+
+    #[test]
+    fn fault_streams_are_distinct_beyond_256_faults() {
+        use rand::RngExt;
+        let family = StreamFamily::new(1, 0, StreamKind::Faults);
+        let mut seen = std::collections::HashMap::new();
+        for i in 0..600 {
+            for sub in 1..4 {
+                let draw: u64 = fault_rng(&family, (7, sub), i).random();
+                if let Some(other) = seen.insert(draw, (i, sub)) {
+                    panic!("fault {i}, attempt {sub} shares the stream of {other:?}");
+                }
+            }
+        }
+        // The first 256 keep the streams they always had.
+        let old: u64 = family.get(7, (2 << 8) | 255).random();
+        assert_eq!(old, fault_rng(&family, (7, 2), 255).random::<u64>());
     }
 
     #[test]

@@ -75,6 +75,45 @@ impl Shard {
 /// Most time-series buckets kept over all (point, strategy) pairs of a run.
 pub const MAX_SERIES_BUCKETS: u64 = 20_000_000;
 
+/// Most events one run (unit) may be estimated to take without `--force`: about a minute of
+/// one core. The estimate ([`sim::work`]) is a worst case, far above what runs really take.
+pub const MAX_EVENTS_PER_RUN: f64 = 2e9;
+
+/// Most memory the runs going on at once (one per thread) may be estimated to hold without
+/// `--force`: 16 GiB.
+pub const MAX_MEMORY_BYTES: f64 = 16.0 * (1u64 << 30) as f64;
+
+/// Most worker threads; a run never uses more threads than it has units.
+pub const MAX_THREADS: usize = 1024;
+
+/// The threads that run `units` units when `requested` are asked for (0: one per core): never
+/// more than the units, at least one. More than [`MAX_THREADS`] is refused.
+pub fn threads_for(requested: usize, units: usize) -> Result<usize> {
+    if requested > MAX_THREADS {
+        return Err(Error::Usage {
+            arg: format!("--threads {requested}"),
+            message: format!("at most {MAX_THREADS} threads"),
+        });
+    }
+    let wanted = if requested == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        requested
+    };
+    Ok(wanted.min(units).max(1))
+}
+
+/// `1.2e10` for large numbers, the number itself for small ones, `unbounded` for infinity.
+fn approx(x: f64) -> String {
+    if !x.is_finite() {
+        "unbounded".into()
+    } else if x < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1e}")
+    }
+}
+
 /// Everything a run needs: the checked points and how to split the work.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -141,8 +180,54 @@ impl Plan {
         units
     }
 
-    /// Runs one unit.
-    pub fn run_unit(&self, unit: Unit) -> UnitRecord {
+    /// Refuses, with what to lower, a plan whose largest run could take more than
+    /// [`MAX_EVENTS_PER_RUN`] events, or whose runs on `threads` threads at once could hold
+    /// more than [`MAX_MEMORY_BYTES`] (see [`sim::work`]).
+    pub fn check_work(&self, threads: usize) -> Result<()> {
+        let mut most_events: Option<(sim::work::Work, usize, usize)> = None;
+        let mut most_bytes = 0.0f64;
+        for (p, point) in self.points.iter().enumerate() {
+            let model = &point.scenario.model;
+            for (s, strategy) in point.scenario.strategies.iter().enumerate() {
+                let work = sim::work::estimate(model, &strategy.backoff);
+                most_bytes = most_bytes.max(work.bytes);
+                if most_events.is_none_or(|(w, _, _)| work.events > w.events) {
+                    most_events = Some((work, p, s));
+                }
+            }
+        }
+        if let Some((work, p, s)) = most_events
+            // NaN (nothing times unbounded) is not a count to trust either.
+            && (work.events.is_nan() || work.events > MAX_EVENTS_PER_RUN)
+        {
+            return Err(Error::TooMuchWork {
+                message: format!(
+                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline, or lengthen the sleeps (backoff.base, backoff.jitter); or run with --force",
+                    approx(work.events),
+                    approx(MAX_EVENTS_PER_RUN),
+                    self.describe_pair(p, s),
+                    approx(work.requests),
+                    approx(work.attempts_per_request),
+                ),
+            });
+        }
+        let at_once = threads.max(1) as f64;
+        if most_bytes * at_once > MAX_MEMORY_BYTES {
+            let gib = |b: f64| format!("{:.1} GiB", b / (1u64 << 30) as f64);
+            return Err(Error::TooMuchWork {
+                message: format!(
+                    "too much memory: {threads} runs at once could hold up to {}, more than the {} allowed ({} per run). Lower --threads, workload.clients or workload.rate; or run with --force",
+                    gib(most_bytes * at_once),
+                    gib(MAX_MEMORY_BYTES),
+                    gib(most_bytes),
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs one unit; a run whose requests are not conserved is an [`Error::Internal`].
+    pub fn run_unit(&self, unit: Unit) -> Result<UnitRecord> {
         let scenario = &self.points[unit.point].scenario;
         let result = sim::run(RunSpec {
             model: &scenario.model,
@@ -151,7 +236,39 @@ impl Plan {
             replication: unit.replication,
             keep_series: unit.replication == 0,
         });
-        UnitRecord::new(unit, self.seed, &result)
+        self.check_run(unit, &result)?;
+        Ok(UnitRecord::new(unit, self.seed, &result))
+    }
+
+    /// The engine's own bookkeeping of one unit's run: every request ended once or unfinished.
+    fn check_run(&self, unit: Unit, result: &sim::RunResult) -> Result<()> {
+        result.conservation().map_err(|message| Error::Internal {
+            run: self.describe_unit(unit),
+            message,
+        })
+    }
+
+    /// `point 3 (workload.clients = 40), strategy "full", replication 7`.
+    pub fn describe_unit(&self, unit: Unit) -> String {
+        format!(
+            "{}, replication {}",
+            self.describe_pair(unit.point, unit.strategy),
+            unit.replication
+        )
+    }
+
+    /// `point 3 (workload.clients = 40), strategy "full"`.
+    fn describe_pair(&self, p: usize, s: usize) -> String {
+        let point = &self.points[p];
+        let values = if point.values.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", crate::scenario::describe(&point.values))
+        };
+        format!(
+            "point {p}{values}, strategy \"{}\"",
+            point.scenario.strategies[s].name
+        )
     }
 }
 
@@ -186,7 +303,8 @@ pub struct Execution {
     pub wall_seconds: f64,
 }
 
-/// Runs `todo` on `threads` threads (0: rayon's default), appending each finished unit to
+/// Runs `todo` on `threads` threads (0: one per core; never more than the units, see
+/// [`threads_for`]), appending each finished unit to
 /// `sink` as it completes (for resume), and returns the records in unit order. Once `cancel`
 /// is cancelled no further unit starts, and the call returns [`Error::Interrupted`] (the units
 /// finished by then are in `sink`).
@@ -198,6 +316,7 @@ pub fn execute(
     sink: Option<&Mutex<journal::JournalWriter>>,
     cancel: &CancelToken,
 ) -> Result<Execution> {
+    let threads = threads_for(threads, todo.len())?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -207,8 +326,15 @@ pub fn execute(
         })?;
     let events = AtomicU64::new(0);
     let started = Instant::now();
-    let write_error: Mutex<Option<Error>> = Mutex::new(None);
-    // A failed journal write stops the units not yet started, as a cancel does.
+    // The first failure: a run that broke conservation, or a journal write.
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let fail = |e: Error| {
+        first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    };
+    // A failure stops the units not yet started, as a cancel does.
     let failed = AtomicBool::new(false);
     let results: Vec<Option<UnitRecord>> = pool.install(|| {
         todo.par_iter()
@@ -216,16 +342,20 @@ pub fn execute(
                 if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                     return None;
                 }
-                let record = plan.run_unit(unit);
+                let record = match plan.run_unit(unit) {
+                    Ok(record) => record,
+                    Err(e) => {
+                        fail(e);
+                        failed.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                };
                 events.fetch_add(record.events(), Ordering::Relaxed);
                 progress.unit_done(record.events());
                 if let Some(sink) = sink {
                     let mut writer = sink.lock().unwrap_or_else(|p| p.into_inner());
                     if let Err(e) = writer.append(&record) {
-                        write_error
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
+                        fail(e);
                         failed.store(true, Ordering::Relaxed);
                     }
                 }
@@ -233,7 +363,7 @@ pub fn execute(
             })
             .collect()
     });
-    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
     let complete = results.iter().all(Option::is_some);
@@ -247,4 +377,40 @@ pub fn execute(
         events: events.into_inner(),
         wall_seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::ScenarioDoc;
+
+    fn plan(text: &str) -> Plan {
+        let doc = ScenarioDoc::parse(text, "<test>", "test").unwrap();
+        Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_run_that_breaks_conservation_is_an_internal_error_naming_it() {
+        let plan = plan(
+            "replications = 2\n[workload]\nclients = 20\n[backoff]\nstrategies = [\"full\", \"equal\"]\n[sweep]\n\"workload.clients\" = [10, 20]\n",
+        );
+        let unit = plan.units()[7];
+        let scenario = &plan.points[unit.point].scenario;
+        let mut result = sim::run(RunSpec {
+            model: &scenario.model,
+            strategy: &scenario.strategies[unit.strategy],
+            seed: plan.seed,
+            replication: unit.replication,
+            keep_series: false,
+        });
+        plan.check_run(unit, &result).unwrap();
+        // One request counted as both succeeded and unfinished.
+        result.counts.unfinished += 1;
+        let e = plan.check_run(unit, &result).unwrap_err();
+        assert!(!e.is_user_error(), "exit code 1, not 2");
+        assert_eq!(
+            e.to_string(),
+            "internal error in point 1 (workload.clients = 20), strategy \"equal\", replication 1: requests are not conserved: 20 begun, 20 ended, 1 unfinished at the horizon, 0 beginnings or endings refused by the client ledger; this is a bug in jitterlab, please report it"
+        );
+    }
 }

@@ -66,6 +66,7 @@ fn options(out: &Path, threads: usize, shard: Shard, resume: bool) -> RunOptions
         threads,
         shard,
         resume,
+        force: false,
         command: "integration test".into(),
     }
 }

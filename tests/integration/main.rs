@@ -9,6 +9,8 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod edges;
+mod fuzz;
 mod interrupt;
 mod regressions;
 mod scenarios;

@@ -1,0 +1,58 @@
+//! Warnings: a scenario that is valid but surely not what was meant. A fault window that
+//! begins at or after the horizon never acts; it is run as written, with a word on stderr.
+
+use super::{Scenario, ScenarioDoc, describe};
+use crate::error::Result;
+
+impl Scenario {
+    /// What in this checked scenario can never have an effect.
+    pub fn warnings(&self) -> Vec<String> {
+        let horizon = self.model.horizon;
+        self.model
+            .faults
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.start.as_nanos() >= horizon.as_nanos())
+            .map(|(i, f)| {
+                format!(
+                    "faults[{i}] starts at {}, at or after the horizon ({horizon}): it never acts",
+                    f.start
+                )
+            })
+            .collect()
+    }
+}
+
+impl ScenarioDoc {
+    /// The warnings of every point, each once; with a sweep, the points it holds at when not
+    /// all of them.
+    pub fn warnings(&self) -> Result<Vec<String>> {
+        let points = self.points()?;
+        // Each warning with the points it holds at, in order of first appearance.
+        let mut found: Vec<(String, Vec<usize>)> = Vec::new();
+        for (p, point) in points.iter().enumerate() {
+            for w in point.scenario.warnings() {
+                match found.iter_mut().find(|(text, _)| *text == w) {
+                    Some((_, at)) => at.push(p),
+                    None => found.push((w, vec![p])),
+                }
+            }
+        }
+        Ok(found
+            .into_iter()
+            .map(|(w, at)| {
+                if at.len() == points.len() {
+                    return w;
+                }
+                let first = &points[at[0]];
+                format!(
+                    "{w} (at {} of {} sweep points, first at point {}: {})",
+                    at.len(),
+                    points.len(),
+                    first.index,
+                    describe(&first.values)
+                )
+            })
+            .collect())
+    }
+}
