@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 
 use super::Sim;
+use crate::backoff::Jitter;
 use crate::scenario::ScenarioDoc;
 use crate::sim::RunSpec;
 use crate::sim::work;
@@ -81,19 +82,7 @@ fn scenario() -> impl Strategy<Value = String> {
             format!("[client]\ntimeout = \"{t}\"\ndeadline = \"{d}\"\nmax_attempts = {m}\n{g}")
         });
     let backoff = (
-        prop::sample::subsequence(
-            &[
-                "none",
-                "constant",
-                "no_jitter",
-                "full",
-                "equal",
-                "decorrelated",
-                "decorrelated_v2",
-                "proportional",
-            ][..],
-            1..=8,
-        ),
+        prop::sample::subsequence(Jitter::ALL.map(Jitter::name).to_vec(), 1..=8),
         pick(&["1ns", "1us", "1ms", "1s", "1000000h"]),
         pick(&["1.0", "2.0", "1000.0"]),
         pick(&["1ns", "10ms", "1000000h"]),
