@@ -82,6 +82,16 @@ pub enum Error {
         #[source]
         source: csv::Error,
     },
+    /// A file is larger than jitterlab reads for its kind ([`crate::input`]).
+    #[error("{path}: larger than {limit}, the limit for {what}; is this the right file?")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, as text (`1 MiB`).
+        limit: String,
+        /// What the file was read as (`a scenario file`).
+        what: &'static str,
+    },
     /// A chart could not be drawn.
     #[error("drawing {path}: {message}")]
     Plot {
@@ -129,6 +139,7 @@ impl Error {
                 | Error::Scenario { .. }
                 | Error::Usage { .. }
                 | Error::ResultFolder { .. }
+                | Error::TooLarge { .. }
         )
     }
 }

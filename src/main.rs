@@ -120,6 +120,9 @@ struct RunArgs {
     /// No progress bar or notes on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Write into an --out folder that holds other files, replacing only jitterlab's own.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -165,6 +168,9 @@ struct MergeArgs {
     /// Write no charts or report.
     #[arg(long)]
     no_plots: bool,
+    /// Write into an --out folder that holds other files, replacing only jitterlab's own.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -277,6 +283,7 @@ fn run(args: RunArgs) -> Result<()> {
         shard,
         resume: args.resume,
         command: command_line(),
+        force: args.force,
     };
     let cancel = CancelToken::new();
     // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
@@ -432,7 +439,7 @@ fn init(args: InitArgs) -> Result<()> {
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
-    let report = runner::merge(&args.dirs, &args.out, &command_line())?;
+    let report = runner::merge(&args.dirs, &args.out, &command_line(), args.force)?;
     finish(&report, args.no_plots, false, &Shard::ALL)
 }
 

@@ -91,10 +91,13 @@ struct SweepPoint<'a> {
 impl ScenarioDoc {
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioDoc> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario {
-            origin: path.display().to_string(),
-            position: None,
-            message: format!("cannot read: {e}"),
+        let text = crate::input::read_text(path, crate::input::SCENARIO).map_err(|e| match e {
+            Error::Io { source, .. } => Error::Scenario {
+                origin: path.display().to_string(),
+                position: None,
+                message: format!("cannot read: {source}"),
+            },
+            other => other,
         })?;
         let stem = path
             .file_stem()
