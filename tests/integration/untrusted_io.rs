@@ -363,3 +363,105 @@ fn numbers_that_jitterlab_never_writes_are_refused_on_read() {
     }
     assert!(!tmp.join("out/pareto.csv").exists() && !tmp.join("out/herd.png").exists());
 }
+
+#[test]
+fn wrong_types_name_the_key_its_place_the_value_and_what_is_allowed() {
+    let tmp = TempDir::new("wrong-types");
+    let cases: &[(&str, &str)] = &[
+        (
+            "[server]\nworkers = \"four\"\n",
+            "e.toml:2:11: invalid value for `server.workers`: \"four\": a whole number",
+        ),
+        (
+            "[workload]\nclients = [1]\n",
+            "e.toml:2:11: invalid value for `workload.clients`: [1]: a whole number",
+        ),
+        (
+            "[server]\nservice = 5\n",
+            "e.toml:2:11: invalid value for `server.service`: 5: a table",
+        ),
+        (
+            "replications = -1\n",
+            "e.toml:1:16: invalid value for `replications`: -1: a whole number from 0 to 4294967295",
+        ),
+        (
+            "seed = 1.5\n",
+            "e.toml:1:8: invalid value for `seed`: 1.5: a whole number, 0 or more",
+        ),
+        (
+            "[client]\nidempotent = 3\n",
+            "e.toml:2:14: invalid value for `client.idempotent`: 3: true or false",
+        ),
+        (
+            "[client]\nretry_on = 5\n",
+            "e.toml:2:12: invalid value for `client.retry_on`: 5: a list [...]",
+        ),
+        (
+            "[server]\nqueue = true\n",
+            "e.toml:2:9: invalid value for `server.queue`: true: a whole number, or a word",
+        ),
+        (
+            "[backoff]\nstrategies = [\"full\"]\nmultiplier = \"x\"\n",
+            "e.toml:3:14: invalid value for `backoff.multiplier`: \"x\": a number",
+        ),
+        (
+            "[backoff]\nstrategies = [\"full\"]\nmultiplier = 0.5\n",
+            "e.toml:3:14: invalid value for `backoff.multiplier`: 0.5",
+        ),
+        (
+            "[sweep]\n\"workload.clients\" = [1, \"x\"]\n",
+            "e.toml:2:26: invalid value for `workload.clients`: \"x\": a whole number (at sweep point 1",
+        ),
+        (
+            "[sweep]\n\"backoff.cap\" = { from = \"2s\", to = \"1s\", step = \"100ms\" }\n",
+            "e.toml:2:37: invalid value for `sweep.\"backoff.cap\".to`: 1s: a value at least from (2s)",
+        ),
+        (
+            "[sweep]\n\"backoff.cap\" = 5\n",
+            "e.toml:2:17: invalid value for `sweep.\"backoff.cap\"`: 5: a non-empty list",
+        ),
+        ("this is { not toml\n", "e.toml:1:6: "),
+    ];
+    for (text, first) in cases {
+        std::fs::write(tmp.join("e.toml"), text).unwrap();
+        let o = jitterlab(tmp.path(), &["check", "e.toml"]);
+        assert_bad_input(&o, &[]);
+        let line = first_line(&o);
+        assert!(
+            line.starts_with(&format!("error: {first}")),
+            "{text}\n{line}"
+        );
+        for rust in [
+            "expected i64",
+            "a sequence",
+            "struct ",
+            "untagged enum",
+            "expected u",
+        ] {
+            assert!(!line.contains(rust), "{line}");
+        }
+    }
+    std::fs::write(tmp.join("tiny.toml"), TINY).unwrap();
+    let o = jitterlab(
+        tmp.path(),
+        &["check", "tiny.toml", "--set", "server.workers=\"four\""],
+    );
+    assert_bad_input(
+        &o,
+        &[
+            "error: --set server.workers=\"four\": invalid value for `server.workers`: \"four\": a whole number",
+        ],
+    );
+    // A quoted sweep key keeps its dots.
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "sweep.\"client.max_attempts\"=[2,3]",
+        ],
+    );
+    ok(&o);
+    assert!(stderr(&o).contains("ok: 2 point(s)"), "{}", stderr(&o));
+}
