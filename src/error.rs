@@ -97,6 +97,16 @@ pub enum Error {
         /// What would be too large, and what to lower.
         message: String,
     },
+    /// A file is larger than jitterlab reads for its kind ([`crate::input`]).
+    #[error("{path}: larger than {limit}, the limit for {what}; is this the right file?")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, as text (`1 MiB`).
+        limit: String,
+        /// What the file was read as (`a scenario file`).
+        what: &'static str,
+    },
     /// A chart could not be drawn.
     #[error("drawing {path}: {message}")]
     Plot {
@@ -145,6 +155,7 @@ impl Error {
                 | Error::Usage { .. }
                 | Error::ResultFolder { .. }
                 | Error::TooMuchWork { .. }
+                | Error::TooLarge { .. }
         )
     }
 }

@@ -32,6 +32,7 @@ pub mod cancel;
 pub mod delays;
 pub mod error;
 pub mod exec;
+pub mod input;
 pub mod metric;
 pub mod output;
 pub mod param;

@@ -120,7 +120,8 @@ struct RunArgs {
     /// No progress bar or notes on stderr.
     #[arg(long)]
     quiet: bool,
-    /// Run even when the work estimate is over its limits (events per run, memory).
+    /// Lifts two refusals: write into an --out folder that holds other files (replacing only
+    /// jitterlab's own), and run when the work estimate is over its limits.
     #[arg(long)]
     force: bool,
 }
@@ -168,6 +169,9 @@ struct MergeArgs {
     /// Write no charts or report.
     #[arg(long)]
     no_plots: bool,
+    /// Write into an --out folder that holds other files, replacing only jitterlab's own.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -445,7 +449,7 @@ fn init(args: InitArgs) -> Result<()> {
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
-    let report = runner::merge(&args.dirs, &args.out, &command_line())?;
+    let report = runner::merge(&args.dirs, &args.out, &command_line(), args.force)?;
     finish(&report, args.no_plots, false, &Shard::ALL)
 }
 

@@ -11,7 +11,7 @@ use crate::atomic::write_atomic;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::metric::{PerMetric, estimates};
-use crate::output::csv;
+use crate::output::{csv, owned};
 use crate::scenario::{Scenario, ScenarioDoc};
 use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
@@ -29,7 +29,9 @@ pub struct RunOptions {
     pub shard: Shard,
     /// Continue a partial run in `out`.
     pub resume: bool,
-    /// Go ahead even when the work estimate is over its limits ([`Plan::check_work`]).
+    /// Go ahead even when the work estimate is over its limits ([`Plan::check_work`]), and
+    /// write into `out` even when it holds files and is not a result folder (replacing only
+    /// the files jitterlab owns, [`crate::output::owned`]).
     pub force: bool,
     /// The command line, for meta.json.
     pub command: String,
@@ -181,24 +183,20 @@ pub fn run(
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
+    owned::claim(&dir, "--out", options.force)?;
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
 
     let mut done: BTreeMap<usize, UnitRecord> = BTreeMap::new();
-    if options.resume {
-        match journal::read(&dir) {
-            Ok((found, records)) => {
-                if found != prep.header {
-                    return Err(Error::ResultFolder {
-                        path: dir.clone(),
-                        message: "its journal is of a different scenario or options; run without --resume to start over".into(),
-                    });
-                }
-                done.extend(records.into_iter().map(|r| (r.unit, r)));
-            }
-            Err(Error::ResultFolder { .. }) => {}
-            Err(e) => return Err(e),
-        }
+    // A resume without a journal starts from the beginning; a file that is not a jitterlab
+    // journal, or the journal of other work, is refused rather than replaced.
+    if options.resume && dir.join(journal::JOURNAL).exists() {
+        let records = journal::read_checked(&dir, &prep.header, &prep.plan)?.ok_or_else(|| Error::ResultFolder {
+            path: dir.clone(),
+            message: "its journal is of a different scenario or options; run without --resume to start over".into(),
+        })?;
+        done.extend(records.into_iter().map(|r| (r.unit, r)));
     }
+    clear_stale(&dir)?;
     let todo: Vec<sweep::Unit> = prep
         .units
         .iter()
@@ -244,22 +242,23 @@ pub fn run(
     })
 }
 
-/// Merges shard folders into `out`, identical to an unsharded run (meta.json aside).
-pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
+/// Merges shard folders into `out`, identical to an unsharded run (meta.json aside). `out`
+/// must be new, empty or a result folder unless `force` is given ([`owned::claim`]).
+pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result<RunReport> {
     let first = dirs.first().ok_or_else(|| Error::Usage {
         arg: "merge".into(),
         message: "name at least one shard folder".into(),
     })?;
+    owned::claim(out, "--out", force)?;
     let prep = Prepared::new(&ScenarioDoc::load(&first.join("scenario.toml"))?)?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
-        let (found, records) = journal::read(dir)?;
-        if found != prep.header {
-            return Err(Error::ResultFolder {
+        let records = journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
+            Error::ResultFolder {
                 path: dir.clone(),
                 message: format!("its scenario differs from {}'s", first.display()),
-            });
-        }
+            }
+        })?;
         all.extend(records.into_iter().map(|r| (r.unit, r)));
     }
     let total = prep.units.len();
@@ -278,6 +277,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
+    clear_stale(out)?;
     write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
     let (mut files, points) = prep.write_results(out, &records)?;
     let meta = Meta {
@@ -292,6 +292,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
         points,
         files,
     })
+}
+
+/// Deletes the files of an earlier run in `dir` (CSVs, charts, report, meta.json) before a run
+/// or merge writes its own, so that none of them outlives the results it came from; the
+/// scenario and the journal are rewritten in place. Other files are never touched.
+fn clear_stale(dir: &Path) -> Result<()> {
+    let keep = [dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
+    owned::remove_stale(dir, owned::is_owned, &keep).map(drop)
 }
 
 /// Means and intervals across replications of every (point, strategy), as `aggregate.csv`

@@ -8,12 +8,14 @@
 //!
 //! - [`rows`]: one row type per CSV file, the one definition of its columns.
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
+//! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
 //!   chart inline.
 
 pub mod csv;
+pub mod owned;
 pub mod plot;
 pub mod report;
 pub mod results;

@@ -12,7 +12,8 @@
 //!
 //! Every strategy keeps one colour (Okabe–Ito, colour-blind safe) in every chart, in the order
 //! of its first appearance in `summary.csv`. Text is drawn with an embedded DejaVu Sans, so
-//! charts look the same on a machine without fonts. Files are written atomically.
+//! charts look the same on a machine without fonts. Files are written atomically, and a chart
+//! an earlier draw left that this one does not draw is removed (jitterlab's chart names only).
 //!
 //! [`draw_delays`] draws the picture of `jitterlab delays --plot`: the sleep before each retry
 //! for each jitter kind.
@@ -225,6 +226,9 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
             written.push(path);
         }
     }
+    // A chart of an earlier draw that this one does not draw (a heatmap of another sweep)
+    // would stay beside the new ones: it goes. Only jitterlab's chart names are touched.
+    crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
     Ok(written)
 }
 
@@ -239,6 +243,12 @@ pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
+    if path.is_dir() {
+        return Err(Error::Usage {
+            arg: path.display().to_string(),
+            message: "is a folder; name the chart file to write (.png or .svg)".to_string(),
+        });
+    }
     let chart = delays::Delays::new(samples).map_err(|message| Error::Plot {
         path: path.to_path_buf(),
         message,

@@ -225,7 +225,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
     if !folder.sweep_keys.is_empty() {
         facts.push(format!("sweep over {}", folder.sweep_keys.join(" × ")));
     }
-    if let Ok(meta) = std::fs::read_to_string(dir.join("meta.json"))
+    if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
         && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
     {
         if let Some(v) = meta.get("version").and_then(|v| v.as_str()) {

@@ -282,8 +282,7 @@ impl ResultFolder {
 
         let scenario_path = dir.join(SCENARIO);
         let scenario = if scenario_path.is_file() {
-            let text = std::fs::read_to_string(&scenario_path)
-                .map_err(|e| Error::io(&scenario_path, e))?;
+            let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
             Some(ScenarioInfo::parse(&scenario_path, &text)?)
         } else {
             None
@@ -433,13 +432,16 @@ struct Table {
 
 impl Table {
     fn read(path: &Path) -> Result<Table> {
+        let bytes = crate::input::read(path, crate::input::RESULT_CSV).map_err(|e| match e {
+            Error::Io { source, .. } => Error::ResultFolder {
+                path: path.to_path_buf(),
+                message: format!("cannot read: {source}"),
+            },
+            other => other,
+        })?;
         let mut reader = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
-            .from_path(path)
-            .map_err(|e| Error::ResultFolder {
-                path: path.to_path_buf(),
-                message: format!("cannot read: {e}"),
-            })?;
+            .from_reader(bytes.as_slice());
         let headers = reader
             .headers()
             .map_err(|e| Error::ResultFolder {
@@ -473,7 +475,13 @@ impl Table {
 
     fn record_error(&self, record: &csv::StringRecord, message: &str) -> Error {
         let line = record.position().map_or(0, |p| p.line());
-        self.error(format!("line {line}: {message}"))
+        // `line 3, column 5 (...)` when the message names a column, else `line 3: ...`.
+        let sep = if message.starts_with("column ") {
+            ", "
+        } else {
+            ": "
+        };
+        self.error(format!("line {line}{sep}{message}"))
     }
 
     fn col(&self, name: &str) -> Result<usize> {
@@ -510,7 +518,10 @@ impl Table {
         self.records
             .iter()
             .map(|record| {
-                let mut row: R = self.deserialize(record)?;
+                let mut row: R = self.deserialize(record, &|name| {
+                    fields::<R>().contains(&name)
+                        || (metric_columns && Metric::ALL.iter().any(|m| m.name() == name))
+                })?;
                 if let Some(cols) = &sweep_cols {
                     *row.sweep_mut() = cols.iter().map(|&c| record[c].to_string()).collect();
                 }
@@ -524,28 +535,43 @@ impl Table {
         self.records
             .iter()
             .map(|record| {
-                let MetricColumns(values) = self.deserialize(record)?;
+                let MetricColumns(values) =
+                    self.deserialize(record, &|name| Metric::ALL.iter().any(|m| m.name() == name))?;
                 Ok(PerMetric::from_fn(|m| values[m].unwrap_or(f64::NAN)))
             })
             .collect()
     }
 
     /// One record through serde, by header names; a bad cell names its line and column.
-    fn deserialize<T: serde::de::DeserializeOwned>(&self, record: &csv::StringRecord) -> Result<T> {
+    /// `reads` tells the columns that the type reads, to name the cell of a refusal that serde
+    /// does not place (a number that is not finite).
+    fn deserialize<T: serde::de::DeserializeOwned>(
+        &self,
+        record: &csv::StringRecord,
+        reads: &dyn Fn(&str) -> bool,
+    ) -> Result<T> {
         record.deserialize(Some(&self.headers)).map_err(|e| {
+            let not_finite = || {
+                (0..record.len()).find(|&c| {
+                    reads(self.headers.get(c).unwrap_or(""))
+                        && record[c].parse::<f64>().is_ok_and(|x| !x.is_finite())
+                })
+            };
             let message = match e.kind() {
-                csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-                    Some(c) => {
-                        let c = c as usize;
-                        format!(
-                            "column `{}`: cannot read {:?}: {}",
-                            self.headers.get(c).unwrap_or("?"),
-                            record.get(c).unwrap_or(""),
-                            err.kind()
-                        )
+                csv::ErrorKind::Deserialize { err, .. } => {
+                    match err.field().map(|c| c as usize).or_else(not_finite) {
+                        Some(c) => {
+                            format!(
+                                "column {} (`{}`): cannot read {:?}: {}",
+                                c + 1,
+                                self.headers.get(c).unwrap_or("?"),
+                                record.get(c).unwrap_or(""),
+                                err.kind()
+                            )
+                        }
+                        None => err.kind().to_string(),
                     }
-                    None => err.kind().to_string(),
-                },
+                }
                 _ => e.to_string(),
             };
             self.record_error(record, &message)
@@ -724,6 +750,16 @@ bucket = "10ms"
         );
         let m = error("summary.csv", ",events", ",evnts");
         assert!(m.contains("no column `events`"), "{m}");
+        // Numbers the writer never writes: NaN and infinities.
+        let m = error("aggregate.csv", ",1234.5,", ",inf,");
+        assert!(
+            m.contains("line 2, column 8 (`ci95_high`)") && m.contains("not a finite number"),
+            "{m}"
+        );
+        let m = error("summary.csv", ",0.3333333333333333,", ",NaN,");
+        assert!(m.contains("line 2, column") && m.contains("\"NaN\""), "{m}");
+        let m = error("timeseries.csv", ",12.5,", ",-inf,");
+        assert!(m.contains("(`t_ms`)") && m.contains("not a finite"), "{m}");
         let m = error("pareto.csv", ",true,", ",yes,");
         assert!(m.contains("`on_front`") && m.contains("\"yes\""), "{m}");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -181,7 +181,7 @@ pub struct TimeseriesRow {
     #[serde(default)]
     pub sweep: Vec<String>,
     /// Start of the bucket, ms.
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
     pub t_ms: f64,
     /// Attempts reaching the server in the bucket.
     pub arrivals: u32,
@@ -221,7 +221,7 @@ pub struct AttemptsRow {
     /// Requests that succeeded on this attempt, all replications.
     pub succeeded: u64,
     /// Their share of all requests (0..1).
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
     pub share: f64,
 }
 
@@ -243,10 +243,10 @@ pub struct LatencyRow {
     #[serde(default)]
     pub sweep: Vec<String>,
     /// Latency, ms.
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
     pub latency_ms: f64,
     /// Share of succeeded requests with a latency at most `latency_ms` (0..1).
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
     pub cdf: f64,
 }
 
@@ -308,16 +308,48 @@ fn numbers<S: Serializer>(values: &PerMetric<f64>, s: S) -> Result<S::Ok, S::Err
     s.collect_seq(values.iter().map(|(_, x)| number_text(*x)))
 }
 
-/// A number that may not exist: an empty cell (NaN read as one too).
+/// Why a number read back is refused: the writer writes only finite numbers (an undefined
+/// value is an empty cell), so NaN or an infinity is not jitterlab's.
+const NOT_FINITE: &str =
+    "not a finite number (jitterlab writes an undefined value as an empty cell, never NaN or inf)";
+
+/// A number read back: finite, or refused.
+fn finite<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let x = f64::deserialize(d)?;
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(de::Error::custom(NOT_FINITE))
+    }
+}
+
+/// A number that may not exist, read back: an empty cell, or a finite number.
+fn optional_finite<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        Some(x) if !x.is_finite() => Err(de::Error::custom(NOT_FINITE)),
+        other => Ok(other),
+    }
+}
+
+/// A number that may not exist: an empty cell.
 mod optional {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         super::number(&x.unwrap_or(f64::NAN), s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.filter(|x| !x.is_nan()))
+        super::optional_finite(d)
+    }
+}
+
+/// One metric cell of `summary.csv`, read back.
+struct MetricCell(Option<f64>);
+
+impl<'de> Deserialize<'de> for MetricCell {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MetricCell, D::Error> {
+        optional_finite(d).map(MetricCell)
     }
 }
 
@@ -342,7 +374,7 @@ impl<'de> Deserialize<'de> for MetricColumns {
                 let mut values = PerMetric::default();
                 while let Some(column) = map.next_key::<String>()? {
                     match Metric::ALL.into_iter().find(|m| m.name() == column) {
-                        Some(m) => values[m] = map.next_value::<Option<f64>>()?,
+                        Some(m) => values[m] = map.next_value::<MetricCell>()?.0,
                         None => {
                             map.next_value::<de::IgnoredAny>()?;
                         }

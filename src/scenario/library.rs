@@ -264,7 +264,7 @@ pub fn catalog(local: Option<&Path>) -> Result<Vec<Entry>> {
         // `entries` starts in SCENARIOS order, so a built-in's index is its entry's.
         match SCENARIOS.iter().position(|b| b.name == stem) {
             Some(i) => {
-                let text = std::fs::read_to_string(&path).ok();
+                let text = crate::input::read_text(&path, crate::input::SCENARIO).ok();
                 entries[i].differs = text.as_deref() != Some(SCENARIOS[i].text);
                 entries[i].file = Some(path);
                 entries[i].description = description;

@@ -20,6 +20,7 @@ mod locate;
 mod resolved;
 mod sweep;
 mod warn;
+mod wording;
 
 use std::path::Path;
 
@@ -93,10 +94,13 @@ struct SweepPoint<'a> {
 impl ScenarioDoc {
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioDoc> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario {
-            origin: path.display().to_string(),
-            position: None,
-            message: format!("cannot read: {e}"),
+        let text = crate::input::read_text(path, crate::input::SCENARIO).map_err(|e| match e {
+            Error::Io { source, .. } => Error::Scenario {
+                origin: path.display().to_string(),
+                position: None,
+                message: format!("cannot read: {source}"),
+            },
+            other => other,
         })?;
         let stem = path
             .file_stem()
@@ -175,10 +179,10 @@ impl ScenarioDoc {
             key,
             origin: origin.clone(),
         });
-        // The structure must still fit the schema.
-        toml::Value::Table(self.table.clone())
-            .try_into::<file::ScenarioFile>()
-            .map_err(|e| usage(e.message()))?;
+        // The structure must still fit the schema; an error names the key and the `--set`.
+        if let Err(e) = toml::Value::Table(self.table.clone()).try_into::<file::ScenarioFile>() {
+            return Err(self.structure_error(&self.table, e, None));
+        }
         self.sweep()?;
         Ok(())
     }
@@ -247,16 +251,16 @@ impl ScenarioDoc {
         let again = toml::to_string(table).ok().and_then(|text| {
             match toml::from_str::<file::ScenarioFile>(&text) {
                 Err(e) => {
-                    let key = e
-                        .span()
-                        .and_then(|span| locate::path_at(&text, span.start))?;
-                    Some((key, e.message().trim().to_string()))
+                    let span = e.span()?;
+                    let key = locate::path_at(&text, span.start)?;
+                    let message = reworded(&key, e.message(), written(&text, span));
+                    Some((key, message))
                 }
                 Ok(_) => None,
             }
         });
         match again {
-            Some((key, message)) => self.place(&key, format!("`{key}`: {message}"), point),
+            Some((key, message)) => self.place(&key, message, point),
             None => self.place(&KeyPath::default(), e.message().trim().to_string(), point),
         }
     }
@@ -270,7 +274,11 @@ impl ScenarioDoc {
             position: offset.map(|o| locate::position(&self.text, o)),
             // Name the whole key path (`server.workerz`, not just `workerz`).
             message: match offset.and_then(|o| locate::path_at(&self.text, o)) {
-                Some(path) => format!("`{path}`: {message}"),
+                Some(path) => reworded(
+                    &path,
+                    message,
+                    e.span().and_then(|s| written(&self.text, s)),
+                ),
                 None => message.to_string(),
             },
         }
@@ -332,6 +340,22 @@ impl ScenarioDoc {
     pub fn sweep_table(&self) -> Option<&toml::Value> {
         self.table.get("sweep")
     }
+}
+
+/// A structure error about `key` as users read it: `invalid value for `key`: value: what is
+/// allowed` for a wrong type or value ([`wording`]), else serde's message after the key.
+fn reworded(key: &KeyPath, message: &str, written: Option<&str>) -> String {
+    match wording::reword(message, written) {
+        Some((value, allowed)) => Error::invalid(key.to_string(), value, allowed).to_string(),
+        None => format!("`{key}`: {}", message.trim()),
+    }
+}
+
+/// The text of a value at `span`, when it is short enough to quote in an error.
+fn written(text: &str, span: std::ops::Range<usize>) -> Option<&str> {
+    text.get(span)
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && t.len() <= 60 && !t.contains('\n'))
 }
 
 /// `key = value, key = value`.

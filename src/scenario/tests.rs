@@ -114,10 +114,9 @@ fn positions_are_structured() {
         matches!(err, Error::Scenario { position: Some(p), .. } if p.line == 2 && p.column == 11),
         "{err:?}"
     );
-    assert!(
-        err.to_string()
-            .starts_with("test.toml:2:11: `server.workers`: invalid type")
-    );
+    assert!(err.to_string().starts_with(
+        "test.toml:2:11: invalid value for `server.workers`: \"four\": a whole number"
+    ));
 }
 
 #[test]
@@ -228,7 +227,7 @@ fn sweep_errors_point_into_the_sweep() {
         (
             "[server]\nworkers = 4\n[sweep]\n\"server.workers\" = [1, \"a\"]\n",
             &[],
-            "test.toml:4:24: `server.workers`: invalid type: string \"a\"",
+            "test.toml:4:24: invalid value for `server.workers`: \"a\": a whole number (at sweep point 1",
         ),
         (
             "[sweep]\n\"backoff..cap\" = [\"1s\"]\n",

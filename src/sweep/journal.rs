@@ -9,12 +9,12 @@
 //! sharding.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Unit;
+use super::{Plan, Unit};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::rng::mix_key;
@@ -188,7 +188,7 @@ impl JournalWriter {
         // A run killed mid-write leaves its last line cut short (`read` skips it): appending
         // starts after the last complete line, or the next record would be glued to it.
         let keep = if path.exists() && !fresh {
-            let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let text = crate::input::read(&path, crate::input::JOURNAL)?;
             text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
         } else {
             0
@@ -233,37 +233,195 @@ impl JournalWriter {
 }
 
 /// Reads a journal: its header and every complete record (a cut-short last line is skipped).
+/// The file is refused above [`crate::input::JOURNAL`].
 pub fn read(dir: &Path) -> Result<(Header, Vec<UnitRecord>)> {
+    let journal = Journal::read(dir)?;
+    Ok((
+        journal.header,
+        journal.records.into_iter().map(|r| r.2).collect(),
+    ))
+}
+
+/// Reads the journal of the work `expected` names and checks every record against `plan`
+/// (unit, point, strategy, replication, seed, time series), so that a damaged or edited line
+/// is refused with its line and column, never trusted. `None` when the journal is a
+/// jitterlab journal of other work (another scenario, other options).
+pub fn read_checked(dir: &Path, expected: &Header, plan: &Plan) -> Result<Option<Vec<UnitRecord>>> {
+    let journal = Journal::read(dir)?;
+    if journal.header != *expected {
+        return Ok(None);
+    }
+    let units = plan.units();
+    for (line, span, r) in &journal.records {
+        journal.check(*line, &journal.text[span.clone()], r, plan, &units)?;
+    }
+    Ok(Some(journal.records.into_iter().map(|r| r.2).collect()))
+}
+
+/// True when `dir` holds a journal whose first line is a jitterlab journal header: the mark of
+/// a result folder (every `run` and `merge` writes it before anything else runs).
+pub fn is_journal(dir: &Path) -> bool {
     let path = dir.join(JOURNAL);
-    let file = File::open(&path).map_err(|e| Error::ResultFolder {
-        path: path.clone(),
-        message: format!("no journal of finished units ({e}); is this a jitterlab result folder?"),
-    })?;
-    let mut lines = BufReader::new(file).lines();
-    let bad = |message: String| Error::ResultFolder {
-        path: path.clone(),
-        message,
+    // The header is one short line: read no more than a few of its size.
+    let Ok(file) = File::open(&path) else {
+        return false;
     };
-    let first = lines
-        .next()
-        .ok_or_else(|| bad("empty journal".into()))?
-        .map_err(|e| Error::io(&path, e))?;
-    let header: Header = serde_json::from_str(&first)
-        .map_err(|e| bad(format!("line 1 is not a journal header: {e}")))?;
-    let mut records = Vec::new();
-    let mut lines = lines.peekable();
-    let mut number = 1;
-    while let Some(line) = lines.next() {
-        number += 1;
-        let line = line.map_err(|e| Error::io(&path, e))?;
-        match serde_json::from_str::<UnitRecord>(&line) {
-            Ok(r) => records.push(r),
-            // Only the last line may be cut short (a crash mid-write); anything else is damage.
-            Err(_) if lines.peek().is_none() => {}
-            Err(e) => return Err(bad(format!("line {number}: {e}"))),
+    let mut first = String::new();
+    let read = BufReader::new(file.take(4096)).read_line(&mut first);
+    read.is_ok() && serde_json::from_str::<Header>(first.trim_end()).is_ok()
+}
+
+/// A journal as read: its text, header and records, each with its line number and span.
+struct Journal {
+    path: PathBuf,
+    text: String,
+    header: Header,
+    records: Vec<(usize, std::ops::Range<usize>, UnitRecord)>,
+}
+
+impl Journal {
+    fn read(dir: &Path) -> Result<Journal> {
+        let path = dir.join(JOURNAL);
+        let bad = |message: String| Error::ResultFolder {
+            path: path.clone(),
+            message,
+        };
+        let text = crate::input::read_text(&path, crate::input::JOURNAL).map_err(|e| match e {
+            Error::Io { source, .. } => bad(format!(
+                "no journal of finished units ({source}); is this a jitterlab result folder?"
+            )),
+            other => other,
+        })?;
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for line in text.split_inclusive('\n') {
+            let end = start + line.trim_end_matches(['\n', '\r']).len();
+            lines.push(start..end);
+            start += line.len();
+        }
+        let first = lines.first().ok_or_else(|| bad("empty journal".into()))?;
+        let header: Header = serde_json::from_str(&text[first.clone()]).map_err(|e| {
+            bad(format!(
+                "line 1 is not a jitterlab journal header: {}",
+                json_message(&e)
+            ))
+        })?;
+        let mut records = Vec::new();
+        let count = lines.len();
+        for (i, span) in lines.into_iter().enumerate().skip(1) {
+            match serde_json::from_str::<UnitRecord>(&text[span.clone()]) {
+                Ok(r) => records.push((i + 1, span, r)),
+                // Only the last line may be cut short (a crash mid-write); anything else is
+                // damage.
+                Err(_) if i + 1 == count && !text.ends_with('\n') => {}
+                Err(e) => {
+                    return Err(bad(format!(
+                        "line {}, column {}: {}",
+                        i + 1,
+                        e.column(),
+                        json_message(&e)
+                    )));
+                }
+            }
+        }
+        Ok(Journal {
+            path,
+            text,
+            header,
+            records,
+        })
+    }
+
+    /// Checks one record (written on `line`, whose text is `text`) against the plan.
+    fn check(
+        &self,
+        line: usize,
+        text: &str,
+        r: &UnitRecord,
+        plan: &Plan,
+        units: &[Unit],
+    ) -> Result<()> {
+        let refuse = |field: &str, message: String| {
+            let column = text
+                .find(&format!("\"{field}\""))
+                .map_or(1, |b| text[..b].chars().count() + 1);
+            Err(Error::ResultFolder {
+                path: self.path.clone(),
+                message: format!("line {line}, column {column}: `{field}` {message}"),
+            })
+        };
+        let Some(unit) = units.get(r.unit) else {
+            return refuse(
+                "unit",
+                format!(
+                    "is {}, but the scenario has {} units (0 to {})",
+                    r.unit,
+                    units.len(),
+                    units.len().saturating_sub(1)
+                ),
+            );
+        };
+        let expected = [
+            ("point", r.point as u64, unit.point as u64),
+            ("strategy", r.strategy as u64, unit.strategy as u64),
+            ("replication", r.replication.into(), unit.replication.into()),
+            ("seed", r.seed, plan.seed),
+        ];
+        for (field, found, want) in expected {
+            if found != want {
+                return refuse(
+                    field,
+                    format!(
+                        "is {found}, but unit {} of the scenario has {field} {want}",
+                        r.unit
+                    ),
+                );
+            }
+        }
+        let model = &plan.points[unit.point].scenario.model;
+        match &r.series {
+            None if unit.replication == 0 => refuse(
+                "series",
+                "is missing: replication 0 keeps its time series".into(),
+            ),
+            Some(_) if unit.replication != 0 => refuse(
+                "series",
+                "is present, but only replication 0 keeps its time series".into(),
+            ),
+            Some(s) if s.bucket != model.bucket => refuse(
+                "series",
+                format!(
+                    "has buckets of {} ns, but the scenario's output.bucket is {} ns",
+                    s.bucket.as_nanos(),
+                    model.bucket.as_nanos()
+                ),
+            ),
+            Some(s) => {
+                let most = model.horizon.as_nanos() / model.bucket.as_nanos().max(1) + 1;
+                let lengths: Vec<usize> = s.columns().iter().map(|c| c.len()).collect();
+                if lengths.iter().any(|&n| n != s.len() || n as u64 > most) {
+                    refuse(
+                        "series",
+                        format!(
+                            "has columns of {lengths:?} buckets; all must be equal and at most {most} (horizon / bucket + 1)"
+                        ),
+                    )
+                } else {
+                    Ok(())
+                }
+            }
+            None => Ok(()),
         }
     }
-    Ok((header, records))
+}
+
+/// serde_json's message without its ` at line L column C` (the caller names the place).
+fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 /// Rewrites the journal of a complete run in unit order (atomically).

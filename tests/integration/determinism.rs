@@ -183,12 +183,13 @@ fn merged_shards_equal_the_unsharded_run() {
         &[tmp.join("s0"), tmp.join("s1")],
         &tmp.join("merged"),
         "merge",
+        false,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(report.complete);
     assert_same_folders(&tmp.join("all"), &tmp.join("merged"));
     // One shard alone cannot be merged into a full result.
-    assert!(runner::merge(&[tmp.join("s0")], &tmp.join("half"), "merge").is_err());
+    assert!(runner::merge(&[tmp.join("s0")], &tmp.join("half"), "merge", false).is_err());
 }
 
 #[test]

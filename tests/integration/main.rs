@@ -14,4 +14,5 @@ mod fuzz;
 mod interrupt;
 mod regressions;
 mod scenarios;
+mod untrusted_io;
 mod validation;
