@@ -10,8 +10,6 @@
 //! cargo run --release --example chosen_policy -- --system-clock  # real sleeps, about 6 s
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use jitterlab::backoff::{Backoff, Jitter};
 use jitterlab::exec::{CancelToken, Classify, Clock, Retrier, SystemClock, VirtualClock};
 use jitterlab::policy::{Outcome, RetryPolicy};
@@ -26,21 +24,24 @@ const MAX_ATTEMPTS: Option<u32> = Some(16);
 const ATTEMPT_TIMEOUT: Option<SimDuration> = Some(SimDuration::from_secs(1));
 const DEADLINE: Option<SimDuration> = Some(SimDuration::from_secs(30));
 
-/// One retrier per process, shared by every call (`&Retrier` or `Arc<Retrier>`).
-fn retrier(seed: u64) -> jitterlab::Result<Retrier> {
+/// The policy; one `Retrier` per process runs it, shared by every call (`&Retrier` or
+/// `Arc<Retrier>`).
+fn policy() -> jitterlab::Result<RetryPolicy> {
     let mut policy = RetryPolicy::new(Backoff::new(JITTER, BASE, MULTIPLIER, CAP)?);
     policy.max_attempts = MAX_ATTEMPTS;
     policy.timeout = ATTEMPT_TIMEOUT;
     policy.deadline = DEADLINE;
-    Retrier::new(policy, seed)
+    Ok(policy)
 }
 
-/// Jitter only spreads clients that draw *different* numbers: seed every process differently.
-fn process_seed() -> u64 {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (u64::from(std::process::id()) << 32)
+/// Jitter only spreads clients that draw *different* numbers: `Retrier::new` seeds every
+/// process from the operating system's entropy; `Retrier::seeded` fixes the seed for demos and
+/// tests.
+fn retrier(seed: Option<u64>) -> jitterlab::Result<Retrier> {
+    match seed {
+        None => Retrier::new(policy()?),
+        Some(seed) => Retrier::seeded(policy()?, seed),
+    }
 }
 
 /// The error of the stand-in service: an HTTP status.
@@ -80,7 +81,7 @@ fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: SimTime) -> Result<(), St
             let line = format!(
                 "attempt {:>2} at {:>6.3} s: {:<7} {next}",
                 event.attempt,
-                secs(event.now),
+                event.end.as_secs_f64(),
                 event.outcome.to_string()
             );
             println!("{}", line.trim_end());
@@ -91,7 +92,10 @@ fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: SimTime) -> Result<(), St
             println!("{body} after {:.3} s", secs(clock.now()));
             Ok(())
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(match e.last_error() {
+            Some(last) => format!("{e}: {last}"),
+            None => e.to_string(),
+        }),
     }
 }
 
@@ -99,11 +103,11 @@ fn main() -> Result<(), String> {
     let up_at = SimTime::ZERO.saturating_add(SimDuration::from_secs(5));
     if std::env::args().any(|a| a == "--system-clock") {
         // Production: real sleeps, and jitter that differs from process to process.
-        let retrier = retrier(process_seed()).map_err(|e| e.to_string())?;
+        let retrier = retrier(None).map_err(|e| e.to_string())?;
         call(&SystemClock::new(), &retrier, up_at)
     } else {
         // Tests and demos: virtual time (sleeps take no real time) and a fixed seed.
-        let retrier = retrier(42).map_err(|e| e.to_string())?;
+        let retrier = retrier(Some(42)).map_err(|e| e.to_string())?;
         call(&VirtualClock::new(), &retrier, up_at)
     }
 }

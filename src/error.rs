@@ -7,10 +7,15 @@
 //! Every message is complete: the variants with a cause (`Io`, `Csv`) write its message after
 //! the path, so print an error alone; walking `source()` as well would repeat the cause.
 //!
+//! The variants about scenarios, arguments, result folders and charts exist with the `sim`
+//! feature only; the engine alone ([`crate::backoff`], [`crate::policy`], [`crate::exec`])
+//! answers with `InvalidValue`, `Cancelled`, `Entropy` and `Io`.
+//!
 //! The engine's constructors answer with the smaller [`ParamError`] and [`ValueError`], which
 //! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
 //! [`Error::for_key`] names whatever key or flag the caller knows the value by.
 
+#[cfg(feature = "sim")]
 use std::fmt;
 use std::path::PathBuf;
 
@@ -31,6 +36,7 @@ pub enum Error {
         /// What is allowed instead.
         allowed: String,
     },
+    #[cfg(feature = "sim")]
     /// A scenario is not valid: it could not be read as TOML, does not fit the schema, or has
     /// a value outside what its key allows.
     #[error("{origin}{}: {message}", position.map_or(String::new(), |p| format!(":{p}")))]
@@ -42,6 +48,7 @@ pub enum Error {
         /// What is wrong, naming the key as the user wrote it (`backoff.strategies[1].cap`).
         message: String,
     },
+    #[cfg(feature = "sim")]
     /// A command-line argument is malformed (for example `--shard 3/2`).
     #[error("invalid argument `{arg}`: {message}")]
     Usage {
@@ -50,6 +57,7 @@ pub enum Error {
         /// What is wrong and what is allowed.
         message: String,
     },
+    #[cfg(feature = "sim")]
     /// A result folder does not hold what a command needs (for example `merge` or `plot`).
     #[error("{path}: {message}")]
     ResultFolder {
@@ -61,6 +69,11 @@ pub enum Error {
     /// The retry executor was cancelled through its [`crate::exec::CancelToken`].
     #[error("cancelled")]
     Cancelled,
+    /// The operating system gave no entropy to seed a [`crate::exec::Retrier`]'s jitter (see
+    /// [`crate::exec::RetrierBuilder::seed`] for a fixed seed instead).
+    #[error("no entropy from the operating system to seed the jitter: {0}")]
+    Entropy(String),
+    #[cfg(feature = "sim")]
     /// The run was interrupted (Ctrl-C); finished work units are kept for `--resume`.
     #[error("interrupted; finished work is kept, continue with --resume")]
     Interrupted,
@@ -73,6 +86,7 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[cfg(feature = "sim")]
     /// A CSV file could not be written or read.
     #[error("{path}: {source}")]
     Csv {
@@ -82,6 +96,7 @@ pub enum Error {
         #[source]
         source: csv::Error,
     },
+    #[cfg(feature = "sim")]
     /// A check of the simulator's own bookkeeping failed: a bug in jitterlab, not bad input.
     #[error("internal error in {run}: {message}; this is a bug in jitterlab, please report it")]
     Internal {
@@ -90,6 +105,7 @@ pub enum Error {
         /// What the check found.
         message: String,
     },
+    #[cfg(feature = "sim")]
     /// Running would take more work (events, memory) than the limits allow; `--force` goes
     /// ahead anyway.
     #[error("{message}")]
@@ -97,6 +113,7 @@ pub enum Error {
         /// What would be too large, and what to lower.
         message: String,
     },
+    #[cfg(feature = "sim")]
     /// A file is larger than jitterlab reads for its kind ([`crate::input`]).
     #[error("{path}: larger than {limit}, the limit for {what}; is this the right file?")]
     TooLarge {
@@ -107,6 +124,7 @@ pub enum Error {
         /// What the file was read as (`a scenario file`).
         what: &'static str,
     },
+    #[cfg(feature = "sim")]
     /// A chart could not be drawn.
     #[error("drawing {path}: {message}")]
     Plot {
@@ -148,15 +166,16 @@ impl Error {
 
     /// True when the error comes from bad input (exit code 2), false otherwise (exit code 1).
     pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            Error::InvalidValue { .. }
-                | Error::Scenario { .. }
-                | Error::Usage { .. }
-                | Error::ResultFolder { .. }
-                | Error::TooMuchWork { .. }
-                | Error::TooLarge { .. }
-        )
+        match self {
+            Error::InvalidValue { .. } => true,
+            #[cfg(feature = "sim")]
+            Error::Scenario { .. }
+            | Error::Usage { .. }
+            | Error::ResultFolder { .. }
+            | Error::TooMuchWork { .. }
+            | Error::TooLarge { .. } => true,
+            _ => false,
+        }
     }
 }
 
@@ -167,6 +186,7 @@ impl From<ParamError> for Error {
     }
 }
 
+#[cfg(feature = "sim")]
 /// A place in a text file: 1-based line and column (in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
@@ -176,6 +196,7 @@ pub struct Position {
     pub column: usize,
 }
 
+#[cfg(feature = "sim")]
 impl fmt::Display for Position {
     /// `line:column`, as compilers print it after a file name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -4,23 +4,27 @@
 //! function the simulator calls) says stop. Between attempts it sleeps on a [`Clock`]: the
 //! [`SystemClock`] for real work, or a [`VirtualClock`] whose sleeps advance virtual time
 //! instantly, for tests. A [`CancelToken`] is checked before every attempt and every sleep,
-//! and wakes a [`SystemClock`] sleep early.
+//! and wakes a [`SystemClock`] sleep early. [`Retrier::call`] is the short form: real time,
+//! no cancellation, no per-attempt hook.
 //!
 //! The operation's error says how the attempt ended through [`Classify`]: its [`Outcome`] and
 //! an optional `Retry-After` header value, parsed against the clock's wall time (so an
-//! HTTP-date works on a virtual clock too).
+//! HTTP-date works on a virtual clock too). An error that must never be retried (a body that
+//! does not parse, a 401 from a proxy) says [`Outcome::Fatal`]: the call stops at once, and
+//! the breaker and the budget count it as the failure it is.
 //!
-//! Jitter comes from a [`SimRng`] owned by the retrier, seeded by the caller: the library never
-//! reads entropy. Code that wants different jitter on every run seeds it from entropy at its
-//! own edge (for example from the process id and the time).
+//! Make a retrier with [`Retrier::builder`] (defaults for real code, listed there). Its jitter
+//! is seeded from the operating system's entropy, so a fleet of processes draws different
+//! sleeps; [`RetrierBuilder::seed`] fixes the seed for tests. (The simulator never uses this
+//! executor's entropy: its streams come from [`crate::rng`].) Durations at this boundary are
+//! [`std::time::Duration`].
 //!
 //! ```
-//! use jitterlab::backoff::{Backoff, Jitter};
-//! use jitterlab::exec::{CancelToken, Classify, Clock, Retrier, VirtualClock};
-//! use jitterlab::policy::{Outcome, RetryPolicy};
-//! use jitterlab::time::SimDuration;
+//! use std::time::Duration;
+//! use jitterlab::prelude::*;
 //!
 //! /// What a real client's error might look like.
+//! #[derive(Debug)]
 //! struct HttpError {
 //!     status: u16,
 //!     retry_after: Option<String>,
@@ -34,10 +38,10 @@
 //!     }
 //! }
 //!
-//! let backoff = Backoff::new(Jitter::Full, SimDuration::from_millis(100), 2.0, SimDuration::from_secs(5))?;
-//! let retrier = Retrier::new(RetryPolicy::new(backoff), 42)?;
+//! // A fixed seed and a virtual clock: a test that runs in no real time.
+//! let retrier = Retrier::builder().seed(42).build()?;
 //! let clock = VirtualClock::new();
-//! let mut sleeps = Vec::new();
+//! let mut log = Vec::new();
 //! let body = retrier.retry(
 //!     &clock,
 //!     &CancelToken::new(),
@@ -45,13 +49,13 @@
 //!         1 | 2 => Err(HttpError { status: 503, retry_after: Some("1".into()) }),
 //!         _ => Ok("hello"),
 //!     },
-//!     |event| sleeps.extend(event.decision.sleep()),
+//!     |event| log.push(event.to_string()),
 //! );
 //! assert_eq!(body.ok(), Some("hello"));
-//! // Two waits of at least the 1 s the server asked for, in no real time at all.
-//! assert_eq!(sleeps.len(), 2);
-//! assert!(sleeps.iter().all(|s| *s >= SimDuration::from_secs(1)));
-//! assert!(clock.now().as_nanos() >= 2_000_000_000);
+//! // Two waits of the 1 s the server asked for (the backoff is shorter), in no real time.
+//! assert_eq!(log[0], "attempt 1: 503 after 0ns, retry in 1s");
+//! assert_eq!(log[2], "attempt 3: success after 0ns, done");
+//! assert_eq!(clock.now().as_nanos(), 2_000_000_000);
 //! # Ok::<(), jitterlab::Error>(())
 //! ```
 
@@ -68,7 +72,10 @@ use crate::policy::{
     parse_retry_after,
 };
 use crate::rng::{SimRng, from_seed};
-use crate::time::{SimDuration, SimTime};
+use crate::time::{Human, SimDuration, SimTime};
+
+mod builder;
+pub use builder::RetrierBuilder;
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -149,8 +156,9 @@ impl VirtualClock {
         }
     }
 
-    /// Moves virtual time forward by `d` (saturating).
-    pub fn advance(&self, d: SimDuration) {
+    /// Moves virtual time forward by `d` (a [`Duration`] or a [`SimDuration`]; saturating).
+    pub fn advance(&self, d: impl Into<SimDuration>) {
+        let d = d.into();
         // fetch_update with a closure that always returns Some cannot fail.
         let _ = self
             .now
@@ -188,8 +196,10 @@ impl Clock for VirtualClock {
 
 /// How an operation's error tells the retrier what happened.
 pub trait Classify {
-    /// The attempt's outcome (normally an error status, a timeout or a connection error; an
-    /// error that says [`Outcome::Success`] is returned as not retryable).
+    /// The attempt's outcome: normally an error status, a timeout or a connection error, or
+    /// [`Outcome::Fatal`] for an error that must not be retried (an error that says
+    /// [`Outcome::Success`] is returned as not retryable, but counted as a success: say
+    /// `Fatal` instead).
     fn outcome(&self) -> Outcome;
     /// The raw `Retry-After` header value, if the answer had one.
     fn retry_after(&self) -> Option<&str> {
@@ -209,26 +219,72 @@ pub struct AttemptCtx {
     /// Attempt number, 1 for the first.
     pub attempt: u32,
     /// How long this attempt may take: `min(timeout, time left before the deadline)`
-    /// (`None`: no limit). The operation enforces it.
-    pub timeout: Option<SimDuration>,
+    /// (`None`: no limit). The operation enforces it (for example as its HTTP client's
+    /// timeout).
+    pub timeout: Option<Duration>,
 }
 
-/// Reported after every attempt, for metrics and logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttemptEvent {
+/// Reported after every attempt, for metrics and logs. Its `Display` is one log line:
+/// `attempt 2: 503 after 120ms, retry in 1.2s`.
+///
+/// Times are measured on the retrier's [`Clock`] from the start of the call (the first
+/// attempt's send), so the first attempt starts at zero.
+#[derive(Debug)]
+pub struct AttemptEvent<'a, E> {
     /// Attempt number, 1 for the first.
     pub attempt: u32,
     /// How it ended.
     pub outcome: Outcome,
+    /// The attempt's error (`None` when it succeeded).
+    pub error: Option<&'a E>,
     /// The parsed Retry-After hint, if any.
-    pub retry_after: Option<SimDuration>,
-    /// Clock time when the outcome was known.
-    pub now: SimTime,
+    pub retry_after: Option<Duration>,
+    /// When the attempt was sent.
+    pub start: Duration,
+    /// When its outcome was known.
+    pub end: Duration,
     /// What the policy decided (for a retry, the sleep chosen).
     pub decision: Decision,
 }
 
+impl<E> AttemptEvent<'_, E> {
+    /// The sleep before the next attempt, if the policy retries.
+    pub fn sleep(&self) -> Option<Duration> {
+        self.decision.sleep().map(Duration::from)
+    }
+
+    /// How long the attempt took.
+    pub fn took(&self) -> Duration {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+// By hand: derived impls would require `E: Clone`, but only a reference is held.
+impl<E> Clone for AttemptEvent<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for AttemptEvent<'_, E> {}
+
+impl<E> fmt::Display for AttemptEvent<'_, E> {
+    /// `attempt 2: 503 after 120ms, retry in 1.2s` (the error itself is left to the caller).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "attempt {}: {} after {}, {}",
+            self.attempt,
+            self.outcome,
+            Human(self.took()),
+            self.decision
+        )
+    }
+}
+
 /// Why [`Retrier::retry`] gave up.
+///
+/// Its `Display` says why and after how many attempts; the last attempt's error is its
+/// [`source`](std::error::Error::source), so an error chain shows each cause once.
 #[derive(Debug)]
 pub enum RetryError<E> {
     /// The policy stopped: the last attempt's error and why no retry followed.
@@ -285,20 +341,14 @@ impl<E> RetryError<E> {
     }
 }
 
-impl<E: fmt::Display> fmt::Display for RetryError<E> {
+impl<E> fmt::Display for RetryError<E> {
+    /// `attempts exhausted after 5 attempts`: the cause is the error's `source()`, not
+    /// repeated here.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (what, attempts) = match self {
             RetryError::Stopped {
                 reason, attempts, ..
-            } => {
-                let what = match reason {
-                    StopReason::NotRetryable => "not retryable",
-                    StopReason::Attempts => "attempts exhausted",
-                    StopReason::Deadline => "deadline reached",
-                    StopReason::Budget => "retry budget exhausted",
-                };
-                (what, attempts)
-            }
+            } => (reason.describe(), attempts),
             RetryError::Cancelled { attempts, .. } => ("cancelled", attempts),
             RetryError::BreakerOpen { attempts, .. } => ("circuit breaker open", attempts),
         };
@@ -306,11 +356,7 @@ impl<E: fmt::Display> fmt::Display for RetryError<E> {
             f,
             "{what} after {attempts} attempt{}",
             if *attempts == 1 { "" } else { "s" }
-        )?;
-        if let Some(e) = self.last_error() {
-            write!(f, ": {e}")?;
-        }
-        Ok(())
+        )
     }
 }
 
@@ -333,16 +379,33 @@ pub struct Retrier {
 }
 
 impl Retrier {
-    /// A retrier for idempotent requests, without budget or breaker, its jitter seeded with
-    /// `seed`. The policy is checked with [`RetryPolicy::validate`].
-    pub fn new(policy: RetryPolicy, seed: u64) -> Result<Retrier> {
+    /// A builder with defaults fit for real code (listed at [`RetrierBuilder`]).
+    pub fn builder() -> RetrierBuilder {
+        RetrierBuilder::default()
+    }
+
+    /// A retrier running `policy` for idempotent requests, without budget or breaker, its
+    /// jitter seeded from the operating system's entropy (so processes differ). The policy is
+    /// checked with [`RetryPolicy::validate`]; its errors name the policy's field
+    /// (`max_attempts`).
+    pub fn new(policy: RetryPolicy) -> Result<Retrier> {
+        Retrier::with_rng(policy, entropy_rng()?)
+    }
+
+    /// As [`Retrier::new`], with the jitter seeded by `seed`: the same seed gives the same
+    /// sleeps, for tests and reproducible runs.
+    pub fn seeded(policy: RetryPolicy, seed: u64) -> Result<Retrier> {
+        Retrier::with_rng(policy, from_seed(seed))
+    }
+
+    fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,
             idempotency: Idempotency::Idempotent,
             budget: None,
             breaker: None,
-            rng: Mutex::new(from_seed(seed)),
+            rng: Mutex::new(rng),
         })
     }
 
@@ -369,10 +432,21 @@ impl Retrier {
         &self.policy
     }
 
+    /// Runs `op` in real time (a [`SystemClock`]) until it succeeds or the policy gives up,
+    /// without cancellation or per-attempt reports: [`Retrier::retry`] has those.
+    pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
+    where
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+    {
+        self.retry(&SystemClock::new(), &CancelToken::new(), op, |_| {})
+    }
+
     /// Runs `op` until it succeeds or the policy gives up, sleeping on `clock` between
-    /// attempts. `on_attempt` sees every attempt's outcome and decision. The breaker (if any)
-    /// is asked before each attempt and told each result (a failure is
-    /// [`Outcome::is_server_failure`]); the budget (if any) is kept by [`RetryPolicy::decide`].
+    /// attempts. `on_attempt` sees every attempt's outcome, error and decision. The breaker
+    /// (if any) is asked before each attempt and told each result (a failure is
+    /// [`Outcome::is_server_failure`], which includes [`Outcome::Fatal`]); the budget (if any)
+    /// is kept by [`RetryPolicy::decide`].
     pub fn retry<T, E, C, F, O>(
         &self,
         clock: &C,
@@ -384,7 +458,7 @@ impl Retrier {
         C: Clock + ?Sized,
         E: Classify,
         F: FnMut(AttemptCtx) -> Result<T, E>,
-        O: FnMut(&AttemptEvent),
+        O: FnMut(&AttemptEvent<'_, E>),
     {
         let start = clock.now();
         let mut state = BackoffState::new();
@@ -408,7 +482,11 @@ impl Retrier {
                     attempts: made,
                 });
             }
-            let result = op(AttemptCtx { attempt, timeout });
+            let sent = clock.now();
+            let result = op(AttemptCtx {
+                attempt,
+                timeout: timeout.map(Duration::from),
+            });
             let now = clock.now();
             let (outcome, retry_after, error) = match result {
                 Ok(value) => (Outcome::Success, None, Ok(value)),
@@ -440,8 +518,10 @@ impl Retrier {
             on_attempt(&AttemptEvent {
                 attempt,
                 outcome,
-                retry_after,
-                now,
+                error: error.as_ref().err(),
+                retry_after: retry_after.map(Duration::from),
+                start: (sent - start).into(),
+                end: (now - start).into(),
                 decision,
             });
             let error = match error {
@@ -487,6 +567,12 @@ impl Retrier {
             attempt = attempt.saturating_add(1);
         }
     }
+}
+
+/// A jitter generator seeded from the operating system (never used by the simulator).
+fn entropy_rng() -> Result<SimRng> {
+    use rand::SeedableRng;
+    SimRng::try_from_rng(&mut rand::rngs::SysRng).map_err(|e| Error::Entropy(e.to_string()))
 }
 
 #[cfg(test)]
@@ -543,7 +629,13 @@ mod tests {
     }
 
     fn retrier(policy: RetryPolicy) -> Retrier {
-        Retrier::new(policy, 7).unwrap()
+        Retrier::seeded(policy, 7).unwrap()
+    }
+
+    /// What a test keeps of an event (the event borrows the attempt's error).
+    type Seen = (u32, Outcome, Option<Duration>, Decision);
+    fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
+        (e.attempt, e.outcome, e.retry_after, e.decision)
     }
 
     fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
@@ -556,21 +648,18 @@ mod tests {
         let mut events = Vec::new();
         let result =
             retrier(policy()).retry(&clock, &CancelToken::new(), server(too_many(2, "2")), |e| {
-                events.push(*e)
+                events.push(seen(e))
             });
         assert_eq!(result.ok(), Some("ok"));
         assert_eq!(events.len(), 3, "{events:?}");
-        assert_eq!(
-            events.iter().map(|e| e.attempt).collect::<Vec<_>>(),
-            [1, 2, 3]
-        );
+        assert_eq!(events.iter().map(|e| e.0).collect::<Vec<_>>(), [1, 2, 3]);
         for e in &events[..2] {
-            assert_eq!(e.outcome, Outcome::Status(429));
-            assert_eq!(e.retry_after, Some(secs(2)));
-            let sleep = e.decision.sleep().unwrap_or_default();
+            assert_eq!(e.1, Outcome::Status(429));
+            assert_eq!(e.2, Some(Duration::from_secs(2)));
+            let sleep = e.3.sleep().unwrap_or_default();
             assert!(sleep >= secs(2), "{sleep}");
         }
-        assert_eq!(events[2].decision, Decision::Done);
+        assert_eq!(events[2].3, Decision::Done);
         assert!(clock.now() >= SimTime::ZERO + secs(4), "{}", clock.now());
         // Backoff (at most 100 ms here) is shorter than the hint: exactly the hint.
         assert_eq!(clock.now(), SimTime::ZERO + secs(4));
@@ -697,11 +786,11 @@ mod tests {
                     Ok("ok")
                 }
             },
-            |e| events.push(*e),
+            |e| events.push(seen(e)),
         );
         assert_eq!(result.ok(), Some("ok"));
-        assert_eq!(events[0].retry_after, Some(secs(3)));
-        assert_eq!(events[0].decision, Decision::Retry { sleep: secs(3) });
+        assert_eq!(events[0].2, Some(Duration::from_secs(3)));
+        assert_eq!(events[0].3, Decision::Retry { sleep: secs(3) });
         assert_eq!(clock.now(), SimTime::ZERO + secs(13));
         // A date in the past means "now": the backoff alone decides.
         let clock = VirtualClock::new();
@@ -793,7 +882,13 @@ mod tests {
         );
         // Attempt 1 at 0 s (1 s timeout), sleep 2 s, attempt 2 at 2 s with 0.5 s left; the
         // next 2 s sleep would end past 2.5 s.
-        assert_eq!(*timeouts.borrow(), [Some(secs(1)), Some(ms(500))]);
+        assert_eq!(
+            *timeouts.borrow(),
+            [
+                Some(Duration::from_secs(1)),
+                Some(Duration::from_millis(500))
+            ]
+        );
         assert!(matches!(
             result,
             Err(RetryError::Stopped {
@@ -879,6 +974,146 @@ mod tests {
     }
 
     #[test]
+    fn a_fatal_error_stops_at_once_and_counts_as_a_failure() {
+        // A breaker that opens on the first failure: a fatal error must open it.
+        let breaker = Breaker::new(BreakerConfig {
+            min_requests: 1,
+            ..BreakerConfig::default()
+        })
+        .unwrap();
+        let budget = Budget::new(BudgetConfig::Grpc {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        })
+        .unwrap();
+        let r = retrier(policy()).with_breaker(breaker).with_budget(budget);
+        let clock = VirtualClock::new();
+        let mut events = Vec::new();
+        let result: Result<(), _> = r.retry(
+            &clock,
+            &CancelToken::new(),
+            |_| Err(ReadError(std::io::Error::other("truncated"))),
+            |e| events.push((seen(e), e.error.map(ToString::to_string))),
+        );
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::NotRetryable,
+                attempts: 1,
+                ..
+            })
+        ));
+        assert_eq!(
+            events,
+            [(
+                (
+                    1,
+                    Outcome::Fatal,
+                    None,
+                    Decision::Stop(StopReason::NotRetryable)
+                ),
+                Some("reading the answer".to_string())
+            )]
+        );
+        // The budget lost a token (gRPC: one per failure), the breaker is open.
+        let available = lock(r.budget.as_ref().unwrap()).available(clock.now());
+        assert_eq!(available, 9.0);
+        assert!(matches!(
+            r.retry(
+                &clock,
+                &CancelToken::new(),
+                |_| Ok::<_, Outcome>(()),
+                |_| {}
+            ),
+            Err(RetryError::BreakerOpen { attempts: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn events_say_when_each_attempt_ran() {
+        let clock = VirtualClock::new();
+        let mut lines = Vec::new();
+        let mut spans = Vec::new();
+        let result = retrier(policy()).retry(
+            &clock,
+            &CancelToken::new(),
+            |ctx| {
+                clock.advance(Duration::from_millis(120));
+                if ctx.attempt == 1 {
+                    Err(Reply::new(503, Some("1")))
+                } else {
+                    Ok("ok")
+                }
+            },
+            |e| {
+                lines.push(e.to_string());
+                spans.push((e.start, e.end, e.sleep()));
+            },
+        );
+        assert_eq!(result.ok(), Some("ok"));
+        assert_eq!(
+            lines,
+            [
+                "attempt 1: 503 after 120ms, retry in 1s",
+                "attempt 2: success after 120ms, done"
+            ]
+        );
+        let ms = Duration::from_millis;
+        assert_eq!(
+            spans,
+            [
+                (ms(0), ms(120), Some(ms(1_000))),
+                (ms(1_120), ms(1_240), None)
+            ]
+        );
+    }
+
+    #[test]
+    fn entropy_seeds_differ_and_seeds_repeat() {
+        let sleeps = |r: &Retrier| {
+            let mut sleeps = Vec::new();
+            let _ = r.retry(
+                &VirtualClock::new(),
+                &CancelToken::new(),
+                |_| Err::<(), _>(Outcome::Connection),
+                |e| sleeps.extend(e.sleep()),
+            );
+            sleeps
+        };
+        let a = sleeps(&Retrier::new(policy()).unwrap());
+        let b = sleeps(&Retrier::new(policy()).unwrap());
+        assert_eq!(a.len(), 4);
+        assert_ne!(a, b, "two entropy-seeded retriers drew the same jitter");
+        let built = |seed| Retrier::builder().seed(seed).build().unwrap();
+        assert_eq!(sleeps(&built(3)), sleeps(&built(3)));
+    }
+
+    #[test]
+    fn builder_errors_name_its_fields() {
+        let message = |b: RetrierBuilder| b.build().unwrap_err().to_string();
+        let b = Retrier::builder;
+        assert_eq!(
+            message(b().timeout(Duration::ZERO)),
+            "invalid value for `timeout`: 0ms: a duration greater than 0 or \"off\""
+        );
+        assert!(message(b().deadline(Duration::ZERO)).starts_with("invalid value for `deadline`"));
+        assert!(message(b().cap(Duration::from_millis(10))).starts_with("invalid value for `cap`"));
+        assert!(message(b().multiplier(0.5)).starts_with("invalid value for `multiplier`"));
+        let config = BreakerConfig {
+            failure_ratio: 2.0,
+            ..BreakerConfig::default()
+        };
+        assert!(message(b().breaker(config)).starts_with("invalid value for `failure_ratio`"));
+        // The defaults, as documented on the builder.
+        let p = b().policy().unwrap();
+        assert_eq!(p.max_attempts, Some(4));
+        assert_eq!(p.timeout, None);
+        assert_eq!(p.deadline, Some(secs(30)));
+        assert_eq!((p.backoff.base(), p.backoff.cap()), (ms(100), secs(10)));
+        assert_eq!(p.retry_after.max, Some(secs(60)));
+    }
+
+    #[test]
     fn same_seed_same_sleeps() {
         let run = || {
             let clock = VirtualClock::new();
@@ -894,14 +1129,38 @@ mod tests {
         assert_eq!(a, run());
     }
 
+    /// An error type with a cause, as real code's errors are.
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the answer")]
+    struct ReadError(#[source] std::io::Error);
+
+    impl Classify for ReadError {
+        fn outcome(&self) -> Outcome {
+            Outcome::Fatal
+        }
+    }
+
     #[test]
-    fn errors_display_the_reason_and_last_error() {
-        let e: RetryError<Outcome> = RetryError::Stopped {
+    fn errors_chain_each_cause_once() {
+        let e = RetryError::Stopped {
             reason: StopReason::Attempts,
-            error: Outcome::Status(503),
+            error: ReadError(std::io::Error::other("connection reset")),
             attempts: 5,
         };
-        assert_eq!(e.to_string(), "attempts exhausted after 5 attempts: 503");
+        let mut chain = Vec::new();
+        let mut next: Option<&dyn std::error::Error> = Some(&e);
+        while let Some(cause) = next {
+            chain.push(cause.to_string());
+            next = cause.source();
+        }
+        assert_eq!(
+            chain,
+            [
+                "attempts exhausted after 5 attempts",
+                "reading the answer",
+                "connection reset"
+            ]
+        );
         let e: RetryError<Outcome> = RetryError::Cancelled {
             last: None,
             attempts: 1,

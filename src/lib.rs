@@ -2,12 +2,27 @@
 //!
 //! Deterministic simulation and analysis of retry backoff. One backoff engine ([`backoff`],
 //! with the retry policy around it in [`policy`]) is used three ways: inside a discrete-event
-//! simulator ([`sim`]) where thousands to millions of clients hit a capacity-limited server on
+//! simulator (`sim`) where thousands to millions of clients hit a capacity-limited server on
 //! a virtual clock; inside a small blocking retry executor ([`exec`]) that real code can call;
 //! and inside criterion benchmarks. What you simulate is what you ship.
 //!
-//! Data flows one way: scenario file → [`scenario::Scenario`] → (points × strategies ×
-//! replications) → [`sim::run`] → per-run results → CSV rows → charts and report.
+//! Data flows one way: scenario file → `scenario::Scenario` → (points × strategies ×
+//! replications) → `sim::run` → per-run results → CSV rows → charts and report.
+//!
+//! ## Features
+//!
+//! The default features (`cli`, which implies `sim`) build the simulator, sweeps, output
+//! files, charts and the `jitterlab` binary. With `default-features = false` the crate is the
+//! engine alone — [`backoff`], [`policy`], [`exec`] and their small helpers ([`time`],
+//! [`rng`], [`param`], [`cancel`], [`error`]) — depending only on `rand`, `rand_pcg`,
+//! `httpdate` and `thiserror`:
+//!
+//! ```toml
+//! [dependencies]
+//! jitterlab = { version = "0.1", default-features = false }
+//! ```
+//!
+//! Real code starts at the [`prelude`] and [`exec::Retrier::builder`].
 //!
 //! ```
 //! use jitterlab::backoff::{Backoff, BackoffState, Jitter};
@@ -26,24 +41,39 @@
 
 #![warn(missing_docs)]
 
-pub mod atomic;
+// The engine: always built.
 pub mod backoff;
 pub mod cancel;
-pub mod delays;
 pub mod error;
 pub mod exec;
-pub mod input;
-pub mod metric;
-pub mod output;
 pub mod param;
 pub mod policy;
-pub mod recommend;
+pub mod prelude;
 pub mod rng;
-pub mod runner;
-pub mod scenario;
-pub mod sim;
-pub mod stats;
-pub mod sweep;
 pub mod time;
+
+// The simulator and everything around it (feature `sim`).
+#[cfg(feature = "sim")]
+pub mod atomic;
+#[cfg(feature = "sim")]
+pub mod delays;
+#[cfg(feature = "sim")]
+pub mod input;
+#[cfg(feature = "sim")]
+pub mod metric;
+#[cfg(feature = "sim")]
+pub mod output;
+#[cfg(feature = "sim")]
+pub mod recommend;
+#[cfg(feature = "sim")]
+pub mod runner;
+#[cfg(feature = "sim")]
+pub mod scenario;
+#[cfg(feature = "sim")]
+pub mod sim;
+#[cfg(feature = "sim")]
+pub mod stats;
+#[cfg(feature = "sim")]
+pub mod sweep;
 
 pub use error::{Error, Result};

@@ -1,7 +1,7 @@
 //! What the engine's constructors and parsers say about a bad value: which parameter, the
 //! value, what is allowed — never where the value came from.
 //!
-//! [`crate::backoff`], [`crate::policy`], [`crate::time`] and [`crate::sim::dist`] know their
+//! [`crate::backoff`], [`crate::policy`], [`crate::time`] and the simulator's `sim::dist` know their
 //! own parameters (`cap`, `window`, `mean`) but not how a user spelled them: a key in a
 //! scenario file (`backoff.strategies[1].cap`, at line 7), a `--set`, a sweep point, a
 //! command-line flag (`--cap`), or a field in the caller's own code. Whoever knows turns these

@@ -21,20 +21,9 @@ pub const NANOS_PER_MS: u64 = 1_000_000;
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 /// A span of virtual time in whole nanoseconds (serialized as the number of nanoseconds).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct SimDuration(pub u64);
 
 /// An instant of virtual time: nanoseconds since the start of the run.
@@ -103,6 +92,72 @@ impl SimDuration {
     /// From a [`std::time::Duration`], saturating.
     pub fn from_std(d: std::time::Duration) -> Self {
         SimDuration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl From<std::time::Duration> for SimDuration {
+    /// Saturating: a span beyond ~584 years becomes [`SimDuration::MAX`].
+    fn from(d: std::time::Duration) -> Self {
+        SimDuration::from_std(d)
+    }
+}
+
+impl From<SimDuration> for std::time::Duration {
+    /// Exact: every `SimDuration` fits.
+    fn from(d: SimDuration) -> Self {
+        d.to_std()
+    }
+}
+
+/// A duration for people, in logs and messages: about three significant digits in the largest
+/// unit that fits (`2.41s`, `250ms`, `1.5ms`, `17µs`, `7ns`), and from a minute on whole
+/// seconds or minutes (`1m30s`, `2h5m`). [`SimDuration`]'s own `Display` is the exact form
+/// that scenario files read back (`2413499544ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Human(pub std::time::Duration);
+
+impl SimDuration {
+    /// This span for people: see [`Human`].
+    pub fn human(self) -> Human {
+        Human(self.to_std())
+    }
+}
+
+impl fmt::Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MINUTE: u128 = 60 * NANOS_PER_SEC as u128;
+        let ns = self.0.as_nanos();
+        if ns >= 60 * MINUTE {
+            let minutes = (ns + MINUTE / 2) / MINUTE;
+            return match minutes % 60 {
+                0 => write!(f, "{}h", minutes / 60),
+                m => write!(f, "{}h{m}m", minutes / 60),
+            };
+        }
+        if ns >= MINUTE {
+            let secs = (ns + u128::from(NANOS_PER_SEC) / 2) / u128::from(NANOS_PER_SEC);
+            return match secs % 60 {
+                0 => write!(f, "{}m", secs / 60),
+                s => write!(f, "{}m{s}s", secs / 60),
+            };
+        }
+        let (scale, unit) = [(NANOS_PER_SEC, "s"), (NANOS_PER_MS, "ms"), (1_000, "µs")]
+            .into_iter()
+            .find(|&(scale, _)| ns >= u128::from(scale))
+            .unwrap_or((1, "ns"));
+        let value = ns as f64 / scale as f64;
+        let decimals = match value {
+            v if v >= 100.0 => 0,
+            v if v >= 10.0 => 1,
+            _ => 2,
+        };
+        let text = format!("{value:.decimals$}");
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
+        write!(f, "{text}{unit}")
     }
 }
 
@@ -344,6 +399,29 @@ mod tests {
         assert_eq!(millis_string(1), "0.000001");
         assert_eq!(millis_string(1_500_000), "1.5");
         Ok(())
+    }
+
+    #[test]
+    fn human_durations_are_short() {
+        let human = |ns: u64| SimDuration(ns).human().to_string();
+        assert_eq!(human(2_413_499_544), "2.41s");
+        assert_eq!(human(250 * NANOS_PER_MS), "250ms");
+        assert_eq!(human(1_500_000), "1.5ms");
+        assert_eq!(human(17_000), "17µs");
+        assert_eq!(human(7), "7ns");
+        assert_eq!(human(0), "0ns");
+        assert_eq!(human(12_345 * NANOS_PER_MS), "12.3s");
+        assert_eq!(human(90 * NANOS_PER_SEC), "1m30s");
+        assert_eq!(human(120 * NANOS_PER_SEC), "2m");
+        assert_eq!(human(7_500 * NANOS_PER_SEC), "2h5m");
+        assert_eq!(human(u64::MAX), "5124095h35m");
+        // The conversions with std: exact one way, saturating the other.
+        let d = std::time::Duration::from_millis(1_500);
+        assert_eq!(std::time::Duration::from(SimDuration::from(d)), d);
+        assert_eq!(
+            SimDuration::from(std::time::Duration::MAX),
+            SimDuration::MAX
+        );
     }
 
     #[test]

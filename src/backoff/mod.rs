@@ -128,17 +128,18 @@ fn check_at_least_one(field: &'static str, value: f64) -> Result<(), ParamError>
 
 impl Backoff {
     /// A policy with the default growth (3) and factor (0.2); see [`Backoff::from_params`].
+    /// `base` and `cap` are [`std::time::Duration`]s or [`SimDuration`]s.
     pub fn new(
         jitter: Jitter,
-        base: SimDuration,
+        base: impl Into<SimDuration>,
         multiplier: f64,
-        cap: SimDuration,
+        cap: impl Into<SimDuration>,
     ) -> Result<Backoff, ParamError> {
         Backoff::from_params(BackoffParams {
             jitter,
-            base,
+            base: base.into(),
             multiplier,
-            cap,
+            cap: cap.into(),
             ..BackoffParams::default()
         })
     }

@@ -116,6 +116,19 @@ impl StopReason {
     }
 }
 
+impl StopReason {
+    /// The reason in words: `not retryable`, `attempts exhausted`, `deadline reached`,
+    /// `retry budget exhausted`.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            StopReason::NotRetryable => "not retryable",
+            StopReason::Attempts => "attempts exhausted",
+            StopReason::Deadline => "deadline reached",
+            StopReason::Budget => "retry budget exhausted",
+        }
+    }
+}
+
 impl fmt::Display for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -142,6 +155,18 @@ impl Decision {
         match self {
             Decision::Retry { sleep } => Some(sleep),
             _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    /// For logs: `done`, `retry in 1.2s` (see [`crate::time::Human`]), `stop: deadline
+    /// reached`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Done => f.write_str("done"),
+            Decision::Retry { sleep } => write!(f, "retry in {}", sleep.human()),
+            Decision::Stop(reason) => write!(f, "stop: {}", reason.describe()),
         }
     }
 }
@@ -197,7 +222,8 @@ impl RetryPolicy {
     /// Decides what follows an attempt, in this order:
     ///
     /// 1. success → [`Decision::Done`];
-    /// 2. an outcome not in `retry_on`, or a non-idempotent request → `Stop(NotRetryable)`;
+    /// 2. an outcome not in `retry_on` (a [`Outcome::Fatal`] one never is), or a
+    ///    non-idempotent request → `Stop(NotRetryable)`;
     /// 3. `max_attempts` reached → `Stop(Attempts)`;
     /// 4. the sleep is drawn (exactly one [`Backoff::next_delay`] per retry) and combined with
     ///    Retry-After; if it would end at or past the deadline → `Stop(Deadline)`;
@@ -207,8 +233,8 @@ impl RetryPolicy {
     ///
     /// It also keeps the budget's books, so callers make no other budget calls: the first
     /// attempt's report counts a request (`on_request`, at the report's `now`), a success is
-    /// `on_success`, and an outcome in `retry_on` is `on_failure` (whether or not a retry
-    /// follows). No allocation, no clock, no I/O.
+    /// `on_success`, and an outcome in `retry_on` or [`Outcome::Fatal`] is `on_failure`
+    /// (whether or not a retry follows). No allocation, no clock, no I/O.
     #[inline]
     pub fn decide<R: Rng + ?Sized>(
         &self,
@@ -227,6 +253,12 @@ impl RetryPolicy {
                 b.on_success(a.now, AttemptKind::of(a.attempt, a.follows_timeout));
             }
             return Decision::Done;
+        }
+        if a.outcome.is_fatal() {
+            if let Some(b) = budget {
+                b.on_failure(a.now);
+            }
+            return Decision::Stop(StopReason::NotRetryable);
         }
         if !self.retry_on.retries(a.outcome) {
             return Decision::Stop(StopReason::NotRetryable);

@@ -1,15 +1,14 @@
 //! Outcome classes and which of them are retried.
 //!
-//! An attempt ends in one [`Outcome`]: a success (2xx or 3xx), an error status, a timeout or a
-//! connection error. [`RetryOn`] is the set of outcomes worth retrying (DESIGN §3): by default
+//! An attempt ends in one [`Outcome`]: a success (2xx or 3xx), an error status, a timeout, a
+//! connection error, or a fatal error that must never be retried (real code's own class for
+//! errors that are not HTTP answers: a body that does not parse, a 401 from a proxy). [`RetryOn`] is the set of outcomes worth retrying (DESIGN §3): by default
 //! 409, 429, 502, 503, 504, timeouts and connection errors. Other 4xx answers are never
 //! retried (the request itself is wrong; sending it again cannot help), and 500 is opt-in.
 //! [`Idempotency`] adds the request's side: a non-idempotent request is never retried unless
 //! it carries an idempotency key.
 
 use std::fmt;
-
-use serde::{Deserialize, Serialize};
 
 use crate::param::ValueError;
 
@@ -24,6 +23,10 @@ pub enum Outcome {
     Timeout,
     /// The connection failed (refused, reset, dropped).
     Connection,
+    /// A failure that must not be retried, whatever `retry_on` says: the request stops at
+    /// once, and the circuit breaker and the retry budget count it as a failure (unlike a 4xx,
+    /// which says nothing about the server's health). The simulator never produces it.
+    Fatal,
 }
 
 impl Outcome {
@@ -42,25 +45,32 @@ impl Outcome {
     }
 
     /// True when the outcome says the server side is unhealthy or overloaded: a timeout, a
-    /// connection error, 429 or any 5xx. This is what the circuit breaker counts as a failure;
-    /// a 4xx such as 400 or 409 says nothing about the server's health.
+    /// connection error, 429 or any 5xx, and a [`Outcome::Fatal`] error (the caller's word
+    /// that the call failed). This is what the circuit breaker counts as a failure; a 4xx
+    /// such as 400 or 409 says nothing about the server's health.
     pub const fn is_server_failure(self) -> bool {
         match self {
             Outcome::Success => false,
             Outcome::Status(code) => code == 429 || code >= 500,
-            Outcome::Timeout | Outcome::Connection => true,
+            Outcome::Timeout | Outcome::Connection | Outcome::Fatal => true,
         }
+    }
+
+    /// True for [`Outcome::Fatal`].
+    pub const fn is_fatal(self) -> bool {
+        matches!(self, Outcome::Fatal)
     }
 }
 
 impl fmt::Display for Outcome {
-    /// `success`, the status code, `timeout` or `connection`.
+    /// `success`, the status code, `timeout`, `connection` or `fatal`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Success => f.write_str("success"),
             Outcome::Status(code) => write!(f, "{code}"),
             Outcome::Timeout => f.write_str("timeout"),
             Outcome::Connection => f.write_str("connection"),
+            Outcome::Fatal => f.write_str("fatal"),
         }
     }
 }
@@ -87,8 +97,9 @@ impl Idempotency {
 
 /// One entry of a scenario's `retry_on` list as written: a status code or a word
 /// (`"timeout"`, `"connection"`). Deserializes from a TOML integer or string.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 pub enum RetryOnItem {
     /// A status code (checked by [`RetryOn::with_item`]).
     Code(i64),
@@ -111,7 +122,8 @@ const HIGHEST: u16 = 599;
 const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
 
 /// The set of outcomes that are retried: a bitset of status codes 100..=599 plus flags for
-/// timeouts and connection errors. [`Outcome::Success`] is never retried.
+/// timeouts and connection errors. [`Outcome::Success`] and [`Outcome::Fatal`] are never
+/// retried.
 ///
 /// Status codes are limited to those DESIGN §3 allows: 409, 429, 5xx (500 is opt-in) and,
 /// harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
@@ -226,6 +238,7 @@ impl RetryOn {
             }
             Outcome::Timeout => self.timeout,
             Outcome::Connection => self.connection,
+            Outcome::Fatal => false,
         }
     }
 
@@ -357,5 +370,8 @@ mod tests {
         assert!(!Outcome::Status(409).is_server_failure());
         assert!(!Outcome::Status(400).is_server_failure());
         assert!(!Outcome::Success.is_server_failure());
+        assert!(Outcome::Fatal.is_server_failure());
+        assert!(!RetryOn::default().retries(Outcome::Fatal));
+        assert_eq!(Outcome::Fatal.to_string(), "fatal");
     }
 }

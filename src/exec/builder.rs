@@ -1,0 +1,207 @@
+//! [`RetrierBuilder`]: a [`Retrier`] with defaults for real code, set field by field.
+//!
+//! The simulator's defaults (`RetryPolicy::new`: a 1 s attempt timeout, no deadline, five
+//! attempts, no budget) describe a scenario's clients; a program calling a real service wants
+//! a bounded total time, a budget against retry storms and jitter that differs between
+//! processes. The builder's methods are named after the fields they set, and so are its
+//! errors (`invalid value for `max_attempts`: 0: ...`).
+
+use std::time::Duration;
+
+use super::{Retrier, entropy_rng};
+use crate::backoff::{Backoff, Jitter};
+use crate::error::Result;
+use crate::policy::{
+    Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterMode, RetryAfterPolicy,
+    RetryOn, RetryPolicy,
+};
+use crate::rng::from_seed;
+use crate::time::SimDuration;
+
+/// Builds a [`Retrier`]. Defaults, each with the method that changes it:
+///
+/// | method | default | why |
+/// | --- | --- | --- |
+/// | [`jitter`](Self::jitter) | [`Jitter::Full`] | spreads a burst of clients the most |
+/// | [`base`](Self::base) | 100 ms | the first sleep is at most this |
+/// | [`multiplier`](Self::multiplier) | 2.0 | the nominal sleep doubles per retry |
+/// | [`cap`](Self::cap) | 10 s | no sleep is longer |
+/// | [`max_attempts`](Self::max_attempts) | 4 (the first and 3 retries) | |
+/// | [`timeout`](Self::timeout) | none | per attempt, passed to the operation in [`super::AttemptCtx`] |
+/// | [`deadline`](Self::deadline) | 30 s | the whole call, sleeps included; shortens the last attempt's timeout |
+/// | [`retry_on`](Self::retry_on) | [`RetryOn::default`]: 409, 429, 502, 503, 504, timeouts, connection errors | other 4xx and [`crate::policy::Outcome::Fatal`] never |
+/// | [`retry_after`](Self::retry_after) | honoured as a minimum sleep, hints above 60 s clamped to 60 s | a server's pause, within reason |
+/// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10, refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
+/// | [`breaker`](Self::breaker) | none | |
+/// | [`idempotency`](Self::idempotency) | [`Idempotency::Idempotent`] | say `NonIdempotent` for a POST without a key |
+/// | [`seed`](Self::seed) | entropy from the operating system | a fleet must not draw the same jitter |
+///
+/// ```
+/// use std::time::Duration;
+/// use jitterlab::prelude::*;
+///
+/// let retrier = Retrier::builder()
+///     .base(Duration::from_millis(50))
+///     .max_attempts(6)
+///     .deadline(Duration::from_secs(5))
+///     .build()?;
+/// assert_eq!(retrier.policy().max_attempts, Some(6));
+///
+/// // Errors name the builder's field.
+/// let err = Retrier::builder().max_attempts(0).build().unwrap_err();
+/// assert!(err.to_string().starts_with("invalid value for `max_attempts`: 0"), "{err}");
+/// # Ok::<(), jitterlab::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RetrierBuilder {
+    jitter: Jitter,
+    base: Duration,
+    multiplier: f64,
+    cap: Duration,
+    max_attempts: Option<u32>,
+    timeout: Option<Duration>,
+    deadline: Option<Duration>,
+    retry_on: RetryOn,
+    retry_after: RetryAfterPolicy,
+    budget: Option<BudgetConfig>,
+    breaker: Option<BreakerConfig>,
+    idempotency: Idempotency,
+    seed: Option<u64>,
+}
+
+impl Default for RetrierBuilder {
+    /// The defaults in the table above.
+    fn default() -> Self {
+        RetrierBuilder {
+            jitter: Jitter::Full,
+            base: Duration::from_millis(100),
+            multiplier: 2.0,
+            cap: Duration::from_secs(10),
+            max_attempts: Some(4),
+            timeout: None,
+            deadline: Some(Duration::from_secs(30)),
+            retry_on: RetryOn::default(),
+            retry_after: RetryAfterPolicy {
+                mode: RetryAfterMode::AtLeast,
+                max: Some(SimDuration::from_secs(60)),
+            },
+            budget: Some(BudgetConfig::TokenBucket {
+                capacity: 500,
+                retry_cost: 5,
+                timeout_cost: 10,
+                success_refund: 1,
+            }),
+            breaker: None,
+            idempotency: Idempotency::Idempotent,
+            seed: None,
+        }
+    }
+}
+
+impl RetrierBuilder {
+    /// How the sleep is drawn below its nominal value.
+    pub fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+    /// The nominal first sleep.
+    pub fn base(mut self, base: Duration) -> Self {
+        self.base = base;
+        self
+    }
+    /// Growth of the nominal sleep per retry (at least 1).
+    pub fn multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = multiplier;
+        self
+    }
+    /// The longest sleep (at least `base`).
+    pub fn cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+    /// Attempts per call, the first included (at least 1).
+    pub fn max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = Some(max_attempts);
+        self
+    }
+    /// No limit on attempts: the deadline (or the budget) ends the call.
+    pub fn unlimited_attempts(mut self) -> Self {
+        self.max_attempts = None;
+        self
+    }
+    /// The timeout of one attempt (`None`: none), above zero.
+    pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = timeout.into();
+        self
+    }
+    /// The time limit of a whole call, sleeps included (`None`: none), above zero.
+    pub fn deadline(mut self, deadline: impl Into<Option<Duration>>) -> Self {
+        self.deadline = deadline.into();
+        self
+    }
+    /// Which outcomes are retried.
+    pub fn retry_on(mut self, retry_on: RetryOn) -> Self {
+        self.retry_on = retry_on;
+        self
+    }
+    /// How `Retry-After` is honoured: `mode`, and the largest hint honoured (`None`: any).
+    pub fn retry_after(mut self, mode: RetryAfterMode, max: impl Into<Option<Duration>>) -> Self {
+        self.retry_after = RetryAfterPolicy {
+            mode,
+            max: max.into().map(SimDuration::from),
+        };
+        self
+    }
+    /// The retry budget shared by every call of the retrier (`None`: none).
+    pub fn budget(mut self, budget: impl Into<Option<BudgetConfig>>) -> Self {
+        self.budget = budget.into();
+        self
+    }
+    /// The circuit breaker shared by every call of the retrier (`None`: none).
+    pub fn breaker(mut self, breaker: impl Into<Option<BreakerConfig>>) -> Self {
+        self.breaker = breaker.into();
+        self
+    }
+    /// Whether the calls may be repeated (non-idempotent ones are never retried).
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = idempotency;
+        self
+    }
+    /// Seeds the jitter with `seed` instead of entropy: the same seed, the same sleeps.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The policy these settings describe, checked; errors name the field (`cap`, `timeout`).
+    pub fn policy(&self) -> Result<RetryPolicy> {
+        let backoff = Backoff::new(self.jitter, self.base, self.multiplier, self.cap)?;
+        let policy = RetryPolicy {
+            backoff,
+            retry_on: self.retry_on,
+            max_attempts: self.max_attempts,
+            timeout: self.timeout.map(SimDuration::from),
+            deadline: self.deadline.map(SimDuration::from),
+            retry_after: self.retry_after,
+        };
+        policy.validate()?;
+        Ok(policy)
+    }
+
+    /// The retrier, or the first setting that is not allowed.
+    pub fn build(&self) -> Result<Retrier> {
+        let rng = match self.seed {
+            Some(seed) => from_seed(seed),
+            None => entropy_rng()?,
+        };
+        let mut retrier =
+            Retrier::with_rng(self.policy()?, rng)?.with_idempotency(self.idempotency);
+        if let Some(config) = self.budget {
+            retrier = retrier.with_budget(Budget::new(config)?);
+        }
+        if let Some(config) = self.breaker {
+            retrier = retrier.with_breaker(Breaker::new(config)?);
+        }
+        Ok(retrier)
+    }
+}

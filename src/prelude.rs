@@ -1,0 +1,15 @@
+//! The names real code needs to retry a call: `use jitterlab::prelude::*;`.
+//!
+//! The builder ([`Retrier::builder`]), the error classification ([`Classify`], [`Outcome`]),
+//! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`]). Durations are
+//! [`std::time::Duration`] throughout.
+
+pub use crate::backoff::Jitter;
+pub use crate::exec::{
+    AttemptCtx, AttemptEvent, CancelToken, Classify, Clock, Retrier, RetrierBuilder, RetryError,
+    SystemClock, VirtualClock,
+};
+pub use crate::policy::{
+    BreakerConfig, BudgetConfig, Decision, Idempotency, Outcome, RetryAfterMode, RetryOn,
+    StopReason,
+};
