@@ -386,7 +386,7 @@ fn wrong_types_name_the_key_its_place_the_value_and_what_is_allowed() {
         ),
         (
             "seed = 1.5\n",
-            "e.toml:1:8: invalid value for `seed`: 1.5: a whole number, 0 or more",
+            "e.toml:1:8: invalid value for `seed`: 1.5: an integer from 0 to 18446744073709551615",
         ),
         (
             "[client]\nidempotent = 3\n",
