@@ -15,6 +15,7 @@ pub mod dist;
 pub mod event;
 pub mod faults;
 pub mod metrics;
+pub mod profile;
 pub mod queue;
 pub mod workload;
 
