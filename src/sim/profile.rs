@@ -302,7 +302,10 @@ impl Arrivals {
                 let a = s.rate_at(self.pos);
                 (m < s.mass(self.pos, s.end)).then(|| {
                     let slope = (s.r1 - s.r0) / (s.end - s.start) as f64;
-                    self.pos + f64_to_nanos(ramp_offset(a, slope, m))
+                    // The root lies in the segment (m is below its mass): the clamp only
+                    // guards against rounding.
+                    let x = f64_to_nanos(ramp_offset(a, slope, m));
+                    self.pos + x.min(s.end - self.pos)
                 })
             };
             match found {
