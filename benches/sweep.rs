@@ -7,6 +7,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use jitterlab::cancel::CancelToken;
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::sweep::{self, Plan, Silent};
 
@@ -19,7 +20,7 @@ fn plan() -> Plan {
 
 fn run(plan: &Plan, threads: usize) -> u64 {
     let units = plan.units();
-    sweep::execute(plan, &units, threads, &Silent, None)
+    sweep::execute(plan, &units, threads, &Silent, None, &CancelToken::new())
         .expect("a complete sweep")
         .events
 }

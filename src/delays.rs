@@ -8,6 +8,7 @@ use std::io::Write;
 
 use crate::backoff::{Backoff, BackoffParams, BackoffState, Jitter};
 use crate::error::{Error, Result};
+use crate::param::{ParamError, ValueError};
 use crate::rng::{StreamKind, stream};
 use crate::time::millis_string;
 
@@ -40,20 +41,19 @@ pub struct DelaySample {
 }
 
 /// Parses a `--jitter` list: names separated by commas, or `all`.
-pub fn parse_jitters(key: &str, text: &str) -> Result<Vec<Jitter>> {
+pub fn parse_jitters(text: &str) -> Result<Vec<Jitter>, ValueError> {
     if text.trim() == "all" {
         return Ok(Jitter::ALL.to_vec());
     }
-    text.split(',')
-        .map(|name| Jitter::parse(key, name.trim()))
-        .collect()
+    text.split(',').map(|name| name.trim().parse()).collect()
 }
 
 impl DelaysRequest {
-    /// Validates every kind's policy before anything is drawn.
-    pub fn policies(&self) -> Result<Vec<Backoff>> {
+    /// Validates every kind's policy before anything is drawn. Errors name the field of
+    /// [`BackoffParams`] (`cap`), or `jitter` for an empty list of kinds.
+    pub fn policies(&self) -> Result<Vec<Backoff>, ParamError> {
         if self.jitters.is_empty() {
-            return Err(Error::invalid(
+            return Err(ParamError::new(
                 "jitter",
                 "\"\"",
                 format!("one or more of {}, or all", Jitter::names()),

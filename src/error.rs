@@ -3,8 +3,18 @@
 //! Every variant that comes from user input names the offending key (for example
 //! `backoff.cap`), the value that was given, and what is allowed, so that the binary can
 //! print it as is and exit with code 2. [`Error::is_user_error`] tells the two families apart.
+//!
+//! Every message is complete: the variants with a cause (`Io`, `Csv`) write its message after
+//! the path, so print an error alone; walking `source()` as well would repeat the cause.
+//!
+//! The engine's constructors answer with the smaller [`ParamError`] and [`ValueError`], which
+//! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
+//! [`Error::for_key`] names whatever key or flag the caller knows the value by.
 
+use std::fmt;
 use std::path::PathBuf;
+
+use crate::param::{ParamError, ValueError};
 
 /// Errors returned by jitterlab.
 #[derive(Debug, thiserror::Error)]
@@ -13,19 +23,23 @@ pub enum Error {
     /// A parameter has a value outside its allowed range or of the wrong form.
     #[error("invalid value for `{key}`: {value}: {allowed}")]
     InvalidValue {
-        /// The parameter's key, dotted as in a scenario file (`backoff.cap`).
+        /// The parameter as the user knows it: a scenario key (`backoff.cap`), a flag
+        /// (`--cap`), or a constructor's field (`cap`).
         key: String,
         /// The value that was given, as the user wrote it.
         value: String,
         /// What is allowed instead.
         allowed: String,
     },
-    /// A scenario file could not be read as TOML or does not fit the scenario schema.
-    #[error("{path}: {message}")]
+    /// A scenario is not valid: it could not be read as TOML, does not fit the schema, or has
+    /// a value outside what its key allows.
+    #[error("{origin}{}: {message}", position.map_or(String::new(), |p| format!(":{p}")))]
     Scenario {
-        /// The file (or `<built-in>` / `--set`).
-        path: String,
-        /// The parser's message, with the key and the line and column where known.
+        /// Where the value came from: the file (or `<built-in ...>`), or the `--set KEY=VALUE`.
+        origin: String,
+        /// Where in the file, when the value was written there.
+        position: Option<Position>,
+        /// What is wrong, naming the key as the user wrote it (`backoff.strategies[1].cap`).
         message: String,
     },
     /// A command-line argument is malformed (for example `--shard 3/2`).
@@ -92,6 +106,13 @@ impl Error {
         }
     }
 
+    /// An [`Error::InvalidValue`] for `key`, from the engine's answer about a value it could
+    /// not name (a [`ValueError`], or a [`ParamError`] named by its caller's own key).
+    pub fn for_key(key: impl Into<String>, e: impl Into<ValueError>) -> Self {
+        let e = e.into();
+        Error::invalid(key, e.value, e.allowed)
+    }
+
     /// Builds an [`Error::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
@@ -110,22 +131,28 @@ impl Error {
                 | Error::ResultFolder { .. }
         )
     }
+}
 
-    /// Prefixes the key of an [`Error::InvalidValue`] (used when a nested value is checked
-    /// before its full path is known, as in `backoff.strategies[1].cap`).
-    pub fn with_key_prefix(self, prefix: &str) -> Self {
-        match self {
-            Error::InvalidValue {
-                key,
-                value,
-                allowed,
-            } => Error::InvalidValue {
-                key: format!("{prefix}.{key}"),
-                value,
-                allowed,
-            },
-            other => other,
-        }
+impl From<ParamError> for Error {
+    /// Names the parameter by its field (`cap`), for callers of the engine's constructors.
+    fn from(e: ParamError) -> Error {
+        Error::for_key(e.field, e)
+    }
+}
+
+/// A place in a text file: 1-based line and column (in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// The line, from 1.
+    pub line: usize,
+    /// The column, from 1.
+    pub column: usize,
+}
+
+impl fmt::Display for Position {
+    /// `line:column`, as compilers print it after a file name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
     }
 }
 

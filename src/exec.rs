@@ -56,11 +56,12 @@
 //! ```
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::backoff::BackoffState;
+pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::policy::{
     AttemptReport, Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason,
@@ -84,73 +85,6 @@ pub trait Clock: Send + Sync {
     /// Sleeps `d`. Returns `Err(Error::Cancelled)` if `cancel` is cancelled before or during
     /// the sleep (and then returns early); that is the only error.
     fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()>;
-}
-
-/// A cancellation flag shared by clones; cancelling wakes sleeps on a [`SystemClock`].
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken {
-    inner: Arc<CancelInner>,
-}
-
-#[derive(Debug, Default)]
-struct CancelInner {
-    /// Fast path for [`CancelToken::is_cancelled`].
-    flag: AtomicBool,
-    /// The same flag under the mutex the condition variable needs.
-    cancelled: Mutex<bool>,
-    wake: Condvar,
-}
-
-impl CancelToken {
-    /// A token not cancelled yet.
-    pub fn new() -> CancelToken {
-        CancelToken::default()
-    }
-
-    /// Cancels: every clone sees it, and sleeping threads wake.
-    pub fn cancel(&self) {
-        self.inner.flag.store(true, Ordering::Release);
-        *lock(&self.inner.cancelled) = true;
-        self.inner.wake.notify_all();
-    }
-
-    /// True once [`CancelToken::cancel`] was called on any clone.
-    pub fn is_cancelled(&self) -> bool {
-        self.inner.flag.load(Ordering::Acquire)
-    }
-
-    /// Waits up to `d` of real time; true when cancelled (at once or during the wait).
-    fn wait(&self, d: Duration) -> bool {
-        let end = Instant::now().checked_add(d);
-        let mut cancelled = lock(&self.inner.cancelled);
-        loop {
-            if *cancelled {
-                return true;
-            }
-            match end {
-                // Too long to represent: wait for a cancel only.
-                None => {
-                    cancelled = self
-                        .inner
-                        .wake
-                        .wait(cancelled)
-                        .unwrap_or_else(PoisonError::into_inner)
-                }
-                Some(end) => {
-                    let now = Instant::now();
-                    if now >= end {
-                        return false;
-                    }
-                    cancelled = self
-                        .inner
-                        .wake
-                        .wait_timeout(cancelled, end - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-            }
-        }
-    }
 }
 
 /// Real time: `now` is the time since the clock was made, sleeps really wait.

@@ -26,11 +26,15 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic;
 pub mod backoff;
+pub mod cancel;
 pub mod delays;
 pub mod error;
 pub mod exec;
+pub mod metric;
 pub mod output;
+pub mod param;
 pub mod policy;
 pub mod recommend;
 pub mod rng;

@@ -1,17 +1,23 @@
 //! The `jitterlab` command line: parses arguments, calls the library, prints errors once.
 //!
-//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 1 anything else.
+//! Exit codes: 0 success, 2 bad input (usage, scenario, values), 130 interrupted (Ctrl-C),
+//! 1 anything else.
+
+mod cli;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use jitterlab::backoff::BackoffParams;
+use jitterlab::cancel::CancelToken;
 use jitterlab::delays::{DelaysRequest, parse_jitters};
-use std::path::PathBuf;
+use jitterlab::param::ParamError;
+use std::path::{Path, PathBuf};
 
 use jitterlab::recommend::{Constraints, Objective};
 use jitterlab::runner::{self, RunOptions, RunReport};
 use jitterlab::scenario::ScenarioDoc;
+use jitterlab::scenario::library::{self, Source};
 use jitterlab::sweep::Shard;
 use jitterlab::time::{SimDuration, parse_duration};
 use jitterlab::{Error, Result};
@@ -26,12 +32,18 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a scenario (the built-in thundering herd without SCENARIO) into a result folder.
+    /// Run a scenario, a file or a built-in (the thundering herd without SCENARIO), into a
+    /// result folder.
     Run(RunArgs),
-    /// Validate a scenario and print it resolved, every default written out.
+    /// Validate a scenario (a file or a built-in) and print it resolved, every default written
+    /// out.
     Check(CheckArgs),
-    /// List the scenarios in sims/ with their descriptions.
+    /// List the built-in scenarios, and the local sims/*.toml files beside them.
     List(ListArgs),
+    /// Print a built-in scenario's file, comments included.
+    Show(ShowArgs),
+    /// Write a built-in scenario to a file for editing; never overwrites.
+    Init(InitArgs),
     /// Print sleeps drawn by the backoff engine as CSV (jitter,sample,retry,delay_ms).
     Delays(DelaysArgs),
     /// Combine shard folders into one result, identical to an unsharded run.
@@ -58,7 +70,8 @@ struct RecommendArgs {
     /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
     #[arg(long, allow_hyphen_values = true)]
     deadline: Option<String>,
-    /// What to optimise among the pairs that qualify: amplification, p99 or success.
+    /// What to optimise among the pairs that qualify: amplification, p99, success or another
+    /// summary metric (e.g. latency_p999_ms), lowest or highest as it is better.
     #[arg(long, default_value = "amplification")]
     objective: String,
     /// How many pairs to print.
@@ -77,7 +90,8 @@ struct PlotArgs {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// Scenario file (TOML); the built-in thundering herd when absent.
+    /// Scenario file (TOML), or the name of a built-in scenario (`jitterlab list`), as NAME or
+    /// NAME.toml; a file of that name wins. The built-in thundering herd when absent.
     scenario: Option<PathBuf>,
     /// Result folder [default: out/<name>].
     #[arg(long)]
@@ -110,7 +124,8 @@ struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or the name of a built-in scenario (`jitterlab list`), as NAME or
+    /// NAME.toml; a file of that name wins.
     scenario: PathBuf,
     /// Override any key: KEY=VALUE.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -119,9 +134,24 @@ struct CheckArgs {
 
 #[derive(clap::Args, Debug)]
 struct ListArgs {
-    /// Folder of scenarios.
-    #[arg(long, default_value = "sims")]
-    dir: PathBuf,
+    /// Folder of local scenario files [default: sims, when it exists]. A local file is shown
+    /// beside the built-in of its name, with `(differs)` when its text is not the built-in's.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowArgs {
+    /// A built-in scenario's name (`jitterlab list`).
+    name: String,
+}
+
+#[derive(clap::Args, Debug)]
+struct InitArgs {
+    /// A built-in scenario's name (`jitterlab list`).
+    name: String,
+    /// The file to write [default: NAME.toml]; an existing file is never replaced.
+    file: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -177,12 +207,9 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
+            // Complete as is: every variant that has a cause includes its message, so walking
+            // `source()` would print it again.
             eprintln!("error: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
                 Error::Interrupted => 130,
@@ -198,6 +225,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
         Command::List(args) => list(args),
+        Command::Show(args) => {
+            print!("{}", library::lookup(&args.name)?.text);
+            Ok(())
+        }
+        Command::Init(args) => init(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
         Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
@@ -209,11 +241,17 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-fn load(path: Option<&PathBuf>, sets: &[String]) -> Result<ScenarioDoc> {
-    let mut doc = match path {
-        Some(p) => ScenarioDoc::load(p)?,
-        None => ScenarioDoc::builtin(),
+/// Loads SCENARIO (a file, else a built-in of that name; the default without one) and applies
+/// the overrides. Says on stderr which was used when the name could mean either.
+fn load(scenario: Option<&Path>, sets: &[String], quiet: bool) -> Result<ScenarioDoc> {
+    let source = match scenario {
+        Some(arg) => Source::resolve(arg)?,
+        None => Source::Builtin(library::default()),
     };
+    if scenario.is_some() && source.is_ambiguous() && !quiet {
+        eprintln!("using {source}");
+    }
+    let mut doc = source.load()?;
     for s in sets {
         doc.set(s)?;
     }
@@ -228,7 +266,7 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(r) = args.replications {
         sets.push(format!("replications={r}"));
     }
-    let doc = load(args.scenario.as_ref(), &sets)?;
+    let doc = load(args.scenario.as_deref(), &sets, args.quiet)?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -238,10 +276,20 @@ fn run(args: RunArgs) -> Result<()> {
         threads: args.threads,
         shard,
         resume: args.resume,
-        quiet: args.quiet,
         command: command_line(),
     };
-    let report = runner::run(&doc, &options)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
+    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
+    // every unit, still resumes.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let report = runner::run(
+        &doc,
+        &options,
+        &cancel,
+        &cli::progress::Bar::new(args.quiet),
+    )?;
     finish(&report, args.no_plots, args.quiet, &shard)
 }
 
@@ -257,7 +305,7 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
         }
         return Ok(());
     }
-    print!("{}", report.table);
+    print!("{}", cli::table::render(&report.points));
     if !no_plots {
         plot(&report.dir, quiet)?;
     }
@@ -292,9 +340,12 @@ fn recommend(args: RecommendArgs) -> Result<()> {
             .map(|t| parse_duration("--deadline", t))
             .transpose()?,
     };
-    let objective = Objective::parse(&args.objective)?;
-    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective, args.top)?;
-    print!("{}", answer.text);
+    let objective: Objective = args.objective.parse()?;
+    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective)?;
+    print!(
+        "{}",
+        cli::recommend::render(&answer, &constraints, objective, args.top)
+    );
     eprintln!("wrote {}", answer.pareto_csv.display());
     if !args.no_plots {
         plot(&args.dir, false)?;
@@ -319,7 +370,7 @@ fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let doc = load(Some(&args.scenario), &args.sets)?;
+    let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
@@ -337,24 +388,46 @@ fn check(args: CheckArgs) -> Result<()> {
 }
 
 fn list(args: ListArgs) -> Result<()> {
-    let entries = std::fs::read_dir(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+    // Without --dir, a checkout's sims/ is shown beside the built-ins; elsewhere there is none.
+    let local = match &args.dir {
+        Some(dir) => Some(dir.as_path()),
+        None => Some(Path::new("sims")).filter(|d| d.is_dir()),
+    };
+    let entries = library::catalog(local)?;
+    let files: Vec<String> = entries
+        .iter()
+        .map(|e| match &e.file {
+            Some(p) if e.differs => format!("{} (differs)", p.display()),
+            Some(p) => p.display().to_string(),
+            None => String::new(),
+        })
         .collect();
-    files.sort();
-    for path in files {
-        let (name, description) = match ScenarioDoc::load(&path).and_then(|d| d.base()) {
-            Ok(s) => (s.name, s.description),
-            Err(e) => (
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                format!("(invalid: {e})"),
-            ),
-        };
-        println!("{:<28} {:<40} {}", name, path.display(), description);
+    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let file_width = files.iter().map(String::len).max().unwrap_or(0);
+    for (entry, file) in entries.iter().zip(&files) {
+        let kind = if entry.builtin { "built-in" } else { "local" };
+        let mut line = format!("{:<name_width$}  {kind:<8}  ", entry.name);
+        if file_width > 0 {
+            line += &format!("{file:<file_width$}  ");
+        }
+        line += &entry.description;
+        println!("{}", line.trim_end());
     }
+    Ok(())
+}
+
+fn init(args: InitArgs) -> Result<()> {
+    let builtin = library::lookup(&args.name)?;
+    let file = args
+        .file
+        .unwrap_or_else(|| PathBuf::from(format!("{}.toml", builtin.name)));
+    builtin.write_new(&file)?;
+    eprintln!(
+        "wrote {} (built-in scenario {}); edit it, then `jitterlab run {}`",
+        file.display(),
+        builtin.name,
+        file.display()
+    );
     Ok(())
 }
 
@@ -363,26 +436,16 @@ fn merge(args: MergeArgs) -> Result<()> {
     finish(&report, args.no_plots, false, &Shard::ALL)
 }
 
-/// Renames `backoff.x` keys to the flag `--x` that the user typed.
-fn as_flag(err: Error) -> Error {
-    match err {
-        Error::InvalidValue {
-            key,
-            value,
-            allowed,
-        } => Error::InvalidValue {
-            key: key.replace("backoff.", "--"),
-            value,
-            allowed: allowed.replace("backoff.", "--"),
-        },
-        other => other,
-    }
+/// Names a backoff parameter by the `delays` flag that set it: each flag is named after its
+/// field (`cap` is set by `--cap`).
+fn as_flag(e: ParamError) -> Error {
+    Error::for_key(format!("--{}", e.field), e)
 }
 
 fn delays(args: DelaysArgs) -> Result<()> {
     let duration = |flag: &str, text: &str| -> Result<SimDuration> { parse_duration(flag, text) };
     let request = DelaysRequest {
-        jitters: parse_jitters("--jitter", &args.jitter)?,
+        jitters: parse_jitters(&args.jitter).map_err(|e| Error::for_key("--jitter", e))?,
         params: BackoffParams {
             jitter: jitterlab::backoff::Jitter::Full,
             base: duration("--base", &args.base)?,

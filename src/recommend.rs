@@ -2,54 +2,110 @@
 //! user's constraints, ranked by a stated objective, and the Pareto front of amplification
 //! against p99 latency (`pareto.csv`).
 //!
-//! Constraints are checked on the means across replications; each candidate is printed with
-//! its 95 % intervals, and one whose interval crosses a limit is marked `borderline`, so a
-//! choice that only just passes is visible as such. When nothing meets the constraints the
-//! answer names the pairs that come closest, with by how much they miss.
+//! Constraints are checked on the means across replications; a candidate whose 95 % interval
+//! crosses a limit is marked borderline, so a choice that only just passes is visible as such.
+//! When nothing meets the constraints the answer lists every pair by how far it misses them.
+//! The answer is data ([`Recommendation`]); the binary prints it.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::output::results::ResultFolder;
-use crate::output::{csv::number, write_atomic};
+use crate::metric::{Better, Metric, PerMetric, names};
+use crate::output::csv::write_rows;
+use crate::output::results::{ParetoRow, ResultFolder};
+use crate::output::rows::defined;
+use crate::stats::pareto_front;
 use crate::time::SimDuration;
 
-/// What the recommendation optimises among the pairs that meet the constraints.
+/// What the recommendation optimises among the pairs that meet the constraints: one metric,
+/// lowest or highest as the metric is better, ties broken by amplification (by p99 latency
+/// when amplification is the objective).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Objective {
-    /// Least load on the server: attempts per request (ties: lower p99).
-    Amplification,
-    /// Lowest p99 latency (ties: lower amplification).
-    P99,
-    /// Highest success rate (ties: lower amplification).
-    Success,
+pub struct Objective {
+    metric: Metric,
 }
 
 impl Objective {
-    /// Parses `amplification`, `p99` or `success`.
-    pub fn parse(text: &str) -> Result<Objective> {
-        match text {
-            "amplification" => Ok(Objective::Amplification),
-            "p99" => Ok(Objective::P99),
-            "success" => Ok(Objective::Success),
-            other => Err(Error::invalid(
-                "--objective",
-                format!("{other:?}"),
-                "amplification, p99 or success",
-            )),
+    /// Least load on the server: attempts per request (ties: lower p99).
+    pub const AMPLIFICATION: Objective = Objective {
+        metric: Metric::Amplification,
+    };
+
+    /// The objective of optimising `metric`; `None` for a metric that is neither better low
+    /// nor high (`requests`, `events`).
+    pub fn new(metric: Metric) -> Option<Objective> {
+        (metric.better() != Better::Neither).then_some(Objective { metric })
+    }
+
+    /// The metric optimised.
+    pub fn metric(self) -> Metric {
+        self.metric
+    }
+
+    /// The metric that orders pairs equal on the objective.
+    pub fn tie_break(self) -> Metric {
+        if self.metric == Metric::Amplification {
+            Metric::LatencyP99Ms
+        } else {
+            Metric::Amplification
         }
     }
 
-    fn describe(self) -> &'static str {
-        match self {
-            Objective::Amplification => {
-                "lowest amplification (attempts per request), then lowest p99"
-            }
-            Objective::P99 => "lowest p99 latency, then lowest amplification",
-            Objective::Success => "highest success rate, then lowest amplification",
+    /// The name `--objective` knows a metric by: `p99` and `success` for the p99 latency and
+    /// the success rate, the metric's own name otherwise.
+    pub fn name_of(metric: Metric) -> &'static str {
+        match metric {
+            Metric::LatencyP99Ms => "p99",
+            Metric::SuccessRate => "success",
+            other => other.name(),
         }
+    }
+
+    /// How `candidate` ranks: lower is better, an undefined value last.
+    fn key(self, candidate: &Candidate) -> (f64, f64) {
+        let value = |m: Metric| {
+            let mean = candidate.mean(m);
+            let lower_is_better = if m.better() == Better::Higher {
+                -mean
+            } else {
+                mean
+            };
+            if lower_is_better.is_finite() {
+                lower_is_better
+            } else {
+                f64::INFINITY
+            }
+        };
+        (value(self.metric), value(self.tie_break()))
+    }
+}
+
+impl FromStr for Objective {
+    type Err = Error;
+
+    /// Parses `amplification`, `p99`, `success` or the name of any metric that is better low
+    /// or high; anything else is an error that lists them.
+    fn from_str(text: &str) -> Result<Objective> {
+        let metric = match text {
+            "p99" => Some(Metric::LatencyP99Ms),
+            "success" => Some(Metric::SuccessRate),
+            name => Metric::ALL.into_iter().find(|m| m.name() == name),
+        };
+        metric.and_then(Objective::new).ok_or_else(|| {
+            let rankable = Metric::ALL
+                .into_iter()
+                .filter(|m| m.better() != Better::Neither);
+            Error::invalid(
+                "--objective",
+                format!("{text:?}"),
+                format!(
+                    "amplification, p99, success or another metric to minimise or maximise: {}",
+                    names(rankable)
+                ),
+            )
+        })
     }
 }
 
@@ -66,7 +122,72 @@ pub struct Constraints {
     pub deadline: Option<SimDuration>,
 }
 
-/// One (point, strategy) with the means and intervals the recommendation uses.
+impl Constraints {
+    /// The constraints as limits on metrics, in the order they are checked and reported.
+    pub fn limits(&self) -> Vec<Limit> {
+        let ms = |d: SimDuration| d.as_millis_f64();
+        [
+            (Metric::LatencyP99Ms, self.p99.map(ms)),
+            (Metric::LatencyP999Ms, self.deadline.map(ms)),
+            (Metric::Amplification, self.max_amplification),
+            (Metric::SuccessRate, self.min_success),
+        ]
+        .into_iter()
+        .filter_map(|(metric, bound)| bound.map(|bound| Limit { metric, bound }))
+        .collect()
+    }
+}
+
+/// A limit on the mean of one metric: at most `bound` when lower is better, at least `bound`
+/// when higher is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limit {
+    /// The metric limited.
+    pub metric: Metric,
+    /// The limit, in the metric's own unit (ms for a latency).
+    pub bound: f64,
+}
+
+impl Limit {
+    /// True when the limit is a floor (higher is better).
+    pub fn is_floor(&self) -> bool {
+        self.metric.better() == Better::Higher
+    }
+}
+
+/// A limit missed: the candidate's mean and by how much it misses, relative to the limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Miss {
+    /// The limit.
+    pub limit: Limit,
+    /// The candidate's mean (NaN when undefined).
+    pub mean: f64,
+    /// `|mean - bound| / |bound|` (infinite for an undefined mean).
+    pub excess: f64,
+}
+
+/// A mean across replications and its 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// The mean (NaN when no replication defines the metric).
+    pub mean: f64,
+    /// Lower end of the interval.
+    pub low: Option<f64>,
+    /// Upper end of the interval.
+    pub high: Option<f64>,
+}
+
+impl Default for Interval {
+    fn default() -> Self {
+        Interval {
+            mean: f64::NAN,
+            low: None,
+            high: None,
+        }
+    }
+}
+
+/// One (point, strategy) with every metric's mean and interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     /// Sweep point.
@@ -77,81 +198,42 @@ pub struct Candidate {
     pub values: Vec<String>,
     /// Strategy name.
     pub strategy: String,
-    /// `(mean, ci95_low, ci95_high)` per metric used.
-    pub metrics: BTreeMap<&'static str, Interval>,
+    /// Every metric across replications, as in `aggregate.csv`.
+    pub metrics: PerMetric<Interval>,
     /// True when no other candidate has both lower amplification and lower p99.
     pub on_front: bool,
 }
 
-/// `(mean, ci95_low, ci95_high)`.
-pub type Interval = (f64, Option<f64>, Option<f64>);
-
-/// A candidate, how far it misses the constraints in total, and the misses spelled out.
-type Miss<'a> = (&'a Candidate, f64, Vec<(String, f64)>);
-
-const USED: [&str; 4] = [
-    "amplification",
-    "latency_p99_ms",
-    "success_rate",
-    "latency_p999_ms",
-];
-
 impl Candidate {
-    fn mean(&self, metric: &str) -> f64 {
-        self.metrics.get(metric).map_or(f64::NAN, |m| m.0)
+    /// The mean of a metric (NaN when undefined).
+    pub fn mean(&self, metric: Metric) -> f64 {
+        self.metrics[metric].mean
     }
 
-    /// How far the candidate misses each constraint, as relative excesses (empty: it meets
-    /// them all), and whether any interval crosses a limit.
-    fn misses(&self, c: &Constraints) -> (Vec<(String, f64)>, bool) {
+    /// The limits the candidate misses (empty: it meets them all), and whether an interval
+    /// crosses a limit it meets.
+    fn misses(&self, limits: &[Limit]) -> (Vec<Miss>, bool) {
         let mut misses = Vec::new();
         let mut borderline = false;
-        let mut at_most = |name: &str, metric: &str, limit: f64| {
-            let (mean, _, high) =
-                self.metrics
-                    .get(metric)
-                    .copied()
-                    .unwrap_or((f64::NAN, None, None));
-            if mean.is_nan() || mean > limit {
+        for &limit in limits {
+            let Interval { mean, low, high } = self.metrics[limit.metric];
+            let (beyond, crossed) = if limit.is_floor() {
+                (mean < limit.bound, low.is_some_and(|l| l < limit.bound))
+            } else {
+                (mean > limit.bound, high.is_some_and(|h| h > limit.bound))
+            };
+            if mean.is_nan() || beyond {
                 let excess = if mean.is_finite() {
-                    (mean - limit) / limit.abs().max(1e-12)
+                    (mean - limit.bound).abs() / limit.bound.abs().max(1e-12)
                 } else {
                     f64::INFINITY
                 };
-                misses.push((
-                    format!("{name} {} > {}", number_short(mean), number_short(limit)),
+                misses.push(Miss {
+                    limit,
+                    mean,
                     excess,
-                ));
-            } else if high.is_some_and(|h| h > limit) {
-                borderline = true;
-            }
-        };
-        if let Some(p99) = c.p99 {
-            at_most("p99_ms", "latency_p99_ms", p99.as_millis_f64());
-        }
-        if let Some(d) = c.deadline {
-            at_most("p999_ms", "latency_p999_ms", d.as_millis_f64());
-        }
-        if let Some(a) = c.max_amplification {
-            at_most("amplification", "amplification", a);
-        }
-        if let Some(s) = c.min_success {
-            let (mean, low, _) =
-                self.metrics
-                    .get("success_rate")
-                    .copied()
-                    .unwrap_or((f64::NAN, None, None));
-            if mean.is_nan() || mean < s {
-                let excess = if mean.is_finite() {
-                    (s - mean) / s.max(1e-12)
-                } else {
-                    f64::INFINITY
-                };
-                misses.push((
-                    format!("success {} < {}", number_short(mean), number_short(s)),
-                    excess,
-                ));
-            } else if low.is_some_and(|l| l < s) {
+                });
+            } else if crossed {
                 borderline = true;
             }
         }
@@ -159,41 +241,42 @@ impl Candidate {
     }
 }
 
-fn number_short(x: f64) -> String {
-    if !x.is_finite() {
-        "n/a".into()
-    } else if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.4}")
-    }
+/// A candidate that meets every constraint, as ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ranked {
+    /// Index into [`Recommendation::candidates`].
+    pub candidate: usize,
+    /// An interval crosses a limit the mean meets.
+    pub borderline: bool,
 }
 
-/// Marks the points that no other point beats on both coordinates (lower is better on both).
-pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
-    points
-        .iter()
-        .map(|p| {
-            p.0.is_finite()
-                && p.1.is_finite()
-                && !points
-                    .iter()
-                    .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
-        })
-        .collect()
+/// A candidate that misses a constraint, with what it misses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closest {
+    /// Index into [`Recommendation::candidates`].
+    pub candidate: usize,
+    /// The limits missed, in the order of [`Constraints::limits`].
+    pub misses: Vec<Miss>,
 }
 
 /// The result of [`recommend`].
 #[derive(Debug)]
 pub struct Recommendation {
-    /// Human-readable answer for stdout.
-    pub text: String,
-    /// The chosen pair, if any meets the constraints.
-    pub best: Option<Candidate>,
+    /// Every (point, strategy), by point and then in strategy order, the front marked.
+    pub candidates: Vec<Candidate>,
+    /// The candidates that meet every constraint, best first.
+    pub ranked: Vec<Ranked>,
+    /// When none does: every candidate, the closest (least total excess) first.
+    pub closest: Vec<Closest>,
     /// The `pareto.csv` written.
     pub pareto_csv: PathBuf,
+}
+
+impl Recommendation {
+    /// The chosen pair, if any meets the constraints.
+    pub fn best(&self) -> Option<&Candidate> {
+        self.ranked.first().map(|r| &self.candidates[r.candidate])
+    }
 }
 
 /// Reads `dir`, ranks the pairs that meet `constraints` by `objective`, writes `pareto.csv`.
@@ -201,21 +284,10 @@ pub fn recommend(
     dir: &Path,
     constraints: &Constraints,
     objective: Objective,
-    top: usize,
 ) -> Result<Recommendation> {
     let folder = ResultFolder::read(dir)?;
     let mut by_pair: BTreeMap<(u32, String), Candidate> = BTreeMap::new();
-    let order = |s: &str| {
-        folder
-            .strategies
-            .iter()
-            .position(|x| x == s)
-            .unwrap_or(usize::MAX)
-    };
     for row in &folder.aggregate {
-        let Some(&metric) = USED.iter().find(|m| **m == row.metric) else {
-            continue;
-        };
         let point = folder.point(row.point);
         let candidate = by_pair
             .entry((row.point, row.strategy.clone()))
@@ -226,14 +298,22 @@ pub fn recommend(
                     .unwrap_or_default(),
                 values: point.map(|p| p.values.clone()).unwrap_or_default(),
                 strategy: row.strategy.clone(),
-                metrics: BTreeMap::new(),
+                metrics: PerMetric::default(),
                 on_front: false,
             });
-        candidate.metrics.insert(
-            metric,
-            (row.mean.unwrap_or(f64::NAN), row.ci95_low, row.ci95_high),
-        );
+        candidate.metrics[row.metric] = Interval {
+            mean: row.mean.unwrap_or(f64::NAN),
+            low: row.ci95_low,
+            high: row.ci95_high,
+        };
     }
+    let order = |s: &str| {
+        folder
+            .strategies
+            .iter()
+            .position(|x| x == s)
+            .unwrap_or(usize::MAX)
+    };
     let mut candidates: Vec<Candidate> = by_pair.into_values().collect();
     candidates.sort_by_key(|c| (c.point, order(&c.strategy)));
     if candidates.is_empty() {
@@ -244,199 +324,64 @@ pub fn recommend(
     }
     let coords: Vec<(f64, f64)> = candidates
         .iter()
-        .map(|c| (c.mean("amplification"), c.mean("latency_p99_ms")))
+        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
         .collect();
     for (c, on) in candidates.iter_mut().zip(pareto_front(&coords)) {
         c.on_front = on;
     }
 
-    let key = |c: &Candidate| -> (f64, f64) {
-        let (a, p, s) = (
-            c.mean("amplification"),
-            c.mean("latency_p99_ms"),
-            c.mean("success_rate"),
-        );
-        let nan_last = |x: f64| if x.is_finite() { x } else { f64::INFINITY };
-        match objective {
-            Objective::Amplification => (nan_last(a), nan_last(p)),
-            Objective::P99 => (nan_last(p), nan_last(a)),
-            Objective::Success => (nan_last(-s), nan_last(a)),
-        }
-    };
-    let mut feasible: Vec<(&Candidate, bool)> = candidates
+    let limits = constraints.limits();
+    let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(&limits)).collect();
+    let mut ranked: Vec<Ranked> = checked
         .iter()
-        .filter_map(|c| {
-            let (misses, borderline) = c.misses(constraints);
-            misses.is_empty().then_some((c, borderline))
+        .enumerate()
+        .filter(|(_, (misses, _))| misses.is_empty())
+        .map(|(candidate, &(_, borderline))| Ranked {
+            candidate,
+            borderline,
         })
         .collect();
-    feasible.sort_by(|a, b| {
-        key(a.0)
-            .partial_cmp(&key(b.0))
+    // Stable sorts: ties keep the order of the candidates.
+    ranked.sort_by(|a, b| {
+        objective
+            .key(&candidates[a.candidate])
+            .partial_cmp(&objective.key(&candidates[b.candidate]))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let best = feasible.first().map(|(c, _)| (*c).clone());
-
-    let mut text = String::new();
-    let _ = writeln!(text, "objective: {}", objective.describe());
-    let _ = writeln!(text, "constraints: {}", describe_constraints(constraints));
-    if feasible.is_empty() {
-        let mut closest: Vec<Miss<'_>> = candidates
-            .iter()
-            .map(|c| {
-                let (misses, _) = c.misses(constraints);
-                let total: f64 = misses.iter().map(|m| m.1).sum();
-                (c, total, misses)
-            })
+    let mut closest: Vec<Closest> = Vec::new();
+    if ranked.is_empty() {
+        closest = checked
+            .into_iter()
+            .enumerate()
+            .map(|(candidate, (misses, _))| Closest { candidate, misses })
             .collect();
-        closest.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
-        let _ = writeln!(
-            text,
-            "\nno (point, strategy) meets every constraint; the closest are:"
-        );
-        for (c, _, misses) in closest.iter().take(top.max(1)) {
-            let what = misses
-                .iter()
-                .map(|m| m.0.clone())
-                .collect::<Vec<_>>()
-                .join("; ");
-            let _ = writeln!(text, "  {:<40} misses: {what}", pair_name(c));
-        }
-        let _ = writeln!(
-            text,
-            "relax the constraint they miss most, or widen the sweep."
-        );
-    } else {
-        let _ = writeln!(
-            text,
-            "\n{} of {} (point, strategy) pairs meet the constraints; best first:",
-            feasible.len(),
-            candidates.len()
-        );
-        let _ = writeln!(
-            text,
-            "  {:<4} {:<40} {:>26} {:>30} {:>24}",
-            "rank",
-            "point / strategy",
-            "amplification [95% CI]",
-            "p99_ms [95% CI]",
-            "success [95% CI]"
-        );
-        for (rank, (c, borderline)) in feasible.iter().take(top.max(1)).enumerate() {
-            let cell = |m: &str| {
-                let (mean, low, high) = c.metrics.get(m).copied().unwrap_or((f64::NAN, None, None));
-                let f = |x: f64| {
-                    if m == "success_rate" {
-                        format!("{x:.4}")
-                    } else {
-                        number_short(x)
-                    }
-                };
-                match (low, high) {
-                    (Some(l), Some(h)) => format!("{} [{}, {}]", f(mean), f(l), f(h)),
-                    _ => f(mean),
-                }
-            };
-            let _ = writeln!(
-                text,
-                "  {:<4} {:<40} {:>26} {:>30} {:>24}{}",
-                rank + 1,
-                pair_name(c),
-                cell("amplification"),
-                cell("latency_p99_ms"),
-                cell("success_rate"),
-                if *borderline { "  borderline" } else { "" }
-            );
-        }
-        if let Some(b) = &best {
-            let _ = writeln!(text, "\nrecommended: {}", pair_name(b));
-        }
+        let total = |c: &Closest| c.misses.iter().map(|m| m.excess).sum::<f64>();
+        closest.sort_by(|a, b| {
+            total(a)
+                .partial_cmp(&total(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
     }
 
-    let mut out = ::csv::Writer::from_writer(Vec::new());
-    let header: Vec<String> = ["point", "strategy"]
+    let best = ranked.first().map(|r| r.candidate);
+    let rows: Vec<ParetoRow> = candidates
         .iter()
-        .map(|s| s.to_string())
-        .chain(folder.sweep_keys.iter().cloned())
-        .chain(
-            ["amplification", "latency_p99_ms", "on_front", "recommended"]
-                .iter()
-                .map(|s| s.to_string()),
-        )
+        .enumerate()
+        .map(|(i, c)| ParetoRow {
+            point: c.point,
+            strategy: c.strategy.clone(),
+            sweep: c.values.clone(),
+            amplification: defined(c.mean(Metric::Amplification)),
+            latency_p99_ms: defined(c.mean(Metric::LatencyP99Ms)),
+            on_front: c.on_front,
+            recommended: best == Some(i),
+        })
         .collect();
-    let path = dir.join("pareto.csv");
-    let csv_err = |source| Error::Csv {
-        path: path.clone(),
-        source,
-    };
-    out.write_record(&header).map_err(csv_err)?;
-    for c in &candidates {
-        let recommended = best
-            .as_ref()
-            .is_some_and(|b| b.point == c.point && b.strategy == c.strategy);
-        let mut row = vec![c.point.to_string(), c.strategy.clone()];
-        row.extend(c.values.iter().cloned());
-        row.extend([
-            number(c.mean("amplification")),
-            number(c.mean("latency_p99_ms")),
-            c.on_front.to_string(),
-            recommended.to_string(),
-        ]);
-        out.write_record(&row).map_err(csv_err)?;
-    }
-    let bytes = out
-        .into_inner()
-        .map_err(|e| Error::io(&path, e.into_error()))?;
-    write_atomic(&path, &bytes)?;
+    let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
     Ok(Recommendation {
-        text,
-        best,
-        pareto_csv: path,
+        candidates,
+        ranked,
+        closest,
+        pareto_csv,
     })
-}
-
-fn pair_name(c: &Candidate) -> String {
-    if c.label.is_empty() {
-        c.strategy.clone()
-    } else {
-        format!("{} / {}", c.label, c.strategy)
-    }
-}
-
-fn describe_constraints(c: &Constraints) -> String {
-    let mut parts = Vec::new();
-    if let Some(p) = c.p99 {
-        parts.push(format!("p99 <= {p}"));
-    }
-    if let Some(d) = c.deadline {
-        parts.push(format!("p99.9 <= {d} (deadline)"));
-    }
-    if let Some(a) = c.max_amplification {
-        parts.push(format!("amplification <= {a}"));
-    }
-    if let Some(s) = c.min_success {
-        parts.push(format!("success >= {s}"));
-    }
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn front_is_the_non_dominated_set() {
-        let front = pareto_front(&[
-            (1.0, 5.0),
-            (2.0, 2.0),
-            (3.0, 3.0),
-            (5.0, 1.0),
-            (f64::NAN, 0.0),
-        ]);
-        assert_eq!(front, vec![true, true, false, true, false]);
-    }
 }

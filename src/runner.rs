@@ -2,19 +2,20 @@
 //! share, or what a resume still needs), and write the result folder.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::atomic::write_atomic;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::output::{csv, write_atomic};
-use crate::scenario::{Scenario, ScenarioDoc, describe};
+use crate::metric::{PerMetric, estimates};
+use crate::output::csv;
+use crate::scenario::{Scenario, ScenarioDoc};
+use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
-use crate::sweep::{self, INTERRUPTED, Plan, Progress, Shard, Silent};
+use crate::sweep::{self, Plan, Progress, Shard};
 
 /// Options of `jitterlab run`.
 #[derive(Debug, Clone)]
@@ -27,8 +28,6 @@ pub struct RunOptions {
     pub shard: Shard,
     /// Continue a partial run in `out`.
     pub resume: bool,
-    /// No progress bar or notes on stderr.
-    pub quiet: bool,
     /// The command line, for meta.json.
     pub command: String,
 }
@@ -40,10 +39,30 @@ pub struct RunReport {
     pub dir: PathBuf,
     /// True when every unit of the scenario is in the folder (CSV files written).
     pub complete: bool,
-    /// The summary table for stdout (complete runs).
-    pub table: String,
+    /// Every point with its strategies' results (complete runs; empty for a shard).
+    pub points: Vec<PointSummary>,
     /// Files written.
     pub files: Vec<PathBuf>,
+}
+
+/// One sweep point of a complete run.
+#[derive(Debug, Clone)]
+pub struct PointSummary {
+    /// 0-based, in grid order.
+    pub index: usize,
+    /// `(dotted key, value)` for each sweep key (empty without a sweep).
+    pub values: Vec<(String, toml::Value)>,
+    /// Its strategies, in scenario order.
+    pub strategies: Vec<StrategySummary>,
+}
+
+/// One strategy at one point: every metric across replications.
+#[derive(Debug, Clone)]
+pub struct StrategySummary {
+    /// Strategy name.
+    pub name: String,
+    /// Mean and 95 % interval of every metric, as in `aggregate.csv`.
+    pub estimates: PerMetric<Estimate>,
 }
 
 #[derive(Serialize)]
@@ -62,31 +81,6 @@ struct Meta<'a> {
     wall_seconds: f64,
     events: u64,
     events_per_second: f64,
-}
-
-struct Bar(ProgressBar, std::sync::atomic::AtomicU64);
-
-impl Progress for Bar {
-    fn unit_done(&self, events: u64) {
-        let total = self.1.fetch_add(events, Ordering::Relaxed) + events;
-        let secs = self.0.elapsed().as_secs_f64().max(1e-3);
-        self.0
-            .set_message(format!("{:.1} M events/s", total as f64 / secs / 1e6));
-        self.0.inc(1);
-    }
-}
-
-fn progress_bar(units: usize, quiet: bool) -> Option<Bar> {
-    if quiet || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(units as u64);
-    let style = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} units  {msg}  ETA {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(Bar(bar, std::sync::atomic::AtomicU64::new(0)))
 }
 
 /// A scenario document ready to run: its checked points, the resolved text and the journal
@@ -140,16 +134,20 @@ impl Prepared {
     }
 
     /// Writes the sorted journal and, when it holds every unit, the CSV files; returns the
-    /// files written and the summary table (empty for a partial folder).
-    fn write_results(&self, dir: &Path, records: &[UnitRecord]) -> Result<(Vec<PathBuf>, String)> {
+    /// files written and the summary of every point (empty for a partial folder).
+    fn write_results(
+        &self,
+        dir: &Path,
+        records: &[UnitRecord],
+    ) -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
         journal::finalize(dir, &self.header, records)?;
         let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
         if records.len() != self.units.len() {
-            return Ok((files, String::new()));
+            return Ok((files, Vec::new()));
         }
-        let values: Vec<[f64; 24]> = records.iter().map(csv::metric_values).collect();
-        files.extend(csv::write_all_with(dir, &self.plan, records, &values)?);
-        Ok((files, summary_table(&self.plan, &values)))
+        let values: Vec<PerMetric<f64>> = records.iter().map(PerMetric::measure).collect();
+        files.extend(csv::write_all(dir, &self.plan, records, &values)?);
+        Ok((files, summarize(&self.plan, &values)))
     }
 }
 
@@ -160,8 +158,15 @@ fn write_meta(dir: &Path, meta: &Meta<'_>) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs a scenario document (overrides already applied) into its result folder.
-pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
+/// Runs a scenario document (overrides already applied) into its result folder, reporting to
+/// `progress` as units finish. Once `cancel` is cancelled no further unit starts and the call
+/// returns [`Error::Interrupted`], with the finished units kept in the journal for `--resume`.
+pub fn run(
+    doc: &ScenarioDoc,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
     let prep = Prepared::new(doc)?;
     let dir = options
         .out
@@ -194,25 +199,16 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
     write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
     let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
 
-    INTERRUPTED.store(false, Ordering::Relaxed);
-    // A second handler cannot be installed in the same process (tests call run repeatedly).
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    if !options.quiet && !done.is_empty() {
-        eprintln!(
-            "resuming: {} of {} units already done",
-            done.len(),
-            prep.units.len()
-        );
-    }
-    let bar = progress_bar(todo.len(), options.quiet);
-    let progress: &dyn Progress = match &bar {
-        Some(b) => b,
-        None => &Silent,
-    };
-    let execution = sweep::execute(&prep.plan, &todo, options.threads, progress, Some(&writer));
-    if let Some(b) = &bar {
-        b.0.finish_and_clear();
-    }
+    progress.start(todo.len(), done.len(), prep.units.len());
+    let execution = sweep::execute(
+        &prep.plan,
+        &todo,
+        options.threads,
+        progress,
+        Some(&writer),
+        cancel,
+    );
+    progress.finish();
     let execution = execution?;
     drop(writer);
     let (ran, events, wall) = (execution.ran, execution.events, execution.wall_seconds);
@@ -221,7 +217,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    let (mut files, table) = prep.write_results(&dir, &records)?;
+    let (mut files, points) = prep.write_results(&dir, &records)?;
 
     let meta = Meta {
         units_run: ran,
@@ -244,7 +240,7 @@ pub fn run(doc: &ScenarioDoc, options: &RunOptions) -> Result<RunReport> {
     Ok(RunReport {
         dir,
         complete: records.len() == prep.units.len(),
-        table,
+        points,
         files,
     })
 }
@@ -284,7 +280,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
     write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let (mut files, table) = prep.write_results(out, &records)?;
+    let (mut files, points) = prep.write_results(out, &records)?;
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),
@@ -294,85 +290,34 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str) -> Result<RunReport> {
     Ok(RunReport {
         dir: out.into(),
         complete: true,
-        table,
+        points,
         files,
     })
 }
 
-/// The compact table printed by `run`: means over replications per (point, strategy), from
-/// the metric values of every unit in unit order.
-pub fn summary_table(plan: &Plan, values: &[[f64; 24]]) -> String {
-    let columns = [
-        ("amplification", "amplification", 2),
-        ("latency_p50_ms", "p50_ms", 1),
-        ("latency_p99_ms", "p99_ms", 1),
-        ("peak_arrivals", "peak_arrivals", 0),
-        ("peak_retries", "peak_retries", 0),
-        ("success_rate", "success", 4),
-    ];
-    let mut rows: Vec<Vec<String>> = vec![
-        std::iter::once("strategy".to_string())
-            .chain(columns.iter().map(|c| c.1.to_string()))
-            .collect(),
-    ];
-    let mut out = String::new();
+/// Means and intervals across replications of every (point, strategy), as `aggregate.csv`
+/// holds them, from the metric values of every unit in unit order.
+fn summarize(plan: &Plan, values: &[PerMetric<f64>]) -> Vec<PointSummary> {
     let reps = plan.replications as usize;
     let mut offset = 0;
-    for point in &plan.points {
-        if !point.values.is_empty() {
-            rows.push(vec![format!(
-                "[{}] {}",
-                point.index,
-                describe(&point.values)
-            )]);
-        }
-        for strategy in &point.scenario.strategies {
-            let block = &values[offset..offset + reps];
-            offset += reps;
-            let mut row = vec![strategy.name.clone()];
-            for (metric, _, digits) in columns {
-                let m = csv::metric_index(metric).unwrap_or(0);
-                let finite: Vec<f64> = block
-                    .iter()
-                    .map(|v| v[m])
-                    .filter(|x| x.is_finite())
-                    .collect();
-                let mean = if finite.is_empty() {
-                    f64::NAN
-                } else {
-                    finite.iter().sum::<f64>() / finite.len() as f64
-                };
-                row.push(if mean.is_finite() {
-                    format!("{mean:.digits$}")
-                } else {
-                    "-".into()
-                });
-            }
-            rows.push(row);
-        }
-    }
-    let widths: Vec<usize> = (0..=columns.len())
-        .map(|i| {
-            rows.iter()
-                .filter(|r| r.len() > 1)
-                .map(|r| r[i].len())
-                .max()
-                .unwrap_or(0)
+    plan.points
+        .iter()
+        .map(|point| PointSummary {
+            index: point.index,
+            values: point.values.clone(),
+            strategies: point
+                .scenario
+                .strategies
+                .iter()
+                .map(|strategy| {
+                    let runs = &values[offset..offset + reps];
+                    offset += reps;
+                    StrategySummary {
+                        name: strategy.name.clone(),
+                        estimates: estimates(runs),
+                    }
+                })
+                .collect(),
         })
-        .collect();
-    for row in rows {
-        if row.len() == 1 {
-            out.push_str(&row[0]);
-        } else {
-            for (i, cell) in row.iter().enumerate() {
-                if i == 0 {
-                    out.push_str(&format!("{cell:<w$}", w = widths[0]));
-                } else {
-                    out.push_str(&format!("  {cell:>w$}", w = widths[i]));
-                }
-            }
-        }
-        out.push('\n');
-    }
-    out
+        .collect()
 }

@@ -1,5 +1,6 @@
 //! Statistics across replications: mean, standard deviation and Student-t confidence
-//! intervals (statrs), for single metrics and for paired differences between strategies.
+//! intervals (statrs), for single metrics and for paired differences between strategies; and
+//! the Pareto front of pairs of means where lower is better on both.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -79,6 +80,21 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Marks the points that no other point beats on both coordinates (lower is better on both);
+/// a point with a coordinate that is not finite is never on the front.
+pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
+    points
+        .iter()
+        .map(|p| {
+            p.0.is_finite()
+                && p.1.is_finite()
+                && !points
+                    .iter()
+                    .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +133,20 @@ mod tests {
         assert_eq!(quantile_sorted(&v, 0.0), 1.0);
         assert_eq!(quantile_sorted(&v, 1.0), 4.0);
         assert_eq!(quantile_sorted(&v, 0.5), 2.5);
+    }
+
+    #[test]
+    fn front_is_the_non_dominated_set() {
+        let front = pareto_front(&[
+            (1.0, 5.0),
+            (2.0, 2.0),
+            (3.0, 3.0),
+            (5.0, 1.0),
+            (f64::NAN, 0.0),
+        ]);
+        assert_eq!(front, vec![true, true, false, true, false]);
+        // A tie on one coordinate: only the one better on the other is on the front.
+        let pts = [(1.0, 10.0), (2.0, 5.0), (3.0, 6.0), (1.5, 10.0), (4.0, 1.0)];
+        assert_eq!(pareto_front(&pts), vec![true, true, false, false, true]);
     }
 }

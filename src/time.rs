@@ -5,12 +5,15 @@
 //! every machine; floats appear only at the edges (CSV columns in milliseconds, charts).
 //!
 //! Durations are written with a unit, as in scenario files: `"250ms"`, `"2s"`, `"1.5s"`,
-//! `"1m"`, `"100us"`, `"1h"`. [`parse_limit`] also accepts `"off"` for a disabled limit.
+//! `"1m"`, `"100us"`, `"1h"` (read with `str::parse`). [`parse_limit`] also accepts `"off"` for a
+//! disabled limit.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
+use std::str::FromStr;
 
-use crate::error::{Error, Result};
+use crate::error::Error;
+use crate::param::ValueError;
 
 /// Nanoseconds in one millisecond.
 pub const NANOS_PER_MS: u64 = 1_000_000;
@@ -212,59 +215,64 @@ impl fmt::Display for SimTime {
 const ALLOWED_DURATION: &str =
     "a non-negative number with a unit: ns, us, ms, s, m or h (for example \"250ms\", \"2s\")";
 
-/// Parses a duration such as `"250ms"`, `"1.5s"` or `"1m"`; `key` names the parameter in the
-/// error. Negative numbers, missing units, NaN and values beyond ~584 years are refused.
-pub fn parse_duration(key: &str, text: &str) -> Result<SimDuration> {
-    let s = text.trim();
-    let split = s
-        .find(|c: char| c.is_ascii_alphabetic())
-        .ok_or_else(|| Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION))?;
-    let (number, unit) = s.split_at(split);
-    let scale: u64 = match unit.trim() {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => NANOS_PER_MS,
-        "s" => NANOS_PER_SEC,
-        "m" | "min" => 60 * NANOS_PER_SEC,
-        "h" => 3_600 * NANOS_PER_SEC,
-        _ => return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION)),
-    };
-    let number = number.trim();
-    if number.is_empty() || number.starts_with('-') || number.starts_with('+') {
-        return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION));
+impl FromStr for SimDuration {
+    type Err = ValueError;
+
+    /// Parses a duration such as `"250ms"`, `"1.5s"` or `"1m"`. Negative numbers, missing
+    /// units, NaN and values beyond ~584 years are refused.
+    fn from_str(text: &str) -> Result<SimDuration, ValueError> {
+        let bad = |allowed: &str| ValueError::new(format!("{text:?}"), allowed);
+        let s = text.trim();
+        let split = s
+            .find(|c: char| c.is_ascii_alphabetic())
+            .ok_or_else(|| bad(ALLOWED_DURATION))?;
+        let (number, unit) = s.split_at(split);
+        let scale: u64 = match unit.trim() {
+            "ns" => 1,
+            "us" | "µs" => 1_000,
+            "ms" => NANOS_PER_MS,
+            "s" => NANOS_PER_SEC,
+            "m" | "min" => 60 * NANOS_PER_SEC,
+            "h" => 3_600 * NANOS_PER_SEC,
+            _ => return Err(bad(ALLOWED_DURATION)),
+        };
+        let number = number.trim();
+        if number.is_empty() || number.starts_with('-') || number.starts_with('+') {
+            return Err(bad(ALLOWED_DURATION));
+        }
+        let too_long = "a duration below 584 years";
+        // Integers are parsed exactly; decimals through f64 and rounded to the nanosecond.
+        if let Ok(whole) = number.parse::<u64>() {
+            return whole
+                .checked_mul(scale)
+                .map(SimDuration)
+                .ok_or_else(|| bad(too_long));
+        }
+        let value: f64 = number.parse().map_err(|_| bad(ALLOWED_DURATION))?;
+        if !value.is_finite() || value < 0.0 {
+            return Err(bad(ALLOWED_DURATION));
+        }
+        let ns = value * scale as f64;
+        if ns >= u64::MAX as f64 {
+            return Err(bad(too_long));
+        }
+        Ok(SimDuration(ns.round() as u64))
     }
-    // Integers are parsed exactly; decimals through f64 and rounded to the nanosecond.
-    if let Ok(whole) = number.parse::<u64>() {
-        return whole
-            .checked_mul(scale)
-            .map(SimDuration)
-            .ok_or_else(|| Error::invalid(key, format!("{text:?}"), "a duration below 584 years"));
-    }
-    let value: f64 = number
-        .parse()
-        .map_err(|_| Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION))?;
-    if !value.is_finite() || value < 0.0 {
-        return Err(Error::invalid(key, format!("{text:?}"), ALLOWED_DURATION));
-    }
-    let ns = value * scale as f64;
-    if ns >= u64::MAX as f64 {
-        return Err(Error::invalid(
-            key,
-            format!("{text:?}"),
-            "a duration below 584 years",
-        ));
-    }
-    Ok(SimDuration(ns.round() as u64))
+}
+
+/// Parses a duration as [`SimDuration`]'s `FromStr` does, naming `key` (a flag such as
+/// `--p99`, or a column) in the error.
+pub fn parse_duration(key: &str, text: &str) -> crate::Result<SimDuration> {
+    text.parse().map_err(|e| Error::for_key(key, e))
 }
 
 /// Parses a limit that may be disabled: `"off"` (also `"none"`, `"unlimited"`) gives `None`,
-/// anything else is a duration as in [`parse_duration`].
-pub fn parse_limit(key: &str, text: &str) -> Result<Option<SimDuration>> {
+/// anything else is a duration.
+pub fn parse_limit(text: &str) -> Result<Option<SimDuration>, ValueError> {
     match text.trim() {
         "off" | "none" | "unlimited" => Ok(None),
-        _ => parse_duration(key, text).map(Some).map_err(|_| {
-            Error::invalid(
-                key,
+        _ => text.parse().map(Some).map_err(|_| {
+            ValueError::new(
                 format!("{text:?}"),
                 format!("\"off\" or {ALLOWED_DURATION}"),
             )
@@ -280,22 +288,27 @@ pub fn format_limit(limit: Option<SimDuration>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Result;
+
+    fn parse(text: &str) -> Result<SimDuration, ValueError> {
+        text.parse()
+    }
 
     #[test]
-    fn parses_units() -> Result<()> {
-        assert_eq!(parse_duration("k", "250ms")?, SimDuration::from_millis(250));
-        assert_eq!(parse_duration("k", "2s")?, SimDuration::from_secs(2));
-        assert_eq!(parse_duration("k", "1m")?, SimDuration::from_secs(60));
-        assert_eq!(parse_duration("k", "1.5s")?, SimDuration::from_millis(1500));
-        assert_eq!(parse_duration("k", "100us")?, SimDuration::from_micros(100));
-        assert_eq!(parse_duration("k", " 7 ns ")?, SimDuration(7));
-        assert_eq!(parse_limit("k", "off")?, None);
-        assert_eq!(parse_limit("k", "5s")?, Some(SimDuration::from_secs(5)));
+    fn parses_units() -> Result<(), ValueError> {
+        assert_eq!(parse("250ms")?, SimDuration::from_millis(250));
+        assert_eq!(parse("2s")?, SimDuration::from_secs(2));
+        assert_eq!(parse("1m")?, SimDuration::from_secs(60));
+        assert_eq!(parse("1.5s")?, SimDuration::from_millis(1500));
+        assert_eq!(parse("100us")?, SimDuration::from_micros(100));
+        assert_eq!(parse(" 7 ns ")?, SimDuration(7));
+        assert_eq!(parse_limit("off")?, None);
+        assert_eq!(parse_limit("5s")?, Some(SimDuration::from_secs(5)));
         Ok(())
     }
 
     #[test]
-    fn refuses_bad_input_naming_the_key() -> Result<()> {
+    fn refuses_bad_input_quoting_it() -> Result<()> {
         for bad in [
             "-1s",
             "banana",
@@ -307,10 +320,19 @@ mod tests {
             "1 parsec",
             "99999999999h",
         ] {
-            let err = parse_duration("backoff.base", bad).unwrap_err().to_string();
-            assert!(err.contains("backoff.base"), "{bad}: {err}");
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.value, format!("{bad:?}"));
+            assert!(err.allowed.starts_with("a "), "{bad}: {err}");
+            // A caller that knows the value by a flag names it.
+            let named = parse_duration("--p99", bad).unwrap_err().to_string();
+            assert!(named.starts_with("invalid value for `--p99`"), "{named}");
         }
-        assert!(parse_limit("client.deadline", "maybe").is_err());
+        assert!(
+            parse_limit("maybe")
+                .unwrap_err()
+                .allowed
+                .starts_with("\"off\" or")
+        );
         Ok(())
     }
 
@@ -325,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn display_round_trips() -> Result<()> {
+    fn display_round_trips() -> Result<(), ValueError> {
         for ns in [
             0,
             1,
@@ -338,7 +360,7 @@ mod tests {
             3_600 * NANOS_PER_SEC,
         ] {
             let d = SimDuration(ns);
-            assert_eq!(parse_duration("k", &d.to_string())?, d, "{d}");
+            assert_eq!(parse(&d.to_string())?, d, "{d}");
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{Error, Result};
+use crate::param::ValueError;
 
 /// How the sleep before retry `k` is drawn (DESIGN §3). `d_k = min(cap, base * multiplier^(k-1))`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,20 +60,6 @@ impl Jitter {
         !matches!(self, Jitter::None | Jitter::Constant | Jitter::NoJitter)
     }
 
-    /// Parses a name, naming `key` and the allowed names in the error.
-    pub fn parse(key: &str, text: &str) -> Result<Jitter> {
-        Jitter::ALL
-            .into_iter()
-            .find(|j| j.name() == text)
-            .ok_or_else(|| {
-                Error::invalid(
-                    key,
-                    format!("{text:?}"),
-                    format!("one of {}", Jitter::names()),
-                )
-            })
-    }
-
     /// The allowed names, comma separated.
     pub fn names() -> String {
         Jitter::ALL.map(Jitter::name).join(", ")
@@ -87,8 +73,15 @@ impl fmt::Display for Jitter {
 }
 
 impl FromStr for Jitter {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Jitter> {
-        Jitter::parse("jitter", s)
+    type Err = ValueError;
+
+    /// Parses a name; the error lists the allowed names.
+    fn from_str(text: &str) -> Result<Jitter, ValueError> {
+        Jitter::ALL
+            .into_iter()
+            .find(|j| j.name() == text)
+            .ok_or_else(|| {
+                ValueError::new(format!("{text:?}"), format!("one of {}", Jitter::names()))
+            })
     }
 }

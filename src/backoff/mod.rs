@@ -29,7 +29,7 @@ pub use jitter::Jitter;
 
 use rand::{Rng, RngExt};
 
-use crate::error::{Error, Result};
+use crate::param::ParamError;
 use crate::time::{SimDuration, f64_to_nanos};
 
 /// Default growth factor of decorrelated jitter (AWS 2015: `U[base, 3 * prev]`).
@@ -118,11 +118,11 @@ impl BackoffState {
     }
 }
 
-fn check_positive_finite(key: &str, value: f64, min: f64, allowed: &str) -> Result<()> {
-    if value.is_finite() && value >= min {
+fn check_at_least_one(field: &'static str, value: f64) -> Result<(), ParamError> {
+    if value.is_finite() && value >= 1.0 {
         Ok(())
     } else {
-        Err(Error::invalid(key, value, allowed))
+        Err(ParamError::new(field, value, "a finite number >= 1"))
     }
 }
 
@@ -133,7 +133,7 @@ impl Backoff {
         base: SimDuration,
         multiplier: f64,
         cap: SimDuration,
-    ) -> Result<Backoff> {
+    ) -> Result<Backoff, ParamError> {
         Backoff::from_params(BackoffParams {
             jitter,
             base,
@@ -144,32 +144,27 @@ impl Backoff {
     }
 
     /// Validates `params`: base > 0, cap >= base, multiplier finite and >= 1, growth finite
-    /// and >= 1, factor in [0, 1]. Errors name the parameter (`backoff.cap`).
-    pub fn from_params(params: BackoffParams) -> Result<Backoff> {
+    /// and >= 1, factor in [0, 1]. Errors name the field (`cap`).
+    pub fn from_params(params: BackoffParams) -> Result<Backoff, ParamError> {
         if params.base == SimDuration::ZERO {
-            return Err(Error::invalid(
-                "backoff.base",
+            return Err(ParamError::new(
+                "base",
                 params.base,
                 "a duration greater than 0",
             ));
         }
         if params.cap < params.base {
-            return Err(Error::invalid(
-                "backoff.cap",
+            return Err(ParamError::new(
+                "cap",
                 params.cap,
-                format!("a duration at least backoff.base ({})", params.base),
+                format!("a duration at least base ({})", params.base),
             ));
         }
-        check_positive_finite(
-            "backoff.multiplier",
-            params.multiplier,
-            1.0,
-            "a finite number >= 1",
-        )?;
-        check_positive_finite("backoff.growth", params.growth, 1.0, "a finite number >= 1")?;
+        check_at_least_one("multiplier", params.multiplier)?;
+        check_at_least_one("growth", params.growth)?;
         if !(params.factor.is_finite() && (0.0..=1.0).contains(&params.factor)) {
-            return Err(Error::invalid(
-                "backoff.factor",
+            return Err(ParamError::new(
+                "factor",
                 params.factor,
                 "a number from 0 to 1",
             ));

@@ -40,62 +40,30 @@ fn nominal_is_capped_exponential_without_overflow() {
 
 #[test]
 fn constructors_reject_bad_parameters_naming_them() {
+    let with = |change: fn(&mut BackoffParams)| {
+        let mut params = BackoffParams::default();
+        change(&mut params);
+        params
+    };
     let cases: [(BackoffParams, &str); 7] = [
-        (
-            BackoffParams {
-                base: SimDuration::ZERO,
-                ..Default::default()
-            },
-            "backoff.base",
-        ),
-        (
-            BackoffParams {
-                base: ms(50),
-                cap: ms(10),
-                ..Default::default()
-            },
-            "backoff.cap",
-        ),
-        (
-            BackoffParams {
-                multiplier: 0.5,
-                ..Default::default()
-            },
-            "backoff.multiplier",
-        ),
-        (
-            BackoffParams {
-                multiplier: f64::NAN,
-                ..Default::default()
-            },
-            "backoff.multiplier",
-        ),
-        (
-            BackoffParams {
-                multiplier: f64::INFINITY,
-                ..Default::default()
-            },
-            "backoff.multiplier",
-        ),
-        (
-            BackoffParams {
-                growth: 0.9,
-                ..Default::default()
-            },
-            "backoff.growth",
-        ),
-        (
-            BackoffParams {
-                factor: 1.5,
-                ..Default::default()
-            },
-            "backoff.factor",
-        ),
+        (with(|p| p.base = SimDuration::ZERO), "base"),
+        (with(|p| (p.base, p.cap) = (ms(50), ms(10))), "cap"),
+        (with(|p| p.multiplier = 0.5), "multiplier"),
+        (with(|p| p.multiplier = f64::NAN), "multiplier"),
+        (with(|p| p.multiplier = f64::INFINITY), "multiplier"),
+        (with(|p| p.growth = 0.9), "growth"),
+        (with(|p| p.factor = 1.5), "factor"),
     ];
-    for (params, key) in cases {
-        let err = Backoff::from_params(params).unwrap_err().to_string();
-        assert!(err.contains(key), "{err}");
+    for (params, field) in cases {
+        let err = Backoff::from_params(params).unwrap_err();
+        assert_eq!(err.field, field, "{err}");
     }
+    // A cross-parameter rule names the other parameter by its field, not by a scenario key.
+    let err = Backoff::new(Jitter::Full, ms(100), 2.0, ms(10)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid value for `cap`: 10ms: a duration at least base (100ms)"
+    );
 }
 
 /// First ten sleeps (ms, three decimals) of every kind for seed 42. They pin the engine: a

@@ -1,137 +1,51 @@
-//! The CSV files of a result folder (DESIGN §6), built from the finished units.
-//!
-//! Tidy: one observation per row, snake_case headers, times in milliseconds with an `_ms`
-//! suffix, one column per sweep key named by its dotted key. Numbers are written in Rust's
-//! shortest round-trip form, so the same results give the same bytes; a value that does not
-//! exist (the latency of a run where nothing succeeded, the sd of one replication) is empty.
+//! Writes the CSV files of a result folder (DESIGN §6) from the finished units, each file
+//! through its row type ([`super::rows`]), which defines its columns for the reader too.
 
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use super::write_atomic;
+use super::rows::{
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, Row, SummaryRow, TimeseriesRow, defined,
+    header,
+};
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::metric::{Metric, PerMetric, estimates};
 use crate::scenario::format_value;
-use crate::sim::TimeSeries;
 use crate::sim::metrics::new_latency_histogram;
-use crate::stats::{estimate, paired_difference};
+use crate::stats::paired_difference;
 use crate::sweep::Plan;
 use crate::sweep::journal::UnitRecord;
-use crate::time::millis_string;
 
-/// The metric columns of `summary.csv`, in order (after the sweep keys).
-pub const METRICS: [&str; 24] = [
-    "requests",
-    "attempts",
-    "amplification",
-    "succeeded",
-    "failed",
-    "gave_up_attempts",
-    "gave_up_deadline",
-    "gave_up_budget",
-    "rejected_by_breaker",
-    "unfinished",
-    "success_rate",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_p999_ms",
-    "latency_max_ms",
-    "peak_arrivals",
-    "peak_retries",
-    "makespan_ms",
-    "server_busy_share",
-    "wasted_work_share",
-    "retry_after_share",
-    "events",
-];
-
-/// Index of a metric in [`METRICS`].
-pub fn metric_index(name: &str) -> Option<usize> {
-    METRICS.iter().position(|m| *m == name)
-}
-
-/// The metric values of one unit, in [`METRICS`] order (NaN where undefined).
-pub fn metric_values(r: &UnitRecord) -> [f64; 24] {
-    let c = r.counts();
-    let ratio = |a: u64, b: u64| {
-        if b == 0 {
-            f64::NAN
-        } else {
-            a as f64 / b as f64
-        }
-    };
-    let q = |q: f64| {
-        r.latency_quantile_us(q)
-            .map_or(f64::NAN, |us| us as f64 / 1000.0)
-    };
-    let mean = r.latency_mean_ms.unwrap_or(f64::NAN);
-    [
-        c.requests as f64,
-        c.attempts as f64,
-        ratio(c.attempts, c.requests),
-        c.succeeded as f64,
-        c.failed as f64,
-        c.gave_up_attempts as f64,
-        c.gave_up_deadline as f64,
-        c.gave_up_budget as f64,
-        c.rejected_by_breaker as f64,
-        c.unfinished as f64,
-        ratio(c.succeeded, c.requests),
-        mean,
-        q(0.5),
-        q(0.95),
-        q(0.99),
-        q(0.999),
-        q(1.0),
-        r.peak_arrivals as f64,
-        r.peak_retries as f64,
-        r.makespan_ns as f64 / 1e6,
-        r.server_busy_share,
-        r.wasted_work_share,
-        r.retry_after_share,
-        r.events as f64,
-    ]
-}
-
-/// A number as written in the CSVs: shortest round-trip form, empty when undefined.
-pub fn number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        String::new()
-    }
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map_or_else(String::new, number)
-}
-
-struct Table {
-    name: &'static str,
+/// One file being written, in memory until it is complete.
+struct Table<R> {
     out: csv::Writer<Vec<u8>>,
+    row: PhantomData<R>,
 }
 
-impl Table {
-    fn new(name: &'static str, header: &[String]) -> Result<Table> {
-        let mut t = Table {
-            name,
-            out: csv::Writer::from_writer(Vec::with_capacity(1 << 16)),
-        };
-        t.row(header)?;
-        Ok(t)
-    }
-
-    fn row<S: AsRef<[u8]>>(&mut self, fields: &[S]) -> Result<()> {
-        self.out.write_record(fields).map_err(|source| Error::Csv {
-            path: self.name.into(),
-            source,
+impl<R: Row> Table<R> {
+    /// A file whose sweep-key columns are named `keys`, its header written.
+    fn new(keys: &[String]) -> Result<Table<R>> {
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::with_capacity(1 << 16));
+        out.write_record(header::<R>(keys))
+            .map_err(csv_error::<R>)?;
+        Ok(Table {
+            out,
+            row: PhantomData,
         })
     }
 
+    fn push(&mut self, row: &R) -> Result<()> {
+        self.out.serialize(row).map_err(csv_error::<R>)
+    }
+
+    /// Writes the file into `dir` (atomically).
     fn finish(self, dir: &Path) -> Result<PathBuf> {
-        let path = dir.join(self.name);
+        let path = dir.join(R::FILE);
         let bytes = self
             .out
             .into_inner()
@@ -141,27 +55,31 @@ impl Table {
     }
 }
 
-fn header(lead: &[&str], keys: &[String], tail: &[&str]) -> Vec<String> {
-    lead.iter()
-        .map(|s| s.to_string())
-        .chain(keys.iter().cloned())
-        .chain(tail.iter().map(|s| s.to_string()))
-        .collect()
+fn csv_error<R: Row>(source: csv::Error) -> Error {
+    Error::Csv {
+        path: R::FILE.into(),
+        source,
+    }
+}
+
+/// Writes `rows` as the file of their type into `dir` (atomically), with one sweep column per
+/// key of `keys`; returns its path.
+pub fn write_rows<R: Row>(dir: &Path, keys: &[String], rows: &[R]) -> Result<PathBuf> {
+    let mut table = Table::new(keys)?;
+    for row in rows {
+        table.push(row)?;
+    }
+    table.finish(dir)
 }
 
 /// Writes summary, aggregate, compare, timeseries, attempts and latency CSVs into `dir`.
-/// `records` must hold every unit of `plan`, in unit order.
-pub fn write_all(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<Vec<PathBuf>> {
-    let values: Vec<[f64; 24]> = records.iter().map(metric_values).collect();
-    write_all_with(dir, plan, records, &values)
-}
-
-/// [`write_all`] with the metric values of every record already computed (in record order).
-pub fn write_all_with(
+/// `records` must hold every unit of `plan`, in unit order, and `values` their metrics
+/// ([`PerMetric::measure`]) in the same order.
+pub fn write_all(
     dir: &Path,
     plan: &Plan,
     records: &[UnitRecord],
-    values: &[[f64; 24]],
+    values: &[PerMetric<f64>],
 ) -> Result<Vec<PathBuf>> {
     let keys = plan.sweep.keys();
     let point_values: Vec<Vec<String>> = plan
@@ -172,72 +90,22 @@ pub fn write_all_with(
     let strategy_name = |p: usize, s: usize| plan.points[p].scenario.strategies[s].name.clone();
     let reps = plan.replications as usize;
 
-    let mut summary = Table::new(
-        "summary.csv",
-        &header(
-            &["point", "strategy", "replication", "seed"],
-            &keys,
-            &METRICS,
-        ),
-    )?;
+    let mut summary = Table::<SummaryRow>::new(&keys)?;
     for (r, v) in records.iter().zip(values) {
-        let mut row = vec![
-            r.point.to_string(),
-            strategy_name(r.point, r.strategy),
-            r.replication.to_string(),
-            r.seed.to_string(),
-        ];
-        row.extend(point_values[r.point].iter().cloned());
-        row.extend(v.iter().map(|x| number(*x)));
-        summary.row(&row)?;
+        summary.push(&SummaryRow {
+            point: r.point as u32,
+            strategy: strategy_name(r.point, r.strategy),
+            replication: r.replication,
+            seed: r.seed,
+            sweep: point_values[r.point].clone(),
+            metrics: *v,
+        })?;
     }
-
-    let mut aggregate = Table::new(
-        "aggregate.csv",
-        &header(
-            &["point", "strategy"],
-            &keys,
-            &["metric", "mean", "sd", "ci95_low", "ci95_high", "n"],
-        ),
-    )?;
-    let mut compare = Table::new(
-        "compare.csv",
-        &header(
-            &["point"],
-            &keys,
-            &[
-                "metric",
-                "strategy_a",
-                "strategy_b",
-                "mean_diff",
-                "ci95_low",
-                "ci95_high",
-                "n",
-            ],
-        ),
-    )?;
-    let mut timeseries = Table::new(
-        "timeseries.csv",
-        &header(
-            &["point", "strategy"],
-            &keys,
-            &std::iter::once("t_ms")
-                .chain(TimeSeries::COLUMNS)
-                .collect::<Vec<_>>(),
-        ),
-    )?;
-    let mut attempts = Table::new(
-        "attempts.csv",
-        &header(
-            &["point", "strategy"],
-            &keys,
-            &["attempt", "succeeded", "share"],
-        ),
-    )?;
-    let mut latency = Table::new(
-        "latency.csv",
-        &header(&["point", "strategy"], &keys, &["latency_ms", "cdf"]),
-    )?;
+    let mut aggregate = Table::<AggregateRow>::new(&keys)?;
+    let mut compare = Table::<CompareRow>::new(&keys)?;
+    let mut timeseries = Table::<TimeseriesRow>::new(&keys)?;
+    let mut attempts = Table::<AttemptsRow>::new(&keys)?;
+    let mut latency = Table::<LatencyRow>::new(&keys)?;
 
     // Records are in unit order: point-major, strategy, replication.
     let mut offset = 0;
@@ -254,58 +122,59 @@ pub fn write_all_with(
                 message: "the finished units do not match the scenario".into(),
             });
         }
-        let lead = |s: usize| {
-            let mut row = vec![p.to_string(), strategy_name(p, s)];
-            row.extend(point_values[p].iter().cloned());
-            row
-        };
+        let sweep = || point_values[p].clone();
         for s in 0..strategies {
             let runs = &block[s * reps..(s + 1) * reps];
-            let vals = &block_values[s * reps..(s + 1) * reps];
-            for (m, metric) in METRICS.iter().enumerate() {
-                let sample: Vec<f64> = vals
-                    .iter()
-                    .map(|v| v[m])
-                    .filter(|x| x.is_finite())
-                    .collect();
-                let e = estimate(&sample);
-                let mut row = lead(s);
-                row.extend([
-                    metric.to_string(),
-                    number(e.mean),
-                    opt(e.sd),
-                    opt(e.ci95_low),
-                    opt(e.ci95_high),
-                    e.n.to_string(),
-                ]);
-                aggregate.row(&row)?;
+            let estimates = estimates(&block_values[s * reps..(s + 1) * reps]);
+            for (metric, e) in estimates.iter() {
+                aggregate.push(&AggregateRow {
+                    point: p as u32,
+                    strategy: strategy_name(p, s),
+                    sweep: sweep(),
+                    metric,
+                    mean: defined(e.mean),
+                    sd: e.sd,
+                    ci95_low: e.ci95_low,
+                    ci95_high: e.ci95_high,
+                    n: e.n as u32,
+                })?;
             }
             if let Some(series) = runs[0].series.as_ref() {
                 for i in 0..series.arrivals.len() {
-                    let mut row = lead(s);
-                    row.push(millis_string(i as u64 * series.bucket.as_nanos()));
-                    row.extend(series.columns().map(|col| col[i].to_string()));
-                    timeseries.row(&row)?;
+                    timeseries.push(&TimeseriesRow {
+                        point: p as u32,
+                        strategy: strategy_name(p, s),
+                        sweep: sweep(),
+                        t_ms: (i as u64 * series.bucket.as_nanos()) as f64 / 1e6,
+                        arrivals: series.arrivals[i],
+                        first_attempts: series.first_attempts[i],
+                        retries: series.retries[i],
+                        successes: series.successes[i],
+                        rejections: series.rejections[i],
+                        timeouts: series.timeouts[i],
+                        in_system: series.in_system[i],
+                    })?;
                 }
             }
-            let requests: u64 = runs.iter().map(|r| r.counts[0]).sum();
+            let requests: u64 = runs.iter().map(|r| r.counts.requests).sum();
             let longest = runs.iter().map(|r| r.by_attempt.len()).max().unwrap_or(0);
             for a in 0..longest {
                 let n: u64 = runs
                     .iter()
                     .map(|r| r.by_attempt.get(a).copied().unwrap_or(0))
                     .sum();
-                let mut row = lead(s);
-                row.extend([
-                    (a + 1).to_string(),
-                    n.to_string(),
-                    number(if requests == 0 {
+                attempts.push(&AttemptsRow {
+                    point: p as u32,
+                    strategy: strategy_name(p, s),
+                    sweep: sweep(),
+                    attempt: a as u32 + 1,
+                    succeeded: n,
+                    share: if requests == 0 {
                         f64::NAN
                     } else {
                         n as f64 / requests as f64
-                    }),
-                ]);
-                attempts.row(&row)?;
+                    },
+                })?;
             }
             let mut merged: Histogram<u64> = new_latency_histogram();
             for r in runs {
@@ -323,31 +192,39 @@ pub fn write_all_with(
                     continue;
                 }
                 last_value = Some(value);
-                let mut row = lead(s);
-                row.extend([millis_string(value * 1000), number(v.quantile())]);
-                latency.row(&row)?;
+                latency.push(&LatencyRow {
+                    point: p as u32,
+                    strategy: strategy_name(p, s),
+                    sweep: sweep(),
+                    latency_ms: value as f64 / 1000.0,
+                    cdf: v.quantile(),
+                })?;
             }
         }
-        for (m, metric) in METRICS.iter().enumerate() {
+        for metric in Metric::ALL {
             for a in 0..strategies {
                 for b in a + 1..strategies {
                     let (xa, xb): (Vec<f64>, Vec<f64>) = (0..reps)
-                        .map(|r| (block_values[a * reps + r][m], block_values[b * reps + r][m]))
+                        .map(|r| {
+                            (
+                                block_values[a * reps + r][metric],
+                                block_values[b * reps + r][metric],
+                            )
+                        })
                         .filter(|(x, y)| x.is_finite() && y.is_finite())
                         .unzip();
                     let e = paired_difference(&xa, &xb);
-                    let mut row = vec![p.to_string()];
-                    row.extend(point_values[p].iter().cloned());
-                    row.extend([
-                        metric.to_string(),
-                        strategy_name(p, a),
-                        strategy_name(p, b),
-                        number(e.mean),
-                        opt(e.ci95_low),
-                        opt(e.ci95_high),
-                        e.n.to_string(),
-                    ]);
-                    compare.row(&row)?;
+                    compare.push(&CompareRow {
+                        point: p as u32,
+                        sweep: sweep(),
+                        metric,
+                        strategy_a: strategy_name(p, a),
+                        strategy_b: strategy_name(p, b),
+                        mean_diff: defined(e.mean),
+                        ci95_low: e.ci95_low,
+                        ci95_high: e.ci95_high,
+                        n: e.n as u32,
+                    })?;
                 }
             }
         }
@@ -358,9 +235,12 @@ pub fn write_all_with(
             message: "more finished units than the scenario has".into(),
         });
     }
-    let mut written = Vec::new();
-    for t in [summary, aggregate, compare, timeseries, attempts, latency] {
-        written.push(t.finish(dir)?);
-    }
-    Ok(written)
+    Ok(vec![
+        summary.finish(dir)?,
+        aggregate.finish(dir)?,
+        compare.finish(dir)?,
+        timeseries.finish(dir)?,
+        attempts.finish(dir)?,
+        latency.finish(dir)?,
+    ])
 }

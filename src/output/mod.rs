@@ -2,20 +2,19 @@
 //! drawn from them and the HTML report.
 //!
 //! Every file is written whole to a temporary name in the same folder and renamed into place
-//! ([`write_atomic`]), so a crash never leaves half a file. Charts and the report read a result
-//! folder only through its files ([`results`]), so they can be redrawn at any time
+//! ([`crate::atomic`]), so a crash never leaves half a file. Charts and the report read a
+//! result folder only through its files ([`results`]), so they can be redrawn at any time
 //! (`jitterlab plot DIR`) from the CSVs alone.
 //!
-//! - [`csv`]: writes the tidy CSV files from a run's finished units.
+//! - [`rows`]: one row type per CSV file, the one definition of its columns.
+//! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
 //!   chart inline.
 
-mod atomic;
 pub mod csv;
 pub mod plot;
 pub mod report;
 pub mod results;
-
-pub use atomic::write_atomic;
+pub mod rows;

@@ -35,10 +35,10 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::atomic::write_atomic;
 use crate::backoff::Jitter;
 use crate::error::{Error, Result};
 use crate::output::results::ResultFolder;
-use crate::output::write_atomic;
 use style::{DrawErr, DrawResult};
 
 /// Width of every chart, px.

@@ -5,20 +5,21 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::write_atomic;
 use crate::error::Result;
+use crate::metric::{Metric, Unit};
 use crate::output::plot;
 use crate::output::results::{ResultFolder, fmt_number};
-use crate::output::write_atomic;
 
 /// The metrics of the summary table, in column order.
-const TABLE_METRICS: [&str; 7] = [
-    "amplification",
-    "success_rate",
-    "latency_p50_ms",
-    "latency_p99_ms",
-    "makespan_ms",
-    "peak_retries",
-    "wasted_work_share",
+const TABLE_METRICS: [Metric; 7] = [
+    Metric::Amplification,
+    Metric::SuccessRate,
+    Metric::LatencyP50Ms,
+    Metric::LatencyP99Ms,
+    Metric::MakespanMs,
+    Metric::PeakRetries,
+    Metric::WastedWorkShare,
 ];
 
 const CSS: &str = "
@@ -77,24 +78,19 @@ fn inline_svg(svg: &str, id: &str, title: &str) -> String {
 }
 
 /// A metric's mean and interval as table text, in the metric's unit.
-fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: &str) -> String {
+fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: Metric) -> String {
     let Some(row) = folder.aggregate_of(point, strategy, metric) else {
         return "–".to_string();
     };
     let Some(mean) = row.mean else {
         return "–".to_string();
     };
-    let (scale, unit) = match metric {
-        m if m.ends_with("_ms") => {
-            if mean.abs() >= 2000.0 {
-                (0.001, " s")
-            } else {
-                (1.0, " ms")
-            }
-        }
-        m if m.ends_with("_rate") || m.ends_with("_share") => (100.0, " %"),
-        "amplification" => (1.0, "×"),
-        _ => (1.0, ""),
+    let (scale, unit) = match metric.unit() {
+        Unit::Millis if mean.abs() >= 2000.0 => (0.001, " s"),
+        Unit::Millis => (1.0, " ms"),
+        Unit::Share => (100.0, " %"),
+        Unit::Times => (1.0, "×"),
+        Unit::Count => (1.0, ""),
     };
     let main = format!("{}{unit}", fmt_number(mean * scale));
     match (row.ci95_low, row.ci95_high) {
@@ -107,10 +103,9 @@ fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: &str) -> Stri
 }
 
 fn summary_table(folder: &ResultFolder, out: &mut String) {
-    let metrics: Vec<&str> = TABLE_METRICS
-        .iter()
-        .copied()
-        .filter(|m| folder.aggregate.iter().any(|r| r.metric == *m))
+    let metrics: Vec<Metric> = TABLE_METRICS
+        .into_iter()
+        .filter(|m| folder.has(*m))
         .collect();
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
     let _ = writeln!(
@@ -127,7 +122,7 @@ fn summary_table(folder: &ResultFolder, out: &mut String) {
     }
     out.push_str("<th class=\"s\">strategy</th>");
     for m in &metrics {
-        let _ = write!(out, "<th>{}</th>", esc(m));
+        let _ = write!(out, "<th>{}</th>", esc(m.name()));
     }
     out.push_str("</tr></thead><tbody>\n");
     for p in &folder.points {
@@ -153,7 +148,7 @@ fn summary_table(folder: &ResultFolder, out: &mut String) {
                 esc(s)
             );
             for m in &metrics {
-                let _ = write!(out, "<td>{}</td>", cell(folder, p.index, s, m));
+                let _ = write!(out, "<td>{}</td>", cell(folder, p.index, s, *m));
             }
             out.push_str("</tr>\n");
         }
@@ -174,7 +169,7 @@ fn compare_table(folder: &ResultFolder, out: &mut String) {
             out,
             "<tr><td>{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
             r.point,
-            esc(&r.metric),
+            esc(r.metric.name()),
             esc(&r.strategy_a),
             esc(&r.strategy_b),
             f(r.mean_diff),
@@ -198,7 +193,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
     };
     let scenario = folder.scenario.as_ref();
     let name = scenario
-        .and_then(|s| s.name.clone())
+        .map(|s| s.name.clone())
         .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "jitterlab run".to_string());
 
@@ -208,7 +203,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
     let _ = writeln!(out, "<title>{} – jitterlab report</title>", esc(&name));
     let _ = writeln!(out, "<style>{CSS}</style>\n</head>\n<body>\n<main>");
     let _ = writeln!(out, "<h1 id=\"title\">{}</h1>", esc(&name));
-    if let Some(d) = scenario.and_then(|s| s.description.as_deref()) {
+    if let Some(d) = scenario.map(|s| s.description.as_str()) {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
     let mut facts = vec![

@@ -1,10 +1,12 @@
-//! Reads a result folder (DESIGN §6) into typed rows.
+//! Reads a result folder (DESIGN §6) into typed rows, the row types of [`super::rows`] that
+//! the writer writes.
 //!
 //! Columns are found by their header names, so extra columns are ignored and the order of
 //! columns does not matter. The sweep-key columns are those that `summary.csv` holds between
 //! `seed` and `requests`; the other files may or may not repeat them (the values of a point
 //! are taken from `summary.csv`). Strategies keep the order in which they first appear in
-//! `summary.csv`; that order gives every strategy its colour in every chart.
+//! `summary.csv`; that order gives every strategy its colour in every chart. `scenario.toml`
+//! is read by the scenario parser itself ([`crate::scenario`]).
 //!
 //! Every problem is an [`Error::ResultFolder`] naming the file, and for a bad value the line
 //! and the column: a missing or malformed file never panics.
@@ -12,28 +14,27 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use super::rows::{
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
+};
+use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
+use crate::metric::{Metric, PerMetric};
+use crate::scenario::ScenarioDoc;
+use crate::sim::ServerConfig;
 use crate::time::parse_duration;
 
-/// `summary.csv`: one row per (point, strategy, replication).
-pub const SUMMARY: &str = "summary.csv";
-/// `aggregate.csv`: one row per (point, strategy, metric).
-pub const AGGREGATE: &str = "aggregate.csv";
-/// `timeseries.csv`: one row per (point, strategy, output bucket), replication 0.
-pub const TIMESERIES: &str = "timeseries.csv";
-/// `attempts.csv`: one row per (point, strategy, attempt number).
-pub const ATTEMPTS: &str = "attempts.csv";
-/// `latency.csv`: the latency distribution per (point, strategy).
-pub const LATENCY: &str = "latency.csv";
-/// `compare.csv` (optional): paired differences between strategies.
-pub const COMPARE: &str = "compare.csv";
-/// `pareto.csv` (optional, from `jitterlab recommend`): the amplification/p99 front.
-pub const PARETO: &str = "pareto.csv";
 /// `scenario.toml`: the resolved scenario.
 pub const SCENARIO: &str = "scenario.toml";
 
 /// The CSV files every result folder holds; a folder without one of them is refused.
-pub const REQUIRED: [&str; 5] = [SUMMARY, AGGREGATE, TIMESERIES, ATTEMPTS, LATENCY];
+pub const REQUIRED: [&str; 5] = [
+    SummaryRow::FILE,
+    AggregateRow::FILE,
+    TimeseriesRow::FILE,
+    AttemptsRow::FILE,
+    LatencyRow::FILE,
+];
 
 /// One point of the sweep grid: its index and the value of each sweep key as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,132 +57,7 @@ impl Point {
     }
 }
 
-/// A row of `summary.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// Replication index.
-    pub replication: u32,
-    /// The run's seed.
-    pub seed: u64,
-    /// Every numeric column after the sweep keys, by header name; empty cells are left out.
-    pub metrics: BTreeMap<String, f64>,
-}
-
-/// A row of `aggregate.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggregateRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// The summary column this row aggregates.
-    pub metric: String,
-    /// Mean across replications (`None` when the cell is empty).
-    pub mean: Option<f64>,
-    /// Standard deviation (`None` when n = 1).
-    pub sd: Option<f64>,
-    /// Lower end of the 95 % confidence interval.
-    pub ci95_low: Option<f64>,
-    /// Upper end of the 95 % confidence interval.
-    pub ci95_high: Option<f64>,
-    /// Number of replications.
-    pub n: u32,
-}
-
-/// A row of `timeseries.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimeseriesRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// Start of the bucket, ms.
-    pub t_ms: f64,
-    /// Attempts reaching the server in the bucket.
-    pub arrivals: f64,
-    /// First attempts among them.
-    pub first_attempts: f64,
-    /// Retries among them.
-    pub retries: f64,
-    /// Attempts answered with success.
-    pub successes: f64,
-    /// Attempts rejected (overload, errors).
-    pub rejections: f64,
-    /// Attempts that timed out.
-    pub timeouts: f64,
-    /// Requests in the system at the end of the bucket.
-    pub in_system: f64,
-}
-
-/// A row of `attempts.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttemptsRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// Attempt number (1 = first attempt).
-    pub attempt: u32,
-    /// Requests that succeeded on this attempt, all replications.
-    pub succeeded: f64,
-    /// Share of requests that succeeded on this attempt (0..1).
-    pub share: f64,
-}
-
-/// A row of `latency.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LatencyRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// Latency, ms.
-    pub latency_ms: f64,
-    /// Share of succeeded requests with a latency at most `latency_ms` (0..1).
-    pub cdf: f64,
-}
-
-/// A row of `compare.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompareRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// The compared metric.
-    pub metric: String,
-    /// First strategy.
-    pub strategy_a: String,
-    /// Second strategy.
-    pub strategy_b: String,
-    /// Mean of (a - b) over paired replications.
-    pub mean_diff: Option<f64>,
-    /// Lower end of its 95 % confidence interval.
-    pub ci95_low: Option<f64>,
-    /// Upper end of its 95 % confidence interval.
-    pub ci95_high: Option<f64>,
-}
-
-/// A row of `pareto.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParetoRow {
-    /// Sweep point index.
-    pub point: u32,
-    /// Strategy name.
-    pub strategy: String,
-    /// Mean amplification.
-    pub amplification: f64,
-    /// Mean p99 latency, ms.
-    pub latency_p99_ms: f64,
-    /// On the amplification/p99 Pareto front.
-    pub on_front: bool,
-    /// The recommended choice.
-    pub recommended: bool,
-}
-
-/// A fault window from `scenario.toml`.
+/// A fault window of the scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultWindow {
     /// `outage`, `errors`, `slow`.
@@ -201,103 +77,77 @@ pub struct Capacity {
     pub label: String,
 }
 
-/// What the charts need from `scenario.toml`, and its text.
+/// What the charts and the report need from `scenario.toml`, and its text.
 #[derive(Debug, Clone)]
 pub struct ScenarioInfo {
     /// The file as written.
     pub text: String,
-    /// The file parsed as a generic TOML value.
-    pub value: toml::Value,
     /// `name`.
-    pub name: Option<String>,
+    pub name: String,
     /// `description`.
-    pub description: Option<String>,
-    /// `server.kind` (`queue` when absent).
-    pub server_kind: String,
+    pub description: String,
     /// `output.bucket` in ms.
-    pub bucket_ms: Option<f64>,
+    pub bucket_ms: f64,
     /// `[[faults]]`.
     pub faults: Vec<FaultWindow>,
-    /// workers / mean service time × bucket, for a `queue` server with a known service time.
+    /// workers / mean service time × bucket, for a `queue` server.
     pub capacity: Option<Capacity>,
 }
 
 impl ScenarioInfo {
-    /// Parses the text of a resolved scenario; `path` names it in errors.
+    /// Reads the text of a resolved scenario with the scenario parser (its base, without the
+    /// sweep); `path` names it in errors.
     pub fn parse(path: &Path, text: &str) -> Result<ScenarioInfo> {
-        let value: toml::Value = toml::from_str(text).map_err(|e| Error::ResultFolder {
-            path: path.to_path_buf(),
-            message: format!("not a TOML scenario: {e}"),
-        })?;
-        let get = |dotted: &str| -> Option<&toml::Value> {
-            dotted.split('.').try_fold(&value, |v, part| v.get(part))
-        };
-        let string = |dotted: &str| get(dotted).and_then(|v| v.as_str()).map(str::to_string);
-        let duration_ms = |key: &str, v: &toml::Value| -> Result<f64> {
-            let text = v.as_str().ok_or_else(|| Error::ResultFolder {
+        let folder = path.parent().and_then(Path::file_name).map_or_else(
+            || "jitterlab run".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let scenario = ScenarioDoc::parse(text, &path.display().to_string(), &folder)
+            .and_then(|doc| doc.base())
+            .map_err(|e| Error::ResultFolder {
                 path: path.to_path_buf(),
-                message: format!("`{key}` should be a duration such as \"10ms\", found {v}"),
+                message: match e {
+                    // The scenario error already names the file.
+                    Error::Scenario { message, .. } => message,
+                    other => other.to_string(),
+                },
             })?;
-            parse_duration(key, text)
-                .map(|d| d.as_millis_f64())
-                .map_err(|e| Error::ResultFolder {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })
-        };
-        let bucket_ms = match get("output.bucket") {
-            Some(v) => Some(duration_ms("output.bucket", v)?),
-            None => None,
-        };
-        let mut faults = Vec::new();
-        if let Some(list) = get("faults").and_then(|v| v.as_array()) {
-            for (i, fault) in list.iter().enumerate() {
-                let kind = fault
-                    .get("kind")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("fault")
-                    .to_string();
-                let (Some(start), Some(end)) = (fault.get("start"), fault.get("end")) else {
-                    continue;
-                };
-                faults.push(FaultWindow {
-                    kind,
-                    start_ms: duration_ms(&format!("faults[{i}].start"), start)?,
-                    end_ms: duration_ms(&format!("faults[{i}].end"), end)?,
-                });
-            }
-        }
-        let server_kind = string("server.kind").unwrap_or_else(|| "queue".to_string());
-        let workers = get("server.workers")
-            .and_then(|v| v.as_integer().map(|i| i as f64).or_else(|| v.as_float()));
-        let service_ms = match get("server.service.mean") {
-            Some(v) => Some(duration_ms("server.service.mean", v)?),
-            None => None,
-        };
-        let capacity = match (server_kind.as_str(), workers, service_ms, bucket_ms) {
-            ("queue", Some(w), Some(s), Some(b)) if w > 0.0 && s > 0.0 && b > 0.0 => {
-                let per_bucket = w / s * b;
-                Some(Capacity {
-                    per_bucket,
-                    label: format!(
-                        "capacity: {} workers / {} mean service = {} attempts per bucket",
-                        fmt_number(w),
-                        fmt_ms(s),
-                        fmt_number(per_bucket)
-                    ),
+        let model = &scenario.model;
+        let bucket_ms = model.bucket.as_millis_f64();
+        let capacity = match &model.server {
+            ServerConfig::Queue(q) => {
+                let (workers, service_ms) =
+                    (q.workers as f64, q.service.mean_param().as_millis_f64());
+                (workers > 0.0 && service_ms > 0.0 && bucket_ms > 0.0).then(|| {
+                    let per_bucket = workers / service_ms * bucket_ms;
+                    Capacity {
+                        per_bucket,
+                        label: format!(
+                            "capacity: {} workers / {} mean service = {} attempts per bucket",
+                            fmt_number(workers),
+                            fmt_ms(service_ms),
+                            fmt_number(per_bucket)
+                        ),
+                    }
                 })
             }
-            _ => None,
+            ServerConfig::Occ => None,
         };
         Ok(ScenarioInfo {
             text: text.to_string(),
-            name: string("name"),
-            description: string("description"),
-            server_kind,
+            name: scenario.name,
+            description: scenario.description,
             bucket_ms,
-            faults,
+            faults: model
+                .faults
+                .iter()
+                .map(|f| FaultWindow {
+                    kind: f.kind_name().to_string(),
+                    start_ms: f.start.as_millis_f64(),
+                    end_ms: f.end.as_millis_f64(),
+                })
+                .collect(),
             capacity,
-            value,
         })
     }
 }
@@ -358,212 +208,77 @@ impl ResultFolder {
             });
         }
 
-        let summary_table = Table::read(&dir.join(SUMMARY))?;
-        let seed_col = summary_table.col("seed")?;
-        let requests_col = summary_table.col("requests")?;
+        let table = Table::read(&dir.join(SummaryRow::FILE))?;
+        let seed_col = table.col("seed")?;
+        let requests_col = table.col(Metric::ALL[0].name())?;
         if requests_col < seed_col {
-            return Err(summary_table.error("column `requests` comes before `seed`"));
+            return Err(table.error(format!(
+                "column `{}` comes before `seed`",
+                Metric::ALL[0].name()
+            )));
         }
-        let sweep_keys: Vec<String> = summary_table.headers[seed_col + 1..requests_col].to_vec();
-        let mut strategies: Vec<String> = Vec::new();
-        let mut points: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-        let mut summary = Vec::with_capacity(summary_table.rows.len());
-        {
-            let t = &summary_table;
-            let (c_point, c_strategy, c_rep) =
-                (t.col("point")?, t.col("strategy")?, t.col("replication")?);
-            for (i, row) in t.rows.iter().enumerate() {
-                let point: u32 = t.parse(i, c_point)?;
-                let strategy = t.text(i, c_strategy)?.to_string();
-                if !strategies.contains(&strategy) {
-                    strategies.push(strategy.clone());
-                }
-                let values: Vec<String> = (seed_col + 1..requests_col)
-                    .map(|c| row.get(c).unwrap_or("").trim().to_string())
-                    .collect();
-                if let Some(known) = points.get(&point) {
-                    if *known != values {
-                        return Err(t.row_error(
-                            i,
-                            &format!("point {point} has sweep values {values:?} here but {known:?} before"),
-                        ));
-                    }
-                } else {
-                    points.insert(point, values);
-                }
-                let mut metrics = BTreeMap::new();
-                for c in requests_col..t.headers.len() {
-                    if let Some(v) = t.opt_f64(i, c)? {
-                        metrics.insert(t.headers[c].clone(), v);
-                    }
-                }
-                summary.push(SummaryRow {
-                    point,
-                    strategy,
-                    replication: t.parse(i, c_rep)?,
-                    seed: t.parse(i, seed_col)?,
-                    metrics,
-                });
-            }
+        let sweep_keys: Vec<String> = table
+            .headers
+            .iter()
+            .take(requests_col)
+            .skip(seed_col + 1)
+            .map(str::to_string)
+            .collect();
+        let mut summary: Vec<SummaryRow> = table.rows(&sweep_keys)?;
+        for (row, metrics) in summary.iter_mut().zip(table.metric_columns()?) {
+            row.metrics = metrics;
         }
         if summary.is_empty() {
-            return Err(summary_table.error("no rows"));
+            return Err(table.error("no rows".to_string()));
         }
-        let mut note_strategy = |s: &str| {
-            if !strategies.iter().any(|x| x == s) {
-                strategies.push(s.to_string());
+        let mut strategies: Vec<String> = Vec::new();
+        let mut points: BTreeMap<u32, &Vec<String>> = BTreeMap::new();
+        for (row, record) in summary.iter().zip(&table.records) {
+            if !strategies.contains(&row.strategy) {
+                strategies.push(row.strategy.clone());
             }
-        };
-
-        let t = Table::read(&dir.join(AGGREGATE))?;
-        let (cp, cs, cm) = (t.col("point")?, t.col("strategy")?, t.col("metric")?);
-        let (cmean, csd, clo, chi, cn) = (
-            t.col("mean")?,
-            t.col("sd")?,
-            t.col("ci95_low")?,
-            t.col("ci95_high")?,
-            t.col("n")?,
-        );
-        let mut aggregate = Vec::with_capacity(t.rows.len());
-        for i in 0..t.rows.len() {
-            let strategy = t.text(i, cs)?.to_string();
-            note_strategy(&strategy);
-            aggregate.push(AggregateRow {
-                point: t.parse(i, cp)?,
-                strategy,
-                metric: t.text(i, cm)?.to_string(),
-                mean: t.opt_f64(i, cmean)?,
-                sd: t.opt_f64(i, csd)?,
-                ci95_low: t.opt_f64(i, clo)?,
-                ci95_high: t.opt_f64(i, chi)?,
-                n: t.parse(i, cn)?,
-            });
-        }
-
-        let t = Table::read(&dir.join(TIMESERIES))?;
-        let (cp, cs) = (t.col("point")?, t.col("strategy")?);
-        let cols: Vec<usize> = std::iter::once("t_ms")
-            .chain(crate::sim::TimeSeries::COLUMNS)
-            .map(|name| t.col(name))
-            .collect::<Result<_>>()?;
-        let mut timeseries = Vec::with_capacity(t.rows.len());
-        for i in 0..t.rows.len() {
-            let strategy = t.text(i, cs)?.to_string();
-            note_strategy(&strategy);
-            let v = |k: usize| t.f64(i, cols[k]);
-            timeseries.push(TimeseriesRow {
-                point: t.parse(i, cp)?,
-                strategy,
-                t_ms: v(0)?,
-                arrivals: v(1)?,
-                first_attempts: v(2)?,
-                retries: v(3)?,
-                successes: v(4)?,
-                rejections: v(5)?,
-                timeouts: v(6)?,
-                in_system: v(7)?,
-            });
-        }
-
-        let t = Table::read(&dir.join(ATTEMPTS))?;
-        let (cp, cs, ca, csu, csh) = (
-            t.col("point")?,
-            t.col("strategy")?,
-            t.col("attempt")?,
-            t.col("succeeded")?,
-            t.col("share")?,
-        );
-        let mut attempts = Vec::with_capacity(t.rows.len());
-        for i in 0..t.rows.len() {
-            let strategy = t.text(i, cs)?.to_string();
-            note_strategy(&strategy);
-            attempts.push(AttemptsRow {
-                point: t.parse(i, cp)?,
-                strategy,
-                attempt: t.parse(i, ca)?,
-                succeeded: t.f64(i, csu)?,
-                share: t.f64(i, csh)?,
-            });
-        }
-
-        let t = Table::read(&dir.join(LATENCY))?;
-        let (cp, cs, cl, cc) = (
-            t.col("point")?,
-            t.col("strategy")?,
-            t.col("latency_ms")?,
-            t.col("cdf")?,
-        );
-        let mut latency = Vec::with_capacity(t.rows.len());
-        for i in 0..t.rows.len() {
-            let strategy = t.text(i, cs)?.to_string();
-            note_strategy(&strategy);
-            latency.push(LatencyRow {
-                point: t.parse(i, cp)?,
-                strategy,
-                latency_ms: t.f64(i, cl)?,
-                cdf: t.f64(i, cc)?,
-            });
-        }
-
-        let compare = if dir.join(COMPARE).is_file() {
-            let t = Table::read(&dir.join(COMPARE))?;
-            let c = [
-                "point",
-                "metric",
-                "strategy_a",
-                "strategy_b",
-                "mean_diff",
-                "ci95_low",
-                "ci95_high",
-            ]
-            .map(|name| t.col(name));
-            let c: Vec<usize> = c.into_iter().collect::<Result<_>>()?;
-            let mut rows = Vec::with_capacity(t.rows.len());
-            for i in 0..t.rows.len() {
-                rows.push(CompareRow {
-                    point: t.parse(i, c[0])?,
-                    metric: t.text(i, c[1])?.to_string(),
-                    strategy_a: t.text(i, c[2])?.to_string(),
-                    strategy_b: t.text(i, c[3])?.to_string(),
-                    mean_diff: t.opt_f64(i, c[4])?,
-                    ci95_low: t.opt_f64(i, c[5])?,
-                    ci95_high: t.opt_f64(i, c[6])?,
-                });
+            match points.get(&row.point) {
+                Some(known) if **known != row.sweep => {
+                    return Err(table.record_error(
+                        record,
+                        &format!(
+                            "point {} has sweep values {:?} here but {known:?} before",
+                            row.point, row.sweep
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    points.insert(row.point, &row.sweep);
+                }
             }
-            Some(rows)
-        } else {
-            None
-        };
+        }
+        let points: Vec<Point> = points
+            .into_iter()
+            .map(|(index, values)| Point {
+                index,
+                values: values.clone(),
+            })
+            .collect();
 
-        let pareto = if dir.join(PARETO).is_file() {
-            let t = Table::read(&dir.join(PARETO))?;
-            let c = [
-                "point",
-                "strategy",
-                "amplification",
-                "latency_p99_ms",
-                "on_front",
-                "recommended",
-            ]
-            .map(|name| t.col(name));
-            let c: Vec<usize> = c.into_iter().collect::<Result<_>>()?;
-            let mut rows = Vec::with_capacity(t.rows.len());
-            for i in 0..t.rows.len() {
-                let strategy = t.text(i, c[1])?.to_string();
-                note_strategy(&strategy);
-                rows.push(ParetoRow {
-                    point: t.parse(i, c[0])?,
-                    strategy,
-                    amplification: t.f64(i, c[2])?,
-                    latency_p99_ms: t.f64(i, c[3])?,
-                    on_front: t.bool(i, c[4])?,
-                    recommended: t.bool(i, c[5])?,
-                });
+        let aggregate: Vec<AggregateRow> = read_rows(dir, &sweep_keys)?;
+        let timeseries: Vec<TimeseriesRow> = read_rows(dir, &sweep_keys)?;
+        let attempts: Vec<AttemptsRow> = read_rows(dir, &sweep_keys)?;
+        let latency: Vec<LatencyRow> = read_rows(dir, &sweep_keys)?;
+        let compare: Option<Vec<CompareRow>> = read_optional_rows(dir, &sweep_keys)?;
+        let pareto: Option<Vec<ParetoRow>> = read_optional_rows(dir, &sweep_keys)?;
+        let more = aggregate
+            .iter()
+            .map(|r| &r.strategy)
+            .chain(timeseries.iter().map(|r| &r.strategy))
+            .chain(attempts.iter().map(|r| &r.strategy))
+            .chain(latency.iter().map(|r| &r.strategy))
+            .chain(pareto.iter().flatten().map(|r| &r.strategy));
+        for s in more {
+            if !strategies.contains(s) {
+                strategies.push(s.clone());
             }
-            Some(rows)
-        } else {
-            None
-        };
+        }
 
         let scenario_path = dir.join(SCENARIO);
         let scenario = if scenario_path.is_file() {
@@ -578,10 +293,7 @@ impl ResultFolder {
             dir: dir.to_path_buf(),
             sweep_keys,
             strategies,
-            points: points
-                .into_iter()
-                .map(|(index, values)| Point { index, values })
-                .collect(),
+            points,
             summary,
             aggregate,
             timeseries,
@@ -604,28 +316,27 @@ impl ResultFolder {
     }
 
     /// The aggregate row for (point, strategy, metric).
-    pub fn aggregate_of(&self, point: u32, strategy: &str, metric: &str) -> Option<&AggregateRow> {
+    pub fn aggregate_of(
+        &self,
+        point: u32,
+        strategy: &str,
+        metric: Metric,
+    ) -> Option<&AggregateRow> {
         self.aggregate
             .iter()
             .find(|r| r.point == point && r.strategy == strategy && r.metric == metric)
     }
 
-    /// The metrics present in `aggregate.csv`, in first-appearance order.
-    pub fn aggregate_metrics(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for r in &self.aggregate {
-            if !out.contains(&r.metric.as_str()) {
-                out.push(&r.metric);
-            }
-        }
-        out
+    /// True when `aggregate.csv` holds the metric.
+    pub fn has(&self, metric: Metric) -> bool {
+        self.aggregate.iter().any(|r| r.metric == metric)
     }
 
     /// The output bucket in ms: `output.bucket` from the scenario, else the step of
     /// `timeseries.csv`.
     pub fn bucket_ms(&self) -> Option<f64> {
-        if let Some(b) = self.scenario.as_ref().and_then(|s| s.bucket_ms) {
-            return Some(b);
+        if let Some(s) = &self.scenario {
+            return Some(s.bucket_ms);
         }
         let first = self.timeseries.first()?;
         self.timeseries
@@ -634,6 +345,20 @@ impl ResultFolder {
             .find(|r| r.point == first.point && r.strategy == first.strategy)
             .map(|r| r.t_ms - first.t_ms)
             .filter(|d| *d > 0.0)
+    }
+}
+
+/// The rows of the file of `R` in `dir`.
+fn read_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Vec<R>> {
+    Table::read(&dir.join(R::FILE))?.rows(sweep_keys)
+}
+
+/// The rows of the file of `R` in `dir`, when it is there.
+fn read_optional_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Option<Vec<R>>> {
+    if dir.join(R::FILE).is_file() {
+        read_rows(dir, sweep_keys).map(Some)
+    } else {
+        Ok(None)
     }
 }
 
@@ -699,12 +424,11 @@ pub(crate) fn fmt_ms(ms: f64) -> String {
     }
 }
 
-/// A CSV file held as strings, with errors that name the file, line and column.
+/// A CSV file held as records, with errors that name the file, line and column.
 struct Table {
     path: PathBuf,
-    headers: Vec<String>,
-    rows: Vec<csv::StringRecord>,
-    lines: Vec<u64>,
+    headers: csv::StringRecord,
+    records: Vec<csv::StringRecord>,
 }
 
 impl Table {
@@ -716,110 +440,116 @@ impl Table {
                 path: path.to_path_buf(),
                 message: format!("cannot read: {e}"),
             })?;
-        let headers: Vec<String> = reader
+        let headers = reader
             .headers()
             .map_err(|e| Error::ResultFolder {
                 path: path.to_path_buf(),
                 message: format!("cannot read the header: {e}"),
             })?
-            .iter()
-            .map(str::to_string)
-            .collect();
-        let mut rows = Vec::new();
-        let mut lines = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(|e| {
-                let line = e.position().map(|p| p.line()).unwrap_or(0);
+            .clone();
+        let records = reader
+            .records()
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
                 Error::ResultFolder {
                     path: path.to_path_buf(),
                     message: format!("line {line}: malformed row: {e}"),
                 }
             })?;
-            lines.push(record.position().map(|p| p.line()).unwrap_or(0));
-            rows.push(record);
-        }
         Ok(Table {
             path: path.to_path_buf(),
             headers,
-            rows,
-            lines,
+            records,
         })
     }
 
-    fn error(&self, message: &str) -> Error {
+    fn error(&self, message: String) -> Error {
         Error::ResultFolder {
             path: self.path.clone(),
-            message: message.to_string(),
+            message,
         }
     }
 
-    fn row_error(&self, i: usize, message: &str) -> Error {
-        self.error(&format!("line {}: {message}", self.lines[i]))
+    fn record_error(&self, record: &csv::StringRecord, message: &str) -> Error {
+        let line = record.position().map_or(0, |p| p.line());
+        self.error(format!("line {line}: {message}"))
     }
 
     fn col(&self, name: &str) -> Result<usize> {
         self.headers.iter().position(|h| h == name).ok_or_else(|| {
-            self.error(&format!(
+            self.error(format!(
                 "no column `{name}` (the header is: {})",
-                self.headers.join(",")
+                self.headers.iter().collect::<Vec<_>>().join(",")
             ))
         })
     }
 
-    fn text(&self, i: usize, c: usize) -> Result<&str> {
-        self.rows[i]
-            .get(c)
-            .ok_or_else(|| self.row_error(i, &format!("no value for column `{}`", self.headers[c])))
+    /// Every record as a row `R`, its sweep values taken from the columns named `sweep_keys`
+    /// (left empty when the file does not repeat them).
+    fn rows<R: Row>(&self, sweep_keys: &[String]) -> Result<Vec<R>> {
+        let mut metric_columns = false;
+        for &field in fields::<R>() {
+            match field {
+                SWEEP => {}
+                METRICS => metric_columns = true,
+                name => {
+                    self.col(name)?;
+                }
+            }
+        }
+        if metric_columns {
+            for m in Metric::ALL {
+                self.col(m.name())?;
+            }
+        }
+        let sweep_cols: Option<Vec<usize>> = sweep_keys
+            .iter()
+            .map(|k| self.headers.iter().position(|h| h == k))
+            .collect();
+        self.records
+            .iter()
+            .map(|record| {
+                let mut row: R = self.deserialize(record)?;
+                if let Some(cols) = &sweep_cols {
+                    *row.sweep_mut() = cols.iter().map(|&c| record[c].to_string()).collect();
+                }
+                Ok(row)
+            })
+            .collect()
     }
 
-    fn parse<T: std::str::FromStr>(&self, i: usize, c: usize) -> Result<T> {
-        let text = self.text(i, c)?;
-        text.parse().map_err(|_| {
-            self.row_error(
-                i,
-                &format!(
-                    "column `{}`: cannot read {text:?} as a whole number",
-                    self.headers[c]
-                ),
-            )
+    /// The metric columns of every record, in record order (NaN for an empty cell).
+    fn metric_columns(&self) -> Result<Vec<PerMetric<f64>>> {
+        self.records
+            .iter()
+            .map(|record| {
+                let MetricColumns(values) = self.deserialize(record)?;
+                Ok(PerMetric::from_fn(|m| values[m].unwrap_or(f64::NAN)))
+            })
+            .collect()
+    }
+
+    /// One record through serde, by header names; a bad cell names its line and column.
+    fn deserialize<T: serde::de::DeserializeOwned>(&self, record: &csv::StringRecord) -> Result<T> {
+        record.deserialize(Some(&self.headers)).map_err(|e| {
+            let message = match e.kind() {
+                csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+                    Some(c) => {
+                        let c = c as usize;
+                        format!(
+                            "column `{}`: cannot read {:?}: {}",
+                            self.headers.get(c).unwrap_or("?"),
+                            record.get(c).unwrap_or(""),
+                            err.kind()
+                        )
+                    }
+                    None => err.kind().to_string(),
+                },
+                _ => e.to_string(),
+            };
+            self.record_error(record, &message)
         })
-    }
-
-    fn opt_f64(&self, i: usize, c: usize) -> Result<Option<f64>> {
-        let text = self.text(i, c)?;
-        if text.is_empty() {
-            return Ok(None);
-        }
-        match text.parse::<f64>() {
-            Ok(v) if v.is_nan() => Ok(None),
-            Ok(v) => Ok(Some(v)),
-            Err(_) => Err(self.row_error(
-                i,
-                &format!(
-                    "column `{}`: cannot read {text:?} as a number",
-                    self.headers[c]
-                ),
-            )),
-        }
-    }
-
-    fn f64(&self, i: usize, c: usize) -> Result<f64> {
-        self.opt_f64(i, c)?
-            .ok_or_else(|| self.row_error(i, &format!("column `{}` is empty", self.headers[c])))
-    }
-
-    fn bool(&self, i: usize, c: usize) -> Result<bool> {
-        match self.text(i, c)? {
-            "true" | "1" => Ok(true),
-            "false" | "0" => Ok(false),
-            other => Err(self.row_error(
-                i,
-                &format!(
-                    "column `{}`: expected true or false, found {other:?}",
-                    self.headers[c]
-                ),
-            )),
-        }
     }
 }
 
@@ -857,10 +587,145 @@ end = "5s"
 bucket = "10ms"
 "#;
         let s = ScenarioInfo::parse(Path::new("scenario.toml"), text).unwrap();
-        assert_eq!(s.name.as_deref(), Some("herd"));
+        assert_eq!(s.name, "herd");
         assert_eq!(s.capacity.as_ref().unwrap().per_bucket, 100.0);
         assert_eq!(s.faults[0].end_ms, 5000.0);
         let bad = ScenarioInfo::parse(Path::new("scenario.toml"), "output = { bucket = 3 }");
         assert!(matches!(bad, Err(Error::ResultFolder { .. })));
+    }
+
+    /// A fresh folder under the temp dir.
+    fn temp(label: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("jitterlab-rows-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn summary_row(strategy: &str) -> SummaryRow {
+        SummaryRow {
+            point: 0,
+            strategy: strategy.into(),
+            replication: 0,
+            seed: 7,
+            sweep: vec!["50ms".into()],
+            metrics: PerMetric::from_fn(|m| m as usize as f64 / 3.0),
+        }
+    }
+
+    fn aggregate_row(metric: Metric) -> AggregateRow {
+        AggregateRow {
+            point: 0,
+            strategy: "full".into(),
+            sweep: vec!["50ms".into()],
+            metric,
+            mean: Some(0.1 + 0.2),
+            sd: None,
+            ci95_low: Some(-1e-9),
+            ci95_high: Some(1234.5),
+            n: 1,
+        }
+    }
+
+    /// Writes a folder of one point with the writer's own code.
+    fn write_folder(dir: &Path) -> (Vec<AggregateRow>, Vec<TimeseriesRow>, Vec<ParetoRow>) {
+        use crate::output::csv::write_rows;
+        let keys = ["backoff.base".to_string()];
+        let sweep = vec!["50ms".to_string()];
+        let aggregate: Vec<AggregateRow> = Metric::ALL.into_iter().map(aggregate_row).collect();
+        let timeseries = vec![TimeseriesRow {
+            point: 0,
+            strategy: "full".into(),
+            sweep: sweep.clone(),
+            t_ms: 12.5,
+            arrivals: 9,
+            first_attempts: 4,
+            retries: 5,
+            successes: 3,
+            rejections: 2,
+            timeouts: 1,
+            in_system: 6,
+        }];
+        let pareto = vec![ParetoRow {
+            point: 0,
+            strategy: "full".into(),
+            sweep: sweep.clone(),
+            amplification: Some(1.5),
+            latency_p99_ms: None,
+            on_front: true,
+            recommended: false,
+        }];
+        write_rows(dir, &keys, &[summary_row("full"), summary_row("no_jitter")]).unwrap();
+        write_rows(dir, &keys, &aggregate).unwrap();
+        write_rows(dir, &keys, &timeseries).unwrap();
+        write_rows::<AttemptsRow>(dir, &keys, &[]).unwrap();
+        write_rows::<LatencyRow>(dir, &keys, &[]).unwrap();
+        write_rows(dir, &keys, &pareto).unwrap();
+        (aggregate, timeseries, pareto)
+    }
+
+    #[test]
+    fn rows_written_are_read_back_the_same() {
+        let dir = temp("round-trip");
+        let (aggregate, timeseries, pareto) = write_folder(&dir);
+        let folder = ResultFolder::read(&dir).unwrap();
+        assert_eq!(folder.sweep_keys, ["backoff.base"]);
+        assert_eq!(folder.strategies, ["full", "no_jitter"]);
+        assert_eq!(
+            folder.points,
+            [Point {
+                index: 0,
+                values: vec!["50ms".into()]
+            }]
+        );
+        assert_eq!(
+            folder.summary,
+            [summary_row("full"), summary_row("no_jitter")]
+        );
+        assert_eq!(folder.aggregate, aggregate);
+        assert_eq!(folder.timeseries, timeseries);
+        assert_eq!(folder.pareto.as_deref(), Some(&pareto[..]));
+        assert!(folder.compare.is_none() && folder.scenario.is_none());
+        assert_eq!(
+            folder.aggregate_of(0, "full", Metric::LatencyP99Ms),
+            Some(&aggregate_row(Metric::LatencyP99Ms))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_cell_names_its_line_and_column_and_an_unknown_metric_the_known_ones() {
+        let dir = temp("bad-cells");
+        write_folder(&dir);
+        let error = |file: &str, from: &str, to: &str| {
+            let path = dir.join(file);
+            let good = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, good.replacen(from, to, 1)).unwrap();
+            let message = match ResultFolder::read(&dir) {
+                Err(Error::ResultFolder { path, message }) => {
+                    assert!(path.ends_with(file), "{}", path.display());
+                    message
+                }
+                other => panic!("expected a result folder error, got {other:?}"),
+            };
+            std::fs::write(&path, good).unwrap();
+            message
+        };
+        let m = error("timeseries.csv", ",9,4,", ",9,four,");
+        assert!(
+            m.contains("line 2") && m.contains("`first_attempts`") && m.contains("\"four\""),
+            "{m}"
+        );
+        let m = error("aggregate.csv", ",latency_p99_ms,", ",latency_p98_ms,");
+        assert!(
+            m.contains("\"latency_p98_ms\"") && m.contains("latency_p999_ms"),
+            "{m}"
+        );
+        let m = error("summary.csv", ",events", ",evnts");
+        assert!(m.contains("no column `events`"), "{m}");
+        let m = error("pareto.csv", ",true,", ",yes,");
+        assert!(m.contains("`on_front`") && m.contains("\"yes\""), "{m}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

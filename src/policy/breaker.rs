@@ -12,7 +12,7 @@
 //! result of an attempt let through before the breaker opened counts too); results recorded
 //! while open are ignored.
 
-use crate::error::{Error, Result};
+use crate::param::ParamError;
 use crate::policy::window::SlidingWindow;
 use crate::time::{SimDuration, SimTime};
 
@@ -41,36 +41,35 @@ impl Default for BreakerConfig {
 }
 
 impl BreakerConfig {
-    /// Checks the parameters; errors name `prefix.<parameter>` (`client.breaker.window`).
-    pub fn validate(&self, prefix: &str) -> Result<()> {
-        let key = |name: &str| format!("{prefix}.{name}");
+    /// Checks the parameters; errors name the field (`window`).
+    pub fn validate(&self) -> Result<(), ParamError> {
         if !(self.failure_ratio.is_finite()
             && self.failure_ratio > 0.0
             && self.failure_ratio <= 1.0)
         {
-            return Err(Error::invalid(
-                key("failure_ratio"),
+            return Err(ParamError::new(
+                "failure_ratio",
                 self.failure_ratio,
                 "a number above 0 and at most 1",
             ));
         }
         if self.min_requests == 0 {
-            return Err(Error::invalid(
-                key("min_requests"),
+            return Err(ParamError::new(
+                "min_requests",
                 self.min_requests,
                 "an integer of at least 1",
             ));
         }
         if self.window < SimDuration::from_millis(1) {
-            return Err(Error::invalid(
-                key("window"),
+            return Err(ParamError::new(
+                "window",
                 self.window,
                 "a duration of at least 1ms",
             ));
         }
         if self.open_for == SimDuration::ZERO {
-            return Err(Error::invalid(
-                key("open_for"),
+            return Err(ParamError::new(
+                "open_for",
                 self.open_for,
                 "a duration greater than 0",
             ));
@@ -106,9 +105,9 @@ pub struct Breaker {
 }
 
 impl Breaker {
-    /// A closed breaker; `config` is validated with keys under `client.breaker`.
-    pub fn new(config: BreakerConfig) -> Result<Breaker> {
-        config.validate("client.breaker")?;
+    /// A closed breaker, once `config` is validated.
+    pub fn new(config: BreakerConfig) -> Result<Breaker, ParamError> {
+        config.validate()?;
         Ok(Breaker {
             config,
             state: BreakerState::Closed,
@@ -293,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn config_is_validated_naming_the_key() {
+    fn config_is_validated_naming_the_field() {
         let d = BreakerConfig::default();
         let cases = [
             (
@@ -301,47 +300,47 @@ mod tests {
                     failure_ratio: 0.0,
                     ..d
                 },
-                "client.breaker.failure_ratio",
+                "failure_ratio",
             ),
             (
                 BreakerConfig {
                     failure_ratio: 1.5,
                     ..d
                 },
-                "client.breaker.failure_ratio",
+                "failure_ratio",
             ),
             (
                 BreakerConfig {
                     failure_ratio: f64::NAN,
                     ..d
                 },
-                "client.breaker.failure_ratio",
+                "failure_ratio",
             ),
             (
                 BreakerConfig {
                     min_requests: 0,
                     ..d
                 },
-                "client.breaker.min_requests",
+                "min_requests",
             ),
             (
                 BreakerConfig {
                     window: SimDuration::ZERO,
                     ..d
                 },
-                "client.breaker.window",
+                "window",
             ),
             (
                 BreakerConfig {
                     open_for: SimDuration::ZERO,
                     ..d
                 },
-                "client.breaker.open_for",
+                "open_for",
             ),
         ];
-        for (config, key) in cases {
-            let err = Breaker::new(config).unwrap_err().to_string();
-            assert!(err.contains(key), "{err}");
+        for (config, field) in cases {
+            let err = Breaker::new(config).unwrap_err();
+            assert_eq!(err.field, field, "{err}");
         }
     }
 }

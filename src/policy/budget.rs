@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::param::{ParamError, ValueError};
 use crate::policy::window::SlidingWindow;
 use crate::time::{SimDuration, SimTime};
 
@@ -66,9 +66,8 @@ impl BudgetConfig {
     /// The kind names used in scenario files.
     pub const KINDS: [&'static str; 3] = ["token_bucket", "ratio", "grpc"];
 
-    /// The default parameters of the kind named `kind` (`token_bucket`, `ratio` or `grpc`);
-    /// the error names `key` (for example `client.budget.kind`).
-    pub fn defaults(key: &str, kind: &str) -> Result<BudgetConfig> {
+    /// The default parameters of the kind named `kind` (`token_bucket`, `ratio` or `grpc`).
+    pub fn defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
         match kind.trim() {
             "token_bucket" => Ok(BudgetConfig::TokenBucket {
                 capacity: 500,
@@ -85,8 +84,7 @@ impl BudgetConfig {
                 max_tokens: 10.0,
                 token_ratio: 0.1,
             }),
-            _ => Err(Error::invalid(
-                key,
+            _ => Err(ValueError::new(
                 format!("{kind:?}"),
                 "one of token_bucket, ratio, grpc",
             )),
@@ -102,15 +100,13 @@ impl BudgetConfig {
         }
     }
 
-    /// Checks the parameters; errors name `prefix.<parameter>` (with `prefix =
-    /// "client.budget"`: `client.budget.capacity`).
+    /// Checks the parameters; errors name the field (`capacity`).
     ///
     /// `token_bucket`: capacity >= 1, costs and refund at most the capacity. `ratio`: percent
     /// from 0 to 1000 (Finagle's range), min_per_sec finite and >= 0, window >= 1 ms.
     /// `grpc`: max_tokens in (0, 1000] and token_ratio in (0, max_tokens], both with at most
     /// three decimals mattering (the gRPC spec's precision).
-    pub fn validate(&self, prefix: &str) -> Result<()> {
-        let key = |name: &str| format!("{prefix}.{name}");
+    pub fn validate(&self) -> Result<(), ParamError> {
         match *self {
             BudgetConfig::TokenBucket {
                 capacity,
@@ -119,8 +115,8 @@ impl BudgetConfig {
                 success_refund,
             } => {
                 if capacity == 0 {
-                    return Err(Error::invalid(
-                        key("capacity"),
+                    return Err(ParamError::new(
+                        "capacity",
                         capacity,
                         "an integer of at least 1",
                     ));
@@ -131,8 +127,8 @@ impl BudgetConfig {
                     ("success_refund", success_refund),
                 ] {
                     if value > capacity {
-                        return Err(Error::invalid(
-                            key(name),
+                        return Err(ParamError::new(
+                            name,
                             value,
                             format!("an integer from 0 to the capacity ({capacity})"),
                         ));
@@ -145,22 +141,22 @@ impl BudgetConfig {
                 window,
             } => {
                 if !(percent.is_finite() && (0.0..=1000.0).contains(&percent)) {
-                    return Err(Error::invalid(
-                        key("percent"),
+                    return Err(ParamError::new(
+                        "percent",
                         percent,
                         "a number from 0 to 1000",
                     ));
                 }
                 if !(min_per_sec.is_finite() && min_per_sec >= 0.0) {
-                    return Err(Error::invalid(
-                        key("min_per_sec"),
+                    return Err(ParamError::new(
+                        "min_per_sec",
                         min_per_sec,
                         "a finite number >= 0",
                     ));
                 }
                 if window < SimDuration::from_millis(1) {
-                    return Err(Error::invalid(
-                        key("window"),
+                    return Err(ParamError::new(
+                        "window",
                         window,
                         "a duration of at least 1ms",
                     ));
@@ -175,16 +171,16 @@ impl BudgetConfig {
                     && max_tokens <= 1000.0
                     && milli(max_tokens) > 0)
                 {
-                    return Err(Error::invalid(
-                        key("max_tokens"),
+                    return Err(ParamError::new(
+                        "max_tokens",
                         max_tokens,
                         "a number above 0 and at most 1000",
                     ));
                 }
                 if !(token_ratio.is_finite() && milli(token_ratio) > 0 && token_ratio <= max_tokens)
                 {
-                    return Err(Error::invalid(
-                        key("token_ratio"),
+                    return Err(ParamError::new(
+                        "token_ratio",
                         token_ratio,
                         format!("a number of at least 0.001 and at most max_tokens ({max_tokens})"),
                     ));
@@ -282,9 +278,9 @@ enum State {
 }
 
 impl Budget {
-    /// A full budget; `config` is validated with keys under `client.budget`.
-    pub fn new(config: BudgetConfig) -> Result<Budget> {
-        config.validate("client.budget")?;
+    /// A full budget, once `config` is validated.
+    pub fn new(config: BudgetConfig) -> Result<Budget, ParamError> {
+        config.validate()?;
         let state = match config {
             BudgetConfig::TokenBucket { capacity, .. } => State::TokenBucket { tokens: capacity },
             BudgetConfig::Ratio {
@@ -419,7 +415,7 @@ mod tests {
     }
 
     fn aws() -> Budget {
-        Budget::new(BudgetConfig::defaults("k", "token_bucket").unwrap()).unwrap()
+        Budget::new(BudgetConfig::defaults("token_bucket").unwrap()).unwrap()
     }
 
     #[test]
@@ -468,7 +464,7 @@ mod tests {
     #[test]
     fn ratio_allows_percent_plus_floor_and_recovers() {
         // 20 % of requests plus 10/s over 10 s: a reserve of 100.
-        let mut b = Budget::new(BudgetConfig::defaults("k", "ratio").unwrap()).unwrap();
+        let mut b = Budget::new(BudgetConfig::defaults("ratio").unwrap()).unwrap();
         for i in 0..1000 {
             b.on_request(at_ms(i));
         }
@@ -511,7 +507,7 @@ mod tests {
 
     #[test]
     fn grpc_stops_at_half_and_recovers_with_successes() {
-        let mut b = Budget::new(BudgetConfig::defaults("k", "grpc").unwrap()).unwrap();
+        let mut b = Budget::new(BudgetConfig::defaults("grpc").unwrap()).unwrap();
         let now = at_ms(0);
         let mut allowed = Vec::new();
         for _ in 0..6 {
@@ -540,7 +536,7 @@ mod tests {
     }
 
     #[test]
-    fn configs_are_validated_naming_the_key() {
+    fn configs_are_validated_naming_the_field() {
         let cases: [(BudgetConfig, &str); 8] = [
             (
                 BudgetConfig::TokenBucket {
@@ -549,7 +545,7 @@ mod tests {
                     timeout_cost: 0,
                     success_refund: 0,
                 },
-                "client.budget.capacity",
+                "capacity",
             ),
             (
                 BudgetConfig::TokenBucket {
@@ -558,7 +554,7 @@ mod tests {
                     timeout_cost: 1,
                     success_refund: 1,
                 },
-                "client.budget.retry_cost",
+                "retry_cost",
             ),
             (
                 BudgetConfig::Ratio {
@@ -566,7 +562,7 @@ mod tests {
                     min_per_sec: 1.0,
                     window: SimDuration::from_secs(1),
                 },
-                "client.budget.percent",
+                "percent",
             ),
             (
                 BudgetConfig::Ratio {
@@ -574,7 +570,7 @@ mod tests {
                     min_per_sec: 1.0,
                     window: SimDuration::from_secs(1),
                 },
-                "client.budget.percent",
+                "percent",
             ),
             (
                 BudgetConfig::Ratio {
@@ -582,7 +578,7 @@ mod tests {
                     min_per_sec: f64::INFINITY,
                     window: SimDuration::from_secs(1),
                 },
-                "client.budget.min_per_sec",
+                "min_per_sec",
             ),
             (
                 BudgetConfig::Ratio {
@@ -590,36 +586,32 @@ mod tests {
                     min_per_sec: 1.0,
                     window: SimDuration::ZERO,
                 },
-                "client.budget.window",
+                "window",
             ),
             (
                 BudgetConfig::Grpc {
                     max_tokens: 0.0,
                     token_ratio: 0.1,
                 },
-                "client.budget.max_tokens",
+                "max_tokens",
             ),
             (
                 BudgetConfig::Grpc {
                     max_tokens: 10.0,
                     token_ratio: 0.0001,
                 },
-                "client.budget.token_ratio",
+                "token_ratio",
             ),
         ];
-        for (config, key) in cases {
-            let err = Budget::new(config).unwrap_err().to_string();
-            assert!(err.contains(key), "{config}: {err}");
+        for (config, field) in cases {
+            let err = Budget::new(config).unwrap_err();
+            assert_eq!(err.field, field, "{config}: {err}");
         }
-        let err = BudgetConfig::defaults("client.budget.kind", "leaky")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("client.budget.kind") && err.contains("token_bucket"),
-            "{err}"
-        );
+        let err = BudgetConfig::defaults("leaky").unwrap_err();
+        assert_eq!(err.value, "\"leaky\"");
+        assert!(err.allowed.contains("token_bucket"), "{err}");
         for kind in BudgetConfig::KINDS {
-            let config = BudgetConfig::defaults("k", kind).unwrap();
+            let config = BudgetConfig::defaults(kind).unwrap();
             assert_eq!(config.kind(), kind);
             assert!(config.to_string().contains(kind));
         }

@@ -3,7 +3,7 @@
 //! A pure counter. Whoever drives it keeps its own wait queue: the simulator parks the
 //! attempt and retries [`ConcurrencyLimiter::try_acquire`] when a slot is released.
 
-use crate::error::{Error, Result};
+use crate::param::ParamError;
 
 /// Counts attempts in flight against a fixed limit.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -13,15 +13,10 @@ pub struct ConcurrencyLimiter {
 }
 
 impl ConcurrencyLimiter {
-    /// A limiter allowing `limit` attempts at once (at least 1; the error names
-    /// `client.concurrency`).
-    pub fn new(limit: u32) -> Result<ConcurrencyLimiter> {
+    /// A limiter allowing `limit` attempts at once (at least 1).
+    pub fn new(limit: u32) -> Result<ConcurrencyLimiter, ParamError> {
         if limit == 0 {
-            return Err(Error::invalid(
-                "client.concurrency",
-                limit,
-                "an integer of at least 1",
-            ));
+            return Err(ParamError::new("limit", limit, "an integer of at least 1"));
         }
         Ok(ConcurrencyLimiter {
             limit,
@@ -76,11 +71,6 @@ mod tests {
         l.release();
         l.release();
         assert_eq!(l.in_flight(), 0);
-        assert!(
-            ConcurrencyLimiter::new(0)
-                .unwrap_err()
-                .to_string()
-                .contains("client.concurrency")
-        );
+        assert_eq!(ConcurrencyLimiter::new(0).unwrap_err().field, "limit");
     }
 }

@@ -55,7 +55,7 @@ use std::fmt;
 use rand::Rng;
 
 use crate::backoff::{Backoff, BackoffState};
-use crate::error::{Error, Result};
+use crate::param::ParamError;
 use crate::time::{SimDuration, SimTime};
 
 /// A client's retry policy: the backoff, what is retried and the limits.
@@ -165,26 +165,25 @@ impl RetryPolicy {
         }
     }
 
-    /// Checks the limits: `client.max_attempts` at least 1, `client.timeout` and
-    /// `client.deadline` above zero.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks the limits: `max_attempts` at least 1, `timeout` and `deadline` above zero.
+    pub fn validate(&self) -> Result<(), ParamError> {
         if self.max_attempts == Some(0) {
-            return Err(Error::invalid(
-                "client.max_attempts",
+            return Err(ParamError::new(
+                "max_attempts",
                 0,
                 "an integer of at least 1 or \"unlimited\"",
             ));
         }
         if self.timeout == Some(SimDuration::ZERO) {
-            return Err(Error::invalid(
-                "client.timeout",
+            return Err(ParamError::new(
+                "timeout",
                 "0ms",
                 "a duration greater than 0 or \"off\"",
             ));
         }
         if self.deadline == Some(SimDuration::ZERO) {
-            return Err(Error::invalid(
-                "client.deadline",
+            return Err(ParamError::new(
+                "deadline",
                 "0ms",
                 "a duration greater than 0 or \"off\"",
             ));

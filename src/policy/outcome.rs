@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::param::ValueError;
 
 /// How one attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,9 +90,9 @@ impl Idempotency {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RetryOnItem {
-    /// A status code (checked by [`RetryOn::parse`]).
+    /// A status code (checked by [`RetryOn::with_item`]).
     Code(i64),
-    /// A word (checked by [`RetryOn::parse`]).
+    /// A word (checked by [`RetryOn::with_item`]).
     Word(String),
 }
 
@@ -115,7 +115,7 @@ const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
 ///
 /// Status codes are limited to those DESIGN §3 allows: 409, 429, 5xx (500 is opt-in) and,
 /// harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
-/// [`RetryOn::parse`] and [`RetryOn::with_status`] refuse them rather than silently ignore
+/// [`RetryOn::with_item`] and [`RetryOn::with_status`] refuse them rather than silently ignore
 /// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RetryOn {
@@ -152,23 +152,21 @@ impl RetryOn {
 
     /// Checks that `code` may be retried: 100..=599, not a success, and among the 4xx only
     /// 409 and 429.
-    fn check_code(key: &str, code: i64) -> Result<u16> {
+    fn check_code(code: i64) -> Result<u16, ValueError> {
         let Ok(code) = u16::try_from(code) else {
-            return Err(Error::invalid(key, code, ALLOWED));
+            return Err(ValueError::new(code, ALLOWED));
         };
         match code {
-            200..=399 => Err(Error::invalid(
-                key,
+            200..=399 => Err(ValueError::new(
                 code,
                 "not a success: a 2xx or 3xx answer is never retried",
             )),
-            400..=499 if code != 409 && code != 429 => Err(Error::invalid(
-                key,
+            400..=499 if code != 409 && code != 429 => Err(ValueError::new(
                 code,
                 "not a 4xx other than 409 and 429: those are never retried",
             )),
             LOWEST..=HIGHEST => Ok(code),
-            _ => Err(Error::invalid(key, code, ALLOWED)),
+            _ => Err(ValueError::new(code, ALLOWED)),
         }
     }
 
@@ -178,29 +176,26 @@ impl RetryOn {
         self.codes[i / 64] |= 1 << (i % 64);
     }
 
-    /// Builds the set from a scenario list such as `[409, 429, 502, 503, 504, "timeout",
-    /// "connection"]`. Errors name the entry (`client.retry_on[3]` for `key =
-    /// "client.retry_on"`). Duplicates are allowed; an empty list retries nothing.
-    pub fn parse(key: &str, items: &[RetryOnItem]) -> Result<RetryOn> {
-        let mut set = RetryOn::none();
-        for (i, item) in items.iter().enumerate() {
-            let item_key = format!("{key}[{i}]");
-            match item {
-                RetryOnItem::Code(code) => set.insert(RetryOn::check_code(&item_key, *code)?),
-                RetryOnItem::Word(word) => match word.as_str() {
-                    "timeout" => set.timeout = true,
-                    "connection" => set.connection = true,
-                    _ => return Err(Error::invalid(item_key, format!("{word:?}"), ALLOWED)),
-                },
-            }
+    /// The same set with one entry of a scenario list added: a status code, `"timeout"` or
+    /// `"connection"`. A list such as `[409, 429, 502, 503, 504, "timeout", "connection"]`
+    /// is read by adding its entries to [`RetryOn::none`] (an empty list retries nothing;
+    /// duplicates are allowed).
+    pub fn with_item(mut self, item: &RetryOnItem) -> Result<RetryOn, ValueError> {
+        match item {
+            RetryOnItem::Code(code) => self.insert(RetryOn::check_code(*code)?),
+            RetryOnItem::Word(word) => match word.as_str() {
+                "timeout" => self.timeout = true,
+                "connection" => self.connection = true,
+                _ => return Err(ValueError::new(format!("{word:?}"), ALLOWED)),
+            },
         }
-        Ok(set)
+        Ok(self)
     }
 
     /// The same set with `code` added (for example 500, which is opt-in). Refuses what
-    /// [`RetryOn::parse`] refuses, under the key `client.retry_on`.
-    pub fn with_status(mut self, code: u16) -> Result<RetryOn> {
-        self.insert(RetryOn::check_code("client.retry_on", i64::from(code))?);
+    /// [`RetryOn::with_item`] refuses.
+    pub fn with_status(mut self, code: u16) -> Result<RetryOn, ValueError> {
+        self.insert(RetryOn::check_code(i64::from(code))?);
         Ok(self)
     }
 
@@ -235,7 +230,7 @@ impl RetryOn {
     }
 
     /// The set as a scenario list: codes ascending, then `"timeout"`, then `"connection"`.
-    /// [`RetryOn::parse`] reads it back to an equal set.
+    /// [`RetryOn::with_item`] reads it back to an equal set.
     pub fn to_items(&self) -> Vec<RetryOnItem> {
         let mut items: Vec<RetryOnItem> = (LOWEST..=HIGHEST)
             .filter(|&code| self.retries(Outcome::Status(code)))
@@ -275,6 +270,11 @@ mod tests {
     fn word(w: &str) -> RetryOnItem {
         RetryOnItem::Word(w.into())
     }
+    fn parse(items: &[RetryOnItem]) -> Result<RetryOn, ValueError> {
+        items
+            .iter()
+            .try_fold(RetryOn::none(), |set, item| set.with_item(item))
+    }
 
     #[test]
     fn default_follows_the_design() {
@@ -310,19 +310,18 @@ mod tests {
             word("timeout"),
             word("connection"),
         ];
-        let set = RetryOn::parse("client.retry_on", &items).unwrap();
+        let set = parse(&items).unwrap();
         assert_eq!(set, RetryOn::default());
         assert_eq!(set.to_items(), items.to_vec());
-        let custom =
-            RetryOn::parse("k", &[code(599), code(500), word("timeout"), code(500)]).unwrap();
-        assert_eq!(RetryOn::parse("k", &custom.to_items()).unwrap(), custom);
+        let custom = parse(&[code(599), code(500), word("timeout"), code(500)]).unwrap();
+        assert_eq!(parse(&custom.to_items()).unwrap(), custom);
         assert!(!custom.retries(Outcome::Connection));
         assert!(custom.retries(Outcome::Status(599)));
-        assert_eq!(RetryOn::parse("k", &[]).unwrap(), RetryOn::none());
+        assert_eq!(parse(&[]).unwrap(), RetryOn::none());
     }
 
     #[test]
-    fn parse_refuses_bad_items_naming_the_entry() {
+    fn bad_items_are_refused_saying_what_is_allowed() {
         let cases: [(RetryOnItem, &str); 7] = [
             (code(99), "99"),
             (code(600), "600"),
@@ -333,12 +332,9 @@ mod tests {
             (word("timeouts"), "\"timeouts\""),
         ];
         for (item, needle) in cases {
-            let items = [code(503), code(504), word("timeout"), item.clone()];
-            let err = RetryOn::parse("client.retry_on", &items)
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains("client.retry_on[3]"), "{item}: {err}");
-            assert!(err.contains(needle), "{item}: {err}");
+            let err = RetryOn::default().with_item(&item).unwrap_err();
+            assert_eq!(err.value, item.to_string());
+            assert!(err.to_string().contains(needle), "{item}: {err}");
         }
         assert!(RetryOn::default().with_status(418).is_err());
     }

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use rand::{Rng, RngExt};
 
-use crate::error::{Error, Result};
+use crate::param::ValueError;
 use crate::time::SimDuration;
 
 /// Parses a `Retry-After` value: delta-seconds (`"120"`) or an HTTP-date (`"Wed, 21 Oct 2015
@@ -65,15 +65,17 @@ impl RetryAfterMode {
             RetryAfterMode::Spread => "spread",
         }
     }
+}
 
-    /// Parses a name, naming `key` and the allowed names in the error.
-    pub fn parse(key: &str, text: &str) -> Result<RetryAfterMode> {
+impl std::str::FromStr for RetryAfterMode {
+    type Err = ValueError;
+
+    /// Parses a name; the error lists the allowed names.
+    fn from_str(text: &str) -> Result<RetryAfterMode, ValueError> {
         RetryAfterMode::ALL
             .into_iter()
             .find(|m| m.name() == text.trim())
-            .ok_or_else(|| {
-                Error::invalid(key, format!("{text:?}"), "one of ignore, at_least, spread")
-            })
+            .ok_or_else(|| ValueError::new(format!("{text:?}"), "one of ignore, at_least, spread"))
     }
 }
 
@@ -201,18 +203,11 @@ mod tests {
     #[test]
     fn modes_parse_and_name() {
         for m in RetryAfterMode::ALL {
-            assert_eq!(
-                RetryAfterMode::parse("client.retry_after", m.name()).unwrap(),
-                m
-            );
+            assert_eq!(m.name().parse::<RetryAfterMode>().unwrap(), m);
         }
-        let err = RetryAfterMode::parse("client.retry_after", "always")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("client.retry_after") && err.contains("at_least"),
-            "{err}"
-        );
+        let err = "always".parse::<RetryAfterMode>().unwrap_err();
+        assert_eq!(err.value, "\"always\"");
+        assert!(err.allowed.contains("at_least"), "{err}");
     }
 
     #[test]

@@ -1,5 +1,10 @@
 //! From the raw file to a checked [`Scenario`]: defaults applied, every value validated, every
-//! error naming its key.
+//! error naming its key as the user wrote it.
+//!
+//! The engine's constructors name a wrong parameter by its field (`cap`); this is where a
+//! field becomes a key: `backoff.cap`, or `backoff.strategies[1].cap` when the strategy's own
+//! table set it, `client.budget.capacity`, `server.service.mean`. [`super::ScenarioDoc`] then
+//! places the key where its value was written (a line and column, a `--set`, a sweep point).
 
 use super::Scenario;
 use super::file::{
@@ -8,17 +13,18 @@ use super::file::{
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
+use crate::param::ParamError;
 use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
+use crate::policy::RetryAfterPolicy;
 use crate::policy::{Idempotency, RetryOn};
-use crate::policy::{RetryAfterMode, RetryAfterPolicy};
 use crate::sim::dist::Dist;
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::workload::Workload;
 use crate::sim::{
     ClientConfig, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
 };
-use crate::time::{SimDuration, SimTime, parse_duration, parse_limit};
+use crate::time::{SimDuration, SimTime, parse_limit};
 
 /// Most clients (or open-loop requests) in one run: each is about 100 bytes of state, and
 /// runs go on in parallel, one per core.
@@ -35,12 +41,28 @@ pub const DEFAULT_STRATEGIES: [Jitter; 4] = [
     Jitter::Decorrelated,
 ];
 
+/// Names an engine error's field by its key under `table` (`client.budget` + `capacity`).
+fn under(table: &str) -> impl Fn(ParamError) -> Error + '_ {
+    move |e| Error::for_key(format!("{table}.{}", e.field), e)
+}
+
+fn duration(key: &str, text: &str) -> Result<SimDuration> {
+    text.parse().map_err(|e| Error::for_key(key, e))
+}
+
 fn dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> {
-    parse_duration(key, value.as_deref().unwrap_or(default))
+    duration(key, value.as_deref().unwrap_or(default))
+}
+
+fn positive_dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> {
+    match dur(key, value, default)? {
+        SimDuration::ZERO => Err(Error::invalid(key, "0ms", "a duration greater than 0")),
+        d => Ok(d),
+    }
 }
 
 fn limit(key: &str, value: &Option<String>, default: &str) -> Result<Option<SimDuration>> {
-    parse_limit(key, value.as_deref().unwrap_or(default))
+    parse_limit(value.as_deref().unwrap_or(default)).map_err(|e| Error::for_key(key, e))
 }
 
 fn count(key: &str, value: Option<i64>, default: i64, min: i64, max: i64) -> Result<u32> {
@@ -107,12 +129,12 @@ fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Resu
 
 fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
     let Some(f) = file else { return Ok(default) };
-    let mean = parse_duration(&format!("{key}.mean"), &f.mean)?;
+    let mean = duration(&format!("{key}.mean"), &f.mean)?;
     let sd =
         f.sd.as_ref()
-            .map(|s| parse_duration(&format!("{key}.sd"), s))
+            .map(|s| duration(&format!("{key}.sd"), s))
             .transpose()?;
-    Dist::new(key, &f.dist, mean, sd)
+    Dist::new(&f.dist, mean, sd).map_err(under(key))
 }
 
 fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
@@ -129,14 +151,7 @@ fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
 
 /// Checks a whole file. `name` is used when the file has none.
 pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
-    let horizon = dur("horizon", &file.horizon, "120s")?;
-    if horizon == SimDuration::ZERO {
-        return Err(Error::invalid(
-            "horizon",
-            horizon,
-            "a duration greater than 0",
-        ));
-    }
+    let horizon = positive_dur("horizon", &file.horizon, "120s")?;
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
         return Err(Error::invalid(
@@ -263,14 +278,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
-            let think = dur("workload.think", &w.think, "1s")?;
-            if think == SimDuration::ZERO {
-                return Err(Error::invalid(
-                    "workload.think",
-                    think,
-                    "a duration greater than 0",
-                ));
-            }
+            let think = positive_dur("workload.think", &w.think, "1s")?;
             Ok(Workload::Closed {
                 clients: count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?,
                 think,
@@ -292,15 +300,13 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
             let retry_after = match s.retry_after.as_deref().unwrap_or("off") {
                 "off" => RetryAfterHint::Off,
                 "drain" => RetryAfterHint::Drain,
-                text => RetryAfterHint::Fixed(parse_duration("server.retry_after", text).map_err(
-                    |_| {
-                        Error::invalid(
-                            "server.retry_after",
-                            format!("{text:?}"),
-                            "\"off\", \"drain\" or a duration such as \"2s\"",
-                        )
-                    },
-                )?),
+                text => RetryAfterHint::Fixed(text.parse().map_err(|_| {
+                    Error::invalid(
+                        "server.retry_after",
+                        format!("{text:?}"),
+                        "\"off\", \"drain\" or a duration such as \"2s\"",
+                    )
+                })?),
             };
             let rate_limit = match &s.rate_limit {
                 None => None,
@@ -365,7 +371,13 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
 fn client(c: &ClientFile) -> Result<ClientConfig> {
     let retry_on = match &c.retry_on {
         None => RetryOn::default(),
-        Some(items) => RetryOn::parse("client.retry_on", items)?,
+        Some(items) => items
+            .iter()
+            .enumerate()
+            .try_fold(RetryOn::none(), |set, (i, item)| {
+                set.with_item(item)
+                    .map_err(|e| Error::for_key(format!("client.retry_on[{i}]"), e))
+            })?,
     };
     let idempotency = match (
         c.idempotent.unwrap_or(true),
@@ -392,12 +404,13 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
                 window: b
                     .window
                     .as_ref()
-                    .map_or(Ok(d.window), |w| parse_duration("client.breaker.window", w))?,
-                open_for: b.open_for.as_ref().map_or(Ok(d.open_for), |w| {
-                    parse_duration("client.breaker.open_for", w)
-                })?,
+                    .map_or(Ok(d.window), |w| duration("client.breaker.window", w))?,
+                open_for: b
+                    .open_for
+                    .as_ref()
+                    .map_or(Ok(d.open_for), |w| duration("client.breaker.open_for", w))?,
             };
-            config.validate("client.breaker")?;
+            config.validate().map_err(under("client.breaker"))?;
             Some((config, scope("client.breaker.scope", &b.scope)?))
         }
     };
@@ -420,10 +433,12 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         )?,
         retry_on,
         retry_after: RetryAfterPolicy {
-            mode: RetryAfterMode::parse(
-                "client.retry_after",
-                c.retry_after.as_deref().unwrap_or("at_least"),
-            )?,
+            mode: c
+                .retry_after
+                .as_deref()
+                .unwrap_or("at_least")
+                .parse()
+                .map_err(|e| Error::for_key("client.retry_after", e))?,
             max: limit("client.retry_after_max", &c.retry_after_max, "off")?,
         },
         idempotency,
@@ -435,7 +450,7 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
 
 fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
     let key = |k: &str| format!("client.budget.{k}");
-    let mut config = BudgetConfig::defaults(&key("kind"), &b.kind)?;
+    let mut config = BudgetConfig::defaults(&b.kind).map_err(|e| Error::for_key(key("kind"), e))?;
     // Each kind takes its own keys; a key of another kind is a mistake worth naming.
     let given = [
         ("capacity", b.capacity.is_some()),
@@ -466,19 +481,23 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             ),
         ));
     }
-    let int = |k: &str, v: Option<i64>, d: u32| count(&key(k), v, d as i64, 0, u32::MAX as i64);
     match &mut config {
         BudgetConfig::TokenBucket {
             capacity,
             retry_cost,
             timeout_cost,
             success_refund,
-        } => {
-            *capacity = int("capacity", b.capacity, *capacity)?;
-            *retry_cost = int("retry_cost", b.retry_cost, *retry_cost)?;
-            *timeout_cost = int("timeout_cost", b.timeout_cost, *timeout_cost)?;
-            *success_refund = int("success_refund", b.success_refund, *success_refund)?;
-        }
+        } => [
+            ("capacity", b.capacity, capacity),
+            ("retry_cost", b.retry_cost, retry_cost),
+            ("timeout_cost", b.timeout_cost, timeout_cost),
+            ("success_refund", b.success_refund, success_refund),
+        ]
+        .into_iter()
+        .try_for_each(|(k, given, slot)| {
+            *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
+            Ok::<_, Error>(())
+        })?,
         BudgetConfig::Ratio {
             percent,
             min_per_sec,
@@ -487,7 +506,7 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
-                *window = parse_duration(&key("window"), w)?;
+                *window = duration(&key("window"), w)?;
             }
         }
         BudgetConfig::Grpc {
@@ -498,7 +517,7 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             *token_ratio = b.token_ratio.unwrap_or(*token_ratio);
         }
     }
-    config.validate("client.budget")?;
+    config.validate().map_err(under("client.budget"))?;
     Ok((config, scope(&key("scope"), &b.scope)?))
 }
 
@@ -533,14 +552,17 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
     for (i, entry) in entries.iter().enumerate() {
         let key = format!("backoff.strategies[{i}]");
         let strategy = match entry {
-            toml::Value::String(name) => Strategy {
-                name: name.clone(),
-                backoff: Backoff::from_params(BackoffParams {
-                    jitter: Jitter::parse(&key, name)?,
-                    ..defaults
-                })
-                .map_err(|e| e.with_key_prefix(&key))?,
-            },
+            toml::Value::String(name) => {
+                let jitter = name.parse().map_err(|e| Error::for_key(&key, e))?;
+                Strategy {
+                    name: name.clone(),
+                    backoff: backoff(
+                        &key,
+                        &toml::Table::new(),
+                        BackoffParams { jitter, ..defaults },
+                    )?,
+                }
+            }
             toml::Value::Table(t) => strategy_table(&key, t, defaults)?,
             other => {
                 return Err(Error::invalid(
@@ -562,6 +584,19 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
     Ok(out)
 }
 
+/// Validates a strategy's parameters. A wrong one is named where its value came from: the
+/// strategy's own table `t` (at `key`), or else `[backoff]`.
+fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff> {
+    Backoff::from_params(params).map_err(|e| {
+        let table = if t.contains_key(e.field) {
+            key
+        } else {
+            "backoff"
+        };
+        under(table)(e)
+    })
+}
+
 fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result<Strategy> {
     let mut params = defaults;
     let mut name = None;
@@ -580,9 +615,15 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
         let sub = format!("{key}.{k}");
         match k.as_str() {
             "name" => name = Some(text(k, v)?),
-            "jitter" => jitter = Some(Jitter::parse(&sub, &text(k, v)?)?),
-            "base" => params.base = parse_duration(&sub, &text(k, v)?)?,
-            "cap" => params.cap = parse_duration(&sub, &text(k, v)?)?,
+            "jitter" => {
+                jitter = Some(
+                    text(k, v)?
+                        .parse::<Jitter>()
+                        .map_err(|e| Error::for_key(&sub, e))?,
+                )
+            }
+            "base" => params.base = duration(&sub, &text(k, v)?)?,
+            "cap" => params.cap = duration(&sub, &text(k, v)?)?,
             "multiplier" => params.multiplier = number(k, v)?,
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
@@ -603,27 +644,15 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
         )
     })?;
     params.jitter = jitter;
-    let backoff = Backoff::from_params(params).map_err(|e| match e {
-        Error::InvalidValue {
-            key: k,
-            value,
-            allowed,
-        } => Error::InvalidValue {
-            key: k.replace("backoff.", &format!("{key}.")),
-            value,
-            allowed,
-        },
-        other => other,
-    })?;
     Ok(Strategy {
         name: name.unwrap_or_else(|| jitter.name().to_string()),
-        backoff,
+        backoff: backoff(key, t, params)?,
     })
 }
 
 fn fault(key: &str, f: &FaultFile) -> Result<Fault> {
-    let start = SimTime(parse_duration(&format!("{key}.start"), &f.start)?.as_nanos());
-    let end = SimTime(parse_duration(&format!("{key}.end"), &f.end)?.as_nanos());
+    let start = SimTime(duration(&format!("{key}.start"), &f.start)?.as_nanos());
+    let end = SimTime(duration(&format!("{key}.end"), &f.end)?.as_nanos());
     if end <= start {
         return Err(Error::invalid(
             format!("{key}.end"),

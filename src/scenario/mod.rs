@@ -3,14 +3,19 @@
 //! A [`ScenarioDoc`] is the file as written plus the overrides given on the command line. It
 //! expands into [`Point`]s (one per sweep combination, or one without a sweep); each point's
 //! document is checked into a [`Scenario`] before the first event runs. Errors name the key
-//! (`server.workers`), the value and what is allowed, with the line and column in the file
-//! when the key was written there.
+//! as the user wrote it (`backoff.strategies[1].cap`), the value and what is allowed, and point
+//! where the value came from: its line and column in the file, the `--set` that replaced it,
+//! or the sweep value of the point being checked.
 //!
 //! The resolved form ([`Scenario::to_toml`]) writes every key with its value, defaults
 //! included; reading it back gives the same scenario.
+//!
+//! The scenarios of `sims/` are built into the binary ([`library`]), so a name such as
+//! `brooker-2015` works wherever the tool is installed.
 
 mod check;
 mod file;
+pub mod library;
 mod locate;
 mod resolved;
 mod sweep;
@@ -23,8 +28,9 @@ pub use sweep::{Sweep, format_value};
 use crate::backoff::BackoffParams;
 use crate::error::{Error, Result};
 use crate::sim::{Model, Strategy};
+use locate::{KeyPath, Step};
 
-/// The built-in default scenario: the thundering herd after an outage.
+/// The built-in default scenario's text: the thundering herd after an outage.
 pub const BUILTIN: &str = include_str!("../../sims/thundering-herd.toml");
 
 /// A checked scenario: one point, ready to run.
@@ -63,15 +69,31 @@ pub struct ScenarioDoc {
     origin: String,
     text: String,
     table: toml::Table,
-    overridden: Vec<String>,
+    overrides: Vec<Override>,
     fallback_name: String,
+}
+
+/// A `--set KEY=VALUE`: the key it replaced, and the assignment as typed (for errors).
+#[derive(Debug, Clone)]
+struct Override {
+    key: KeyPath,
+    assignment: String,
+}
+
+/// The sweep point being checked, for errors about its values.
+struct SweepPoint<'a> {
+    index: usize,
+    values: &'a [(String, toml::Value)],
+    /// The index of each value in its key's list.
+    coordinates: Vec<usize>,
 }
 
 impl ScenarioDoc {
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioDoc> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario {
-            path: path.display().to_string(),
+            origin: path.display().to_string(),
+            position: None,
             message: format!("cannot read: {e}"),
         })?;
         let stem = path
@@ -82,29 +104,24 @@ impl ScenarioDoc {
         ScenarioDoc::parse(&text, &path.display().to_string(), &stem)
     }
 
-    /// The built-in default scenario.
+    /// The built-in default scenario ([`library::DEFAULT`]).
     pub fn builtin() -> ScenarioDoc {
-        ScenarioDoc::parse(BUILTIN, "<built-in thundering-herd>", "thundering-herd")
-            .expect("the built-in scenario is valid")
+        library::default().doc()
     }
 
     /// Parses scenario text; `origin` names it in errors, `fallback_name` is used when the
     /// file has no `name`.
     pub fn parse(text: &str, origin: &str, fallback_name: &str) -> Result<ScenarioDoc> {
-        let fail = |message: String| Error::Scenario {
-            path: origin.to_string(),
-            message,
-        };
-        // Structure first, straight from the text, so that errors carry line and column.
-        toml::from_str::<file::ScenarioFile>(text).map_err(|e| fail(toml_error(text, &e)))?;
-        let table: toml::Table = toml::from_str(text).map_err(|e| fail(toml_error(text, &e)))?;
-        let doc = ScenarioDoc {
+        let mut doc = ScenarioDoc {
             origin: origin.to_string(),
             text: text.to_string(),
-            table,
-            overridden: Vec::new(),
+            table: toml::Table::new(),
+            overrides: Vec::new(),
             fallback_name: fallback_name.to_string(),
         };
+        // Structure first, straight from the text, so that errors carry line and column.
+        toml::from_str::<file::ScenarioFile>(text).map_err(|e| doc.parse_error(&e))?;
+        doc.table = toml::from_str(text).map_err(|e| doc.parse_error(&e))?;
         doc.sweep()?;
         Ok(doc)
     }
@@ -125,13 +142,13 @@ impl ScenarioDoc {
         let (key, value) = assignment
             .split_once('=')
             .ok_or_else(|| usage("expected KEY=VALUE, for example backoff.cap=5s"))?;
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(usage("the key is empty"));
-        }
+        let key = KeyPath::parse(key).map_err(|m| usage(&m))?;
         let value = parse_value(value.trim());
-        set_path(&mut self.table, key, value).map_err(|m| usage(&m))?;
-        self.overridden.push(key.to_string());
+        set_path(&mut self.table, &key, value).map_err(|m| usage(&m))?;
+        self.overrides.push(Override {
+            key,
+            assignment: assignment.to_string(),
+        });
         // The structure must still fit the schema.
         toml::Value::Table(self.table.clone())
             .try_into::<file::ScenarioFile>()
@@ -142,7 +159,7 @@ impl ScenarioDoc {
 
     /// The sweep grid (empty when the file has no `[sweep]`).
     pub fn sweep(&self) -> Result<Sweep> {
-        Sweep::from_table(self.table.get("sweep")).map_err(|e| self.located(e, false))
+        Sweep::from_table(self.table.get("sweep")).map_err(|e| self.place_error(e, None))
     }
 
     /// Expands the grid and checks every point.
@@ -153,23 +170,22 @@ impl ScenarioDoc {
         let combos = sweep.combinations();
         let mut points = Vec::with_capacity(combos.len());
         for (index, values) in combos.into_iter().enumerate() {
+            let at = SweepPoint {
+                index,
+                values: &values,
+                coordinates: sweep.coordinates(index),
+            };
             let mut table = base.clone();
             for (key, value) in &values {
-                set_path(&mut table, key, value.clone()).map_err(|m| Error::Scenario {
-                    path: self.origin.clone(),
-                    message: format!("sweep key `{key}`: {m}"),
-                })?;
+                KeyPath::parse(key)
+                    .and_then(|path| set_path(&mut table, &path, value.clone()))
+                    .map_err(|m| {
+                        let written =
+                            KeyPath(vec![Step::Key("sweep".into()), Step::Key(key.clone())]);
+                        self.place(&written, format!("sweep key `{key}`: {m}"), None)
+                    })?;
             }
-            let scenario = self.check_table(table).map_err(|e| {
-                let swept = matches!(&e, Error::InvalidValue { key, .. } if values.iter().any(|(k, _)| k == key));
-                match self.located(e, swept) {
-                    Error::Scenario { path, message } if !values.is_empty() => Error::Scenario {
-                        path,
-                        message: format!("{message} (at sweep point {index}: {})", describe(&values)),
-                    },
-                    other => other,
-                }
-            })?;
+            let scenario = self.check_table(table, Some(&at))?;
             points.push(Point {
                 index,
                 values,
@@ -183,44 +199,106 @@ impl ScenarioDoc {
     pub fn base(&self) -> Result<Scenario> {
         let mut table = self.table.clone();
         table.remove("sweep");
-        self.check_table(table).map_err(|e| self.located(e, false))
+        self.check_table(table, None)
     }
 
-    fn check_table(&self, table: toml::Table) -> Result<Scenario> {
-        let raw: file::ScenarioFile =
-            toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| Error::Scenario {
-                    path: self.origin.clone(),
-                    message: e.message().to_string(),
-                })?;
-        check::check(&raw, &self.fallback_name)
+    fn check_table(&self, table: toml::Table, point: Option<&SweepPoint>) -> Result<Scenario> {
+        let raw: file::ScenarioFile = toml::Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| self.structure_error(&table, e, point))?;
+        check::check(&raw, &self.fallback_name).map_err(|e| self.place_error(e, point))
     }
 
-    /// Turns a value error into a scenario error with the file position of the key, when the
-    /// key was written in the file (not overridden by `--set` or a sweep).
-    fn located(&self, err: Error, swept: bool) -> Error {
-        match err {
-            Error::InvalidValue { ref key, .. } => {
-                let overridden = swept
-                    || self
-                        .overridden
-                        .iter()
-                        .any(|k| key.starts_with(k.as_str()) || k.starts_with(key.as_str()));
-                let position = if overridden {
-                    None
-                } else {
-                    locate::locate(&self.text, key)
-                };
-                Error::Scenario {
-                    path: match position {
-                        Some((line, column)) => format!("{}:{line}:{column}", self.origin),
-                        None => self.origin.clone(),
-                    },
-                    message: err.to_string(),
+    /// A table that no longer fits the schema once overrides and sweep values are in (a sweep
+    /// value of the wrong type). The value parser does not say where it stopped, so the table
+    /// is written out and read again to find the key.
+    fn structure_error(
+        &self,
+        table: &toml::Table,
+        e: toml::de::Error,
+        point: Option<&SweepPoint>,
+    ) -> Error {
+        let again = toml::to_string(table).ok().and_then(|text| {
+            match toml::from_str::<file::ScenarioFile>(&text) {
+                Err(e) => {
+                    let key = e
+                        .span()
+                        .and_then(|span| locate::path_at(&text, span.start))?;
+                    Some((key, e.message().trim().to_string()))
                 }
+                Ok(_) => None,
             }
-            other => other,
+        });
+        match again {
+            Some((key, message)) => self.place(&key, format!("`{key}`: {message}"), point),
+            None => self.place(&KeyPath::default(), e.message().trim().to_string(), point),
+        }
+    }
+
+    /// A TOML or schema error in the file's own text, with its position.
+    fn parse_error(&self, e: &toml::de::Error) -> Error {
+        let offset = e.span().map(|span| span.start);
+        let message = e.message().trim();
+        Error::Scenario {
+            origin: self.origin.clone(),
+            position: offset.map(|o| locate::position(&self.text, o)),
+            // Name the whole key path (`server.workerz`, not just `workerz`).
+            message: match offset.and_then(|o| locate::path_at(&self.text, o)) {
+                Some(path) => format!("`{path}`: {message}"),
+                None => message.to_string(),
+            },
+        }
+    }
+
+    /// Places a value error of the checker (which names the key) where its value was written.
+    fn place_error(&self, err: Error, point: Option<&SweepPoint>) -> Error {
+        match &err {
+            Error::InvalidValue { key, .. } => {
+                let key = KeyPath::parse(key).unwrap_or_default();
+                self.place(&key, err.to_string(), point)
+            }
+            _ => err,
+        }
+    }
+
+    /// A scenario error about the value of `key`, placed where the user wrote that value: a
+    /// value of the sweep point being checked, a `--set`, or the file (the line and column of
+    /// the value; of the deepest written key when the value is a default).
+    fn place(&self, key: &KeyPath, mut message: String, point: Option<&SweepPoint>) -> Error {
+        let mut written = key.clone();
+        if let Some(p) = point.filter(|p| !p.values.is_empty()) {
+            let swept = p
+                .values
+                .iter()
+                .position(|(k, _)| KeyPath::parse(k).is_ok_and(|k| k.holds(key)));
+            if let Some(axis) = swept {
+                written = KeyPath(vec![
+                    Step::Key("sweep".into()),
+                    Step::Key(p.values[axis].0.clone()),
+                    Step::Index(p.coordinates[axis]),
+                ]);
+            }
+            message = format!(
+                "{message} (at sweep point {}: {})",
+                p.index,
+                describe(p.values)
+            );
+        }
+        // An empty path (a key the checker could not name) is nowhere in particular.
+        let replaced = (!written.0.is_empty())
+            .then(|| self.overrides.iter().rev().find(|o| o.key.holds(&written)))
+            .flatten();
+        match replaced {
+            Some(o) => Error::Scenario {
+                origin: format!("--set {}", o.assignment),
+                position: None,
+                message,
+            },
+            None => Error::Scenario {
+                origin: self.origin.clone(),
+                position: locate::locate(&self.text, &written),
+                message,
+            },
         }
     }
 
@@ -239,25 +317,6 @@ pub fn describe(values: &[(String, toml::Value)]) -> String {
         .join(", ")
 }
 
-/// Formats a TOML parse error on one line: "line L, column C: message".
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().to_string();
-    // Name the whole key path when the error points at a key (`server.workerz`, not just
-    // `workerz`).
-    let message = match e.span().and_then(|span| locate::path_at(text, span.start)) {
-        Some(path) => format!("`{path}`: {message}"),
-        None => message,
-    };
-    match (e.span(), e.to_string().lines().next()) {
-        (Some(_), Some(first)) if first.contains("line") => {
-            // toml's Display starts with "TOML parse error at line L, column C".
-            let position = first.trim_start_matches("TOML parse error at ").to_string();
-            format!("{position}: {message}")
-        }
-        _ => message,
-    }
-}
-
 /// Reads a `--set` value: a TOML value, or else a bare string.
 fn parse_value(text: &str) -> toml::Value {
     let doc = format!("v = {text}");
@@ -269,59 +328,66 @@ fn parse_value(text: &str) -> toml::Value {
     }
 }
 
-/// Sets a dotted key (`a.b.c`, with `faults[0].end` for array items), creating tables.
+/// Sets the value at `path`, creating tables on the way; a list entry must exist.
 fn set_path(
     table: &mut toml::Table,
-    key: &str,
+    path: &KeyPath,
     value: toml::Value,
 ) -> std::result::Result<(), String> {
-    let parts: Vec<&str> = key.split('.').collect();
-    let mut current = table;
-    for (i, part) in parts.iter().enumerate() {
-        let (name, index) = match part.split_once('[') {
-            Some((n, rest)) => {
-                let idx: usize = rest
-                    .trim_end_matches(']')
-                    .parse()
-                    .map_err(|_| format!("bad index in `{part}`"))?;
-                (n, Some(idx))
-            }
-            None => (*part, None),
-        };
-        let last = i + 1 == parts.len();
-        match index {
-            None if last => {
-                current.insert(name.to_string(), value);
-                return Ok(());
-            }
-            None => {
-                let entry = current
-                    .entry(name.to_string())
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                current = entry
-                    .as_table_mut()
-                    .ok_or_else(|| format!("`{name}` is not a table"))?;
-            }
-            Some(idx) => {
-                let array = current
+    let mut root = toml::Value::Table(std::mem::take(table));
+    let result = set_in(&mut root, path, value);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+    result
+}
+
+fn set_in(
+    root: &mut toml::Value,
+    path: &KeyPath,
+    value: toml::Value,
+) -> std::result::Result<(), String> {
+    let mut current = root;
+    for (i, step) in path.0.iter().enumerate() {
+        // A missing table is created, unless a list entry is wanted from it.
+        let create = !matches!(path.0.get(i + 1), Some(Step::Index(_)));
+        current = step_into(current, step, create, || KeyPath(path.0[..i].to_vec()))?;
+    }
+    *current = value;
+    Ok(())
+}
+
+/// The value one step below `value`; `here` names `value` in errors.
+fn step_into<'a>(
+    value: &'a mut toml::Value,
+    step: &Step,
+    create: bool,
+    here: impl Fn() -> KeyPath,
+) -> std::result::Result<&'a mut toml::Value, String> {
+    match step {
+        Step::Key(name) => {
+            let table = value
+                .as_table_mut()
+                .ok_or_else(|| format!("`{}` is not a table", here()))?;
+            if create {
+                Ok(table
+                    .entry(name.clone())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new())))
+            } else {
+                table
                     .get_mut(name)
-                    .and_then(|v| v.as_array_mut())
-                    .ok_or_else(|| format!("`{name}` is not a list in the scenario"))?;
-                let len = array.len();
-                let item = array.get_mut(idx).ok_or_else(|| {
-                    format!("`{name}` has {len} entries; index {idx} is out of range")
-                })?;
-                if last {
-                    *item = value;
-                    return Ok(());
-                }
-                current = item
-                    .as_table_mut()
-                    .ok_or_else(|| format!("`{name}[{idx}]` is not a table"))?;
+                    .ok_or_else(|| format!("`{}` is not a list in the scenario", here().key(name)))
             }
         }
+        Step::Index(i) => {
+            let list = value
+                .as_array_mut()
+                .ok_or_else(|| format!("`{}` is not a list in the scenario", here()))?;
+            let len = list.len();
+            list.get_mut(*i)
+                .ok_or_else(|| format!("`{}` has {len} entries; index {i} is out of range", here()))
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Sweep grids: dotted keys with lists of values, or ranges `{ from, to, step }` of numbers or
 //! durations, expanded into points in the order written (the first key varies slowest).
 
+use super::locate::KeyPath;
 use crate::error::{Error, Result};
-use crate::time::{SimDuration, parse_duration};
+use crate::time::SimDuration;
 
 /// Most points a grid may expand into.
 pub const MAX_POINTS: usize = 100_000;
@@ -27,6 +28,13 @@ impl Sweep {
         let mut points: usize = 1;
         for (key, spec) in table {
             let name = format!("sweep.\"{key}\"");
+            if let Err(why) = KeyPath::parse(key) {
+                return Err(Error::invalid(
+                    name,
+                    format!("{key:?}"),
+                    format!("a key path such as \"backoff.cap\" or \"faults[0].end\" ({why})"),
+                ));
+            }
             if key == "seed" || key == "replications" || key.starts_with("sweep") || key == "name" {
                 return Err(Error::invalid(
                     name,
@@ -66,6 +74,23 @@ impl Sweep {
     /// True when there is no sweep (one point).
     pub fn is_empty(&self) -> bool {
         self.axes.is_empty()
+    }
+
+    /// The index of each key's value in its list at combination `index` (first key slowest).
+    pub fn coordinates(&self, index: usize) -> Vec<usize> {
+        let mut rest = index;
+        let mut out: Vec<usize> = self
+            .axes
+            .iter()
+            .rev()
+            .map(|(_, values)| {
+                let i = rest % values.len();
+                rest /= values.len();
+                i
+            })
+            .collect();
+        out.reverse();
+        out
     }
 
     /// Every combination, first key slowest; one empty combination without a sweep.
@@ -118,13 +143,7 @@ fn expand_range(key: &str, range: &toml::Table) -> Result<Vec<toml::Value>> {
     let (from, to, step) = (get("from")?, get("to")?, get("step")?);
     match (from, to, step) {
         (toml::Value::Integer(a), toml::Value::Integer(b), toml::Value::Integer(s)) => {
-            if *s <= 0 || b < a {
-                return Err(Error::invalid(
-                    format!("{key}.step"),
-                    s,
-                    "a step above 0 with from <= to",
-                ));
-            }
+            ordered(key, a, b, *s > 0, s)?;
             let n = ((b - a) / s + 1) as usize;
             check_len(key, n)?;
             Ok((0..n as i64)
@@ -132,16 +151,17 @@ fn expand_range(key: &str, range: &toml::Table) -> Result<Vec<toml::Value>> {
                 .collect())
         }
         (toml::Value::String(a), toml::Value::String(b), toml::Value::String(s)) => {
-            let a = parse_duration(&format!("{key}.from"), a)?.as_nanos();
-            let b = parse_duration(&format!("{key}.to"), b)?.as_nanos();
-            let s = parse_duration(&format!("{key}.step"), s)?.as_nanos();
-            if s == 0 || b < a {
-                return Err(Error::invalid(
-                    format!("{key}.step"),
-                    SimDuration(s),
-                    "a step above 0 with from <= to",
-                ));
-            }
+            let duration = |k: &str, text: &str| {
+                text.parse::<SimDuration>()
+                    .map_err(|e| Error::for_key(format!("{key}.{k}"), e))
+            };
+            let (a, b, s) = (
+                duration("from", a)?,
+                duration("to", b)?,
+                duration("step", s)?,
+            );
+            ordered(key, a, b, s > SimDuration::ZERO, s)?;
+            let (a, b, s) = (a.as_nanos(), b.as_nanos(), s.as_nanos());
             let n = ((b - a) / s + 1) as usize;
             check_len(key, n)?;
             Ok((0..n as u64)
@@ -155,13 +175,12 @@ fn expand_range(key: &str, range: &toml::Table) -> Result<Vec<toml::Value>> {
                     .ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, allowed))
             };
             let (a, b, s) = (num(from, "from")?, num(to, "to")?, num(step, "step")?);
-            if !(s > 0.0 && s.is_finite() && a.is_finite() && b.is_finite() && b >= a) {
-                return Err(Error::invalid(
-                    format!("{key}.step"),
-                    s,
-                    "a step above 0 with from <= to",
-                ));
+            for (k, v) in [("from", a), ("to", b), ("step", s)] {
+                if !v.is_finite() {
+                    return Err(Error::invalid(format!("{key}.{k}"), v, "a finite number"));
+                }
             }
+            ordered(key, a, b, s > 0.0, s)?;
             // A small tolerance so that 0.1 .. 0.5 step 0.1 includes 0.5.
             let n = ((b - a) / s + 1e-9).floor() as usize + 1;
             check_len(key, n)?;
@@ -170,6 +189,31 @@ fn expand_range(key: &str, range: &toml::Table) -> Result<Vec<toml::Value>> {
                 .collect())
         }
     }
+}
+
+/// Refuses a range whose `to` is below its `from`, or whose step is not above 0.
+fn ordered<T: PartialOrd + std::fmt::Display>(
+    key: &str,
+    from: T,
+    to: T,
+    step_positive: bool,
+    step: T,
+) -> Result<()> {
+    if to < from {
+        return Err(Error::invalid(
+            format!("{key}.to"),
+            to,
+            format!("a value at least from ({from})"),
+        ));
+    }
+    if !step_positive {
+        return Err(Error::invalid(
+            format!("{key}.step"),
+            step,
+            "a step above 0",
+        ));
+    }
+    Ok(())
 }
 
 /// Rounds away binary noise (0.30000000000000004 → 0.3) so values print as written.

@@ -1,14 +1,14 @@
-//! The client: one request at a time, driven by the retry policy.
+//! The clients: one request at a time each, driven by the retry policy.
 //!
 //! A request's life: start → attempt → (answer | timeout) → [`RetryPolicy::decide`] → done,
 //! or sleep and attempt again. Guards around it (circuit breaker, retry budget, concurrency
 //! limiter) are the same `policy` state machines the executor uses, shared by all clients or
-//! one per client (`scope`).
+//! one per client (`scope`). [`Clients`] holds them all; its calls move one request along and
+//! return what follows ([`Launch`], [`Next`]), which the engine turns into events.
 
 use std::collections::VecDeque;
 
-use super::engine::Sim;
-use super::event::Event;
+use super::answer::Answer;
 use super::metrics::Ending;
 use crate::backoff::{Backoff, BackoffState};
 use crate::policy::ConcurrencyLimiter;
@@ -17,7 +17,7 @@ use crate::policy::{AttemptReport, AttemptTimeout, Decision, RetryPolicy, StopRe
 use crate::policy::{Breaker, BreakerConfig};
 use crate::policy::{Budget, BudgetConfig};
 use crate::policy::{Idempotency, Outcome, RetryOn};
-use crate::rng::SimRng;
+use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
 
 /// Whether a guard is one for all clients or one per client.
@@ -78,7 +78,7 @@ impl ClientConfig {
 
 /// Where a client is in its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
+enum Phase {
     /// No request (not started, thinking, or done).
     Idle,
     /// An attempt is in flight.
@@ -89,56 +89,39 @@ pub(super) enum Phase {
     Queued,
 }
 
-/// The answer to an attempt as it travels back: a status, or a connection reset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Answer {
-    Status(u16),
-    Reset,
-}
-
-impl Answer {
-    pub fn outcome(self) -> Outcome {
-        match self {
-            Answer::Status(s) if s < 400 => Outcome::Success,
-            Answer::Status(s) => Outcome::Status(s),
-            Answer::Reset => Outcome::Connection,
-        }
-    }
-}
-
 /// `Client::reply_hint` when the answer carries no Retry-After.
-pub(super) const NO_HINT: u64 = u64::MAX;
+const NO_HINT: u64 = u64::MAX;
 
 /// One client's state.
 #[derive(Debug, Clone)]
-pub(super) struct Client {
+struct Client {
     /// The client's own jitter stream.
-    pub rng: SimRng,
-    pub backoff: BackoffState,
+    rng: SimRng,
+    backoff: BackoffState,
     /// First send of the current request.
-    pub start: SimTime,
+    start: SimTime,
     /// Requests this client has started (closed loop: more than one).
-    pub requests: u32,
+    requests: u32,
     /// Attempts this client has sent, over all its requests: the tag of its latest attempt.
     /// Events name an attempt by this tag, which never repeats for a client, so an event left
     /// over from an earlier request can never be mistaken for one of the current request.
-    pub sends: u32,
+    sends: u32,
     /// `sends` when the current request began: its attempts are tags `first_send + 1 ..=`.
-    pub first_send: u32,
-    pub phase: Phase,
+    first_send: u32,
+    phase: Phase,
     /// The answer in flight to the current attempt, when it travels as a `Reply` event.
-    pub reply: Answer,
+    reply: Answer,
     /// Its Retry-After hint in nanoseconds, [`NO_HINT`] for none (kept small: the client
     /// array is the simulator's largest and most randomly accessed structure).
-    pub reply_hint: u64,
+    reply_hint: u64,
     /// OCC: the row version this attempt read.
-    pub version: u32,
+    version: u32,
     /// The previous attempt timed out (a token bucket charges more for the retry).
-    pub after_timeout: bool,
+    after_timeout: bool,
 }
 
 impl Client {
-    pub fn new(rng: SimRng) -> Self {
+    fn new(rng: SimRng) -> Self {
         Client {
             rng,
             backoff: BackoffState::new(),
@@ -156,20 +139,20 @@ impl Client {
 
     /// Attempts of the current request so far.
     #[inline]
-    pub fn attempts(&self) -> u32 {
+    fn attempts(&self) -> u32 {
         self.sends - self.first_send
     }
 
     /// True when the client is waiting for the answer to the attempt tagged `tag`.
     #[inline]
-    pub fn awaits(&self, tag: u32) -> bool {
+    fn awaits(&self, tag: u32) -> bool {
         self.phase == Phase::Waiting && self.sends == tag
     }
 
     /// The attempt number (1 = first) of the attempt tagged `tag` within the current request,
     /// or `None` for an attempt of an earlier request.
     #[inline]
-    pub fn attempt_of(&self, tag: u32) -> Option<u32> {
+    fn attempt_of(&self, tag: u32) -> Option<u32> {
         (tag > self.first_send && tag <= self.sends).then(|| tag - self.first_send)
     }
 
@@ -178,7 +161,7 @@ impl Client {
     /// faults and network delays for the same request's same attempt. An attempt of an
     /// earlier request still at the server gets a stream of its own by tag.
     #[inline]
-    pub fn attempt_stream(&self, client: u32, tag: u32) -> (u64, u64) {
+    fn attempt_stream(&self, client: u32, tag: u32) -> (u64, u64) {
         match self.attempt_of(tag) {
             Some(a) => (self.request_key(client), a as u64),
             None => (client as u64, (1 << 40) | tag as u64),
@@ -187,23 +170,23 @@ impl Client {
 
     /// The key of the current request for per-attempt streams.
     #[inline]
-    pub fn request_key(&self, client: u32) -> u64 {
+    fn request_key(&self, client: u32) -> u64 {
         ((client as u64) << 32) | self.requests as u64
     }
 }
 
 /// Breakers, budgets and the concurrency limiter.
-pub(super) struct Guards {
-    pub budgets: Vec<Budget>,
+struct Guards {
+    budgets: Vec<Budget>,
     budget: Option<(BudgetConfig, Scope)>,
-    pub breakers: Vec<Breaker>,
+    breakers: Vec<Breaker>,
     breaker: Option<(BreakerConfig, Scope)>,
-    pub limiter: Option<ConcurrencyLimiter>,
-    pub waiters: VecDeque<u32>,
+    limiter: Option<ConcurrencyLimiter>,
+    waiters: VecDeque<u32>,
 }
 
 impl Guards {
-    pub fn new(config: &ClientConfig, clients: usize) -> Self {
+    fn new(config: &ClientConfig, clients: usize) -> Self {
         let count = |scope: Scope| if scope == Scope::Shared { 1 } else { clients };
         Guards {
             budgets: config.budget.map_or_else(Vec::new, |(b, s)| {
@@ -222,7 +205,7 @@ impl Guards {
     }
 
     /// Grows per-client guards for an open-loop client created during the run.
-    pub fn add_client(&mut self) {
+    fn add_client(&mut self) {
         if let Some((b, Scope::Client)) = self.budget {
             self.budgets.push(new_budget(b));
         }
@@ -258,42 +241,146 @@ fn new_breaker(config: BreakerConfig) -> Breaker {
     Breaker::new(config).expect("client.breaker is checked by the scenario")
 }
 
-impl Sim<'_> {
-    /// Client `c` begins a new request.
-    pub(super) fn start_request(&mut self, c: u32) {
-        let now = self.now;
+/// What a client's attempt to send came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Launch {
+    /// Attempt `tag` left for the server; its timer fires after `timeout`.
+    Sent {
+        tag: u32,
+        timeout: Option<SimDuration>,
+    },
+    /// Nothing was sent (deadline passed, breaker open): the request ends.
+    Refused(Ending),
+}
+
+/// What follows an attempt's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Sleep this long, then send the next attempt.
+    Sleep(SimDuration),
+    /// The request ends.
+    End(Ending),
+}
+
+/// A request as it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Request {
+    /// Its first send.
+    pub start: SimTime,
+    /// Attempts it made.
+    pub attempts: u32,
+    /// Its number at its client (1 = the client's first request).
+    pub number: u32,
+}
+
+/// All clients of a run, their guards and their retry policy.
+///
+/// Each call moves one client's request along and says what the engine must do next; no
+/// call schedules events, measures, or knows the server.
+pub(super) struct Clients {
+    clients: Vec<Client>,
+    guards: Guards,
+    policy: RetryPolicy,
+    idempotency: Idempotency,
+    /// Each client's jitter stream is this family's `(client, 0)`.
+    jitter: StreamFamily,
+}
+
+impl Clients {
+    /// `initial` idle clients under `policy`.
+    pub fn new(
+        config: &ClientConfig,
+        policy: RetryPolicy,
+        jitter: StreamFamily,
+        initial: u32,
+    ) -> Clients {
+        Clients {
+            clients: (0..initial)
+                .map(|c| Client::new(jitter.get(c as u64, 0)))
+                .collect(),
+            guards: Guards::new(config, initial as usize),
+            policy,
+            idempotency: config.idempotency,
+            jitter,
+        }
+    }
+
+    /// Makes room for `additional` more clients.
+    pub fn reserve(&mut self, additional: usize) {
+        self.clients.reserve(additional);
+    }
+
+    /// A new idle client (an open-loop arrival); returns its index.
+    pub fn add(&mut self) -> u32 {
+        let c = self.clients.len() as u32;
+        self.clients.push(Client::new(self.jitter.get(c as u64, 0)));
+        self.guards.add_client();
+        c
+    }
+
+    /// True when client `c` is waiting for the answer to its attempt tagged `tag`.
+    #[inline]
+    pub fn awaits(&self, c: u32, tag: u32) -> bool {
+        self.clients[c as usize].awaits(tag)
+    }
+
+    /// True when the attempt tagged `tag` is the first of client `c`'s current request.
+    #[inline]
+    pub fn is_first(&self, c: u32, tag: u32) -> bool {
+        self.clients[c as usize].attempt_of(tag) == Some(1)
+    }
+
+    /// The key of the per-attempt random streams of attempt `tag` of client `c` (see
+    /// [`Client::attempt_stream`]).
+    #[inline]
+    pub fn stream(&self, c: u32, tag: u32) -> (u64, u64) {
+        self.clients[c as usize].attempt_stream(c, tag)
+    }
+
+    /// Client `c` begins a new request at `now`.
+    #[inline]
+    pub fn begin(&mut self, c: u32, now: SimTime) {
         let client = &mut self.clients[c as usize];
         client.requests += 1;
         client.start = now;
         client.first_send = client.sends;
         client.backoff.reset();
         client.after_timeout = false;
-        self.meter.counts.requests += 1;
-        self.send_attempt(c);
     }
 
-    /// Client `c` wants to send its next attempt: a limiter slot first, then launch.
-    pub(super) fn send_attempt(&mut self, c: u32) {
+    /// Client `c` wants to send: true when it may launch now (it holds a limiter slot, or
+    /// there is no limiter); false when it queues for a slot, to be handed one later.
+    #[inline]
+    pub fn acquire_slot(&mut self, c: u32) -> bool {
         if let Some(limiter) = self.guards.limiter.as_mut()
             && !limiter.try_acquire()
         {
             self.clients[c as usize].phase = Phase::Queued;
             self.guards.waiters.push_back(c);
-            return;
+            return false;
         }
-        self.launch(c);
+        true
     }
 
-    /// Sends the next attempt of client `c` (its limiter slot, if any, is held).
-    pub(super) fn launch(&mut self, c: u32) {
-        let now = self.now;
-        let client = &mut self.clients[c as usize];
+    /// Frees a limiter slot: `Some(waiter)` when it passes straight to the next waiter, who
+    /// must launch.
+    #[inline]
+    pub fn release_slot(&mut self) -> Option<u32> {
+        let limiter = self.guards.limiter.as_mut()?;
+        // The slot passes on without being released, so nobody can jump the queue.
+        let next = self.guards.waiters.pop_front();
+        if next.is_none() {
+            limiter.release();
+        }
+        next
+    }
+
+    /// Client `c`, holding its limiter slot if any, sends its next attempt at `now`.
+    #[inline]
+    pub fn launch(&mut self, c: u32, now: SimTime) -> Launch {
+        let client = &self.clients[c as usize];
         let timeout = match self.policy.attempt_timeout(client.start, now) {
-            AttemptTimeout::Expired => {
-                self.release_slot();
-                self.end(c, Ending::GaveUpDeadline);
-                return;
-            }
+            AttemptTimeout::Expired => return Launch::Refused(Ending::GaveUpDeadline),
             AttemptTimeout::Unbounded => None,
             AttemptTimeout::After(t) => Some(t),
         };
@@ -303,68 +390,27 @@ impl Sim<'_> {
         if let Some(i) = self.guards.breaker_index(c)
             && !self.guards.breakers[i].allow(now)
         {
-            self.release_slot();
-            self.end(c, Ending::RejectedByBreaker);
-            return;
+            return Launch::Refused(Ending::RejectedByBreaker);
         }
         let client = &mut self.clients[c as usize];
         client.sends += 1;
         client.phase = Phase::Waiting;
-        let tag = client.sends;
-        self.meter.counts.attempts += 1;
-        self.server_receive(c, tag);
-        // Armed after the send, so an attempt answered at once (a rejection with an
-        // instantaneous network) leaves no stale timer in the queue.
-        if let Some(t) = timeout
-            && self.clients[c as usize].awaits(tag)
-        {
-            self.after(t, Event::Timeout(c, tag));
+        Launch::Sent {
+            tag: client.sends,
+            timeout,
         }
     }
 
-    /// The attempt's timer fired.
-    pub(super) fn timeout(&mut self, c: u32, tag: u32) {
-        if self.clients[c as usize].awaits(tag) {
-            // A served answer already on its way back is now work nobody will use.
-            if let Some(net) = self.network.get(c as usize)
-                && net.reply_tag == tag
-            {
-                self.meter.wasted_ns += net.reply_work as u128;
-            }
-            let b = self.meter.bucket;
-            self.meter.series.timeouts[b] += 1;
-            self.conclude(c, Outcome::Timeout, None);
-        }
-    }
-
-    /// An answer reaches client `c` (inline when the network is instantaneous).
+    /// Client `c`'s current attempt ended at `now` with `outcome` (and a Retry-After `hint`):
+    /// the breaker learns of it, the policy decides (with the budget).
     #[inline]
-    pub(super) fn receive(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
-        if !self.clients[c as usize].awaits(tag) {
-            return;
-        }
-        let outcome = answer.outcome();
-        if outcome == Outcome::Success {
-            let b = self.meter.bucket;
-            self.meter.series.successes[b] += 1;
-        }
-        self.conclude(c, outcome, hint);
-    }
-
-    /// A `Reply` event: the stored answer arrives.
-    pub(super) fn reply_arrives(&mut self, c: u32, tag: u32) {
-        let client = &self.clients[c as usize];
-        let (answer, hint) = (
-            client.reply,
-            (client.reply_hint != NO_HINT).then_some(SimDuration(client.reply_hint)),
-        );
-        self.receive(c, tag, answer, hint);
-    }
-
-    /// The current attempt of `c` ended with `outcome`: guards learn of it, the policy decides.
-    fn conclude(&mut self, c: u32, outcome: Outcome, hint: Option<SimDuration>) {
-        let now = self.now;
-        self.release_slot();
+    pub fn conclude(
+        &mut self,
+        c: u32,
+        now: SimTime,
+        outcome: Outcome,
+        hint: Option<SimDuration>,
+    ) -> Next {
         if let Some(i) = self.guards.breaker_index(c) {
             // Only failures that speak of the server's health count (timeouts, connection
             // errors, 429, 5xx); a 409 or 400 says nothing about it.
@@ -378,7 +424,7 @@ impl Sim<'_> {
             now,
             outcome,
             retry_after: hint,
-            idempotency: self.model.client.idempotency,
+            idempotency: self.idempotency,
             follows_timeout: client.after_timeout,
         };
         client.after_timeout = outcome == Outcome::Timeout;
@@ -387,61 +433,60 @@ impl Sim<'_> {
             .policy
             .decide(&report, &mut client.backoff, budget, &mut client.rng);
         match decision {
-            Decision::Done => self.end(c, Ending::Succeeded),
+            Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {
-                self.clients[c as usize].phase = Phase::Sleeping;
-                self.after(sleep, Event::Wake(c));
+                client.phase = Phase::Sleeping;
+                Next::Sleep(sleep)
             }
-            Decision::Stop(reason) => self.end(
-                c,
-                match reason {
-                    StopReason::NotRetryable => Ending::Failed,
-                    StopReason::Attempts => Ending::GaveUpAttempts,
-                    StopReason::Deadline => Ending::GaveUpDeadline,
-                    StopReason::Budget => Ending::GaveUpBudget,
-                },
-            ),
+            Decision::Stop(reason) => Next::End(match reason {
+                StopReason::NotRetryable => Ending::Failed,
+                StopReason::Attempts => Ending::GaveUpAttempts,
+                StopReason::Deadline => Ending::GaveUpDeadline,
+                StopReason::Budget => Ending::GaveUpBudget,
+            }),
         }
     }
 
-    /// Frees the caller's limiter slot, handing it straight to the next waiter if any.
-    fn release_slot(&mut self) {
-        let Some(limiter) = self.guards.limiter.as_mut() else {
-            return;
-        };
-        match self.guards.waiters.pop_front() {
-            // The slot passes on without being released, so nobody can jump the queue; the
-            // waiter launches through an event to keep the call stack flat.
-            Some(next) => self.after(SimDuration::ZERO, Event::Launch(next)),
-            None => limiter.release(),
-        }
-    }
-
-    /// Request of client `c` ends.
-    pub(super) fn end(&mut self, c: u32, ending: Ending) {
-        let now = self.now;
+    /// Client `c`'s request ends; the client is idle.
+    #[inline]
+    pub fn end(&mut self, c: u32) -> Request {
         let client = &mut self.clients[c as usize];
         client.phase = Phase::Idle;
-        let meter = &mut self.meter;
-        meter.counts.record(ending);
-        meter.makespan = now;
-        if ending == Ending::Succeeded {
-            let latency_ns = now.saturating_since(client.start).as_nanos();
-            meter.latency_sum_ns += latency_ns as u128;
-            let latency_us = latency_ns / 1_000;
-            // Values beyond the histogram's range (12 days) are clamped to it.
-            meter.latency_us.saturating_record(latency_us.max(1));
-            let n = client.attempts() as usize;
-            if meter.by_attempt.len() < n {
-                meter.by_attempt.resize(n, 0);
-            }
-            meter.by_attempt[n - 1] += 1;
+        Request {
+            start: client.start,
+            attempts: client.attempts(),
+            number: client.requests,
         }
-        if let super::workload::Workload::Closed { think, .. } = self.model.workload {
-            let mut rng = self.streams.think.get(c as u64, client.requests as u64);
-            let gap = super::workload::exponential(&mut rng, think.as_nanos() as f64);
-            self.after(gap, Event::Start(c));
-        }
+    }
+
+    /// Keeps the answer to client `c`'s attempt while it travels back.
+    #[inline]
+    pub fn hold_reply(&mut self, c: u32, answer: Answer, hint: Option<SimDuration>) {
+        let client = &mut self.clients[c as usize];
+        client.reply = answer;
+        client.reply_hint = hint.map_or(NO_HINT, SimDuration::as_nanos);
+    }
+
+    /// The answer kept by [`Clients::hold_reply`].
+    #[inline]
+    pub fn reply(&self, c: u32) -> (Answer, Option<SimDuration>) {
+        let client = &self.clients[c as usize];
+        (
+            client.reply,
+            (client.reply_hint != NO_HINT).then_some(SimDuration(client.reply_hint)),
+        )
+    }
+
+    /// OCC: client `c` read the row at `version`.
+    #[inline]
+    pub fn set_version(&mut self, c: u32, version: u32) {
+        self.clients[c as usize].version = version;
+    }
+
+    /// OCC: the version client `c` read last.
+    #[inline]
+    pub fn version(&self, c: u32) -> u32 {
+        self.clients[c as usize].version
     }
 }
 

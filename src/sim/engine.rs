@@ -1,194 +1,78 @@
-//! The run loop: state of one simulation, event dispatch, and the final tally.
+//! The engine: the event loop of one run, routing each event between the clients, the
+//! network, the server and the meter.
+//!
+//! Every handler is a few calls: ask a part what happens (the clients whether an attempt
+//! leaves, the server what it does with an arrival), tell the meter, schedule what follows.
+//! The parts never call each other, so the order of random draws and of scheduled events is
+//! decided here alone.
 
-use super::client::{Client, Guards};
+use super::answer::Answer;
+use super::client::{Clients, Launch, Next};
 use super::event::Event;
-use super::metrics::{Counts, RunResult, TimeSeries, new_latency_histogram, ratio};
+use super::meter::Meter;
+use super::metrics::{Ending, RunResult};
+use super::model::{Model, RunSpec};
+use super::network::Network;
 use super::queue::EventQueue;
-use super::server::ServerState;
-use super::workload::{Workload, burst_times, exponential};
-use super::{Model, RunSpec};
-use crate::policy::RetryPolicy;
-use crate::rng::{SimRng, StreamFamily, StreamKind};
+use super::server::{Admission, Server, Visit};
+use super::workload::{PoissonSource, Workload, burst_times, exponential};
+use crate::policy::Outcome;
+use crate::rng::{StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
-
-/// The random streams of one run.
-pub(super) struct Streams {
-    pub jitter: StreamFamily,
-    pub service: StreamFamily,
-    pub faults: StreamFamily,
-    pub network: StreamFamily,
-    pub think: StreamFamily,
-}
-
-/// Running measurements.
-pub(super) struct Meter {
-    pub counts: Counts,
-    pub latency_us: hdrhistogram::Histogram<u64>,
-    /// Exact sum of succeeded requests' latencies, for an exact mean.
-    pub latency_sum_ns: u128,
-    pub by_attempt: Vec<u64>,
-    pub series: TimeSeries,
-    /// Index of the bucket holding `now`.
-    pub bucket: usize,
-    pub bucket_ns: u64,
-    /// Buckets up to the horizon.
-    pub max_buckets: usize,
-    /// Attempts at the server now (waiting or in service).
-    pub in_system: u32,
-    pub busy_ns: u128,
-    pub wasted_ns: u128,
-    pub error_answers: u64,
-    pub hinted_answers: u64,
-    pub events: u64,
-    pub makespan: SimTime,
-}
-
-impl Meter {
-    /// Moves the bucket cursor to `now`, closing the buckets passed (their `in_system` is the
-    /// count at their end) and growing the series lazily.
-    #[inline]
-    pub fn advance(&mut self, now: SimTime) {
-        let b = (now.as_nanos() / self.bucket_ns) as usize;
-        if b == self.bucket && b < self.series.len() {
-            return;
-        }
-        if b >= self.series.len() {
-            // Doubling, but never past the horizon's last bucket.
-            let len = (self.series.len() * 2)
-                .max(64)
-                .min(self.max_buckets)
-                .max(b + 1);
-            for v in self.series.columns_mut() {
-                v.resize(len, 0);
-            }
-        }
-        for slot in &mut self.series.in_system[self.bucket..b] {
-            *slot = self.in_system;
-        }
-        self.bucket = b;
-    }
-
-    #[inline]
-    pub fn arrival(&mut self, first: bool) {
-        let b = self.bucket;
-        self.series.arrivals[b] += 1;
-        if first {
-            self.series.first_attempts[b] += 1;
-        } else {
-            self.series.retries[b] += 1;
-        }
-    }
-}
-
-/// A client's network state, kept only when legs take time.
-#[derive(Debug, Clone)]
-pub(super) struct NetState {
-    /// The current attempt's stream of leg delays.
-    pub rng: SimRng,
-    /// The attempt whose answer is travelling back, and the service time it carries: if the
-    /// client stops waiting before it lands, that work was wasted.
-    pub reply_tag: u32,
-    pub reply_work: u64,
-}
-
-impl Default for NetState {
-    fn default() -> Self {
-        NetState {
-            rng: crate::rng::from_seed(0),
-            reply_tag: 0,
-            reply_work: 0,
-        }
-    }
-}
-
-/// Open-loop arrival state.
-pub(super) struct Poisson {
-    pub rng: SimRng,
-    pub mean_gap_ns: f64,
-    pub end: SimTime,
-}
-
-/// One simulation in progress.
-pub(super) struct Sim<'a> {
-    pub model: &'a Model,
-    pub policy: RetryPolicy,
-    pub now: SimTime,
-    pub queue: EventQueue,
-    pub clients: Vec<Client>,
-    pub server: ServerState,
-    pub guards: Guards,
-    pub streams: Streams,
-    pub meter: Meter,
-    /// True when every network leg takes zero time: answers are handled at once, no events.
-    pub zero_latency: bool,
-    /// Each client's network state for its current attempt (empty when `zero_latency`).
-    pub network: Vec<NetState>,
-    pub poisson: Option<Poisson>,
-}
 
 /// Simulates one (point, strategy, replication).
 pub fn run(spec: RunSpec<'_>) -> RunResult {
-    let model = spec.model;
-    let (seed, rep) = (spec.seed, spec.replication);
-    let initial = model.workload.initial_clients();
-    let streams = Streams {
-        jitter: StreamFamily::new(seed, rep, StreamKind::Jitter),
-        service: StreamFamily::new(seed, rep, StreamKind::Service),
-        faults: StreamFamily::new(seed, rep, StreamKind::Faults),
-        network: StreamFamily::new(seed, rep, StreamKind::Network),
-        think: StreamFamily::new(seed, rep, StreamKind::Think),
-    };
-    let clients: Vec<Client> = (0..initial)
-        .map(|c| Client::new(streams.jitter.get(c as u64, 0)))
-        .collect();
-    let mut sim = Sim {
-        model,
-        policy: model.client.retry_policy(spec.strategy.backoff.clone()),
-        now: SimTime::ZERO,
-        queue: EventQueue::with_capacity(1024),
-        clients,
-        server: ServerState::new(&model.server),
-        guards: Guards::new(&model.client, initial as usize),
-        streams,
-        meter: Meter {
-            counts: Counts::default(),
-            latency_us: new_latency_histogram(),
-            latency_sum_ns: 0,
-            by_attempt: Vec::new(),
-            series: TimeSeries {
-                bucket: model.bucket,
-                ..TimeSeries::default()
-            },
-            bucket: 0,
-            bucket_ns: model.bucket.as_nanos().max(1),
-            max_buckets: (model.horizon.as_nanos() / model.bucket.as_nanos().max(1)) as usize + 1,
-            in_system: 0,
-            busy_ns: 0,
-            wasted_ns: 0,
-            error_answers: 0,
-            hinted_answers: 0,
-            events: 0,
-            makespan: SimTime::ZERO,
-        },
-        zero_latency: model.latency.is_zero(),
-        network: Vec::new(),
-        poisson: None,
-    };
-    if !sim.zero_latency {
-        sim.network = vec![NetState::default(); initial as usize];
-    }
-    sim.schedule_workload(seed, rep);
-    let horizon = SimTime(model.horizon.as_nanos());
-    while let Some((now, event)) = sim.queue.pop_until(horizon) {
-        sim.now = now;
-        sim.meter.advance(now);
-        sim.meter.events += 1;
-        sim.dispatch(event);
-    }
-    sim.finish(horizon, spec.keep_series)
+    let mut sim = Sim::new(spec);
+    while sim.step().is_some() {}
+    sim.finish(spec.keep_series)
 }
 
-impl Sim<'_> {
+/// One simulation in progress.
+struct Sim<'a> {
+    model: &'a Model,
+    /// The clock stops here.
+    horizon: SimTime,
+    now: SimTime,
+    queue: EventQueue,
+    clients: Clients,
+    network: Network,
+    server: Server<'a>,
+    meter: Meter,
+    /// Closed-loop think times: client `c`'s think before its request `n + 1` is stream `(c, n)`.
+    think: StreamFamily,
+    /// The open-loop source of a Poisson workload.
+    poisson: Option<PoissonSource>,
+}
+
+impl<'a> Sim<'a> {
+    /// A run at time zero with the workload's first events scheduled.
+    fn new(spec: RunSpec<'a>) -> Self {
+        let model = spec.model;
+        let (seed, rep) = (spec.seed, spec.replication);
+        let family = |kind| StreamFamily::new(seed, rep, kind);
+        let initial = model.workload.initial_clients();
+        let policy = model.client.retry_policy(spec.strategy.backoff.clone());
+        let mut sim = Sim {
+            model,
+            horizon: SimTime(model.horizon.as_nanos()),
+            now: SimTime::ZERO,
+            queue: EventQueue::with_capacity(1024),
+            clients: Clients::new(&model.client, policy, family(StreamKind::Jitter), initial),
+            network: Network::new(model.latency, family(StreamKind::Network), initial as usize),
+            server: Server::new(
+                &model.server,
+                &model.faults,
+                family(StreamKind::Service),
+                family(StreamKind::Faults),
+            ),
+            meter: Meter::new(model.bucket, model.horizon),
+            think: family(StreamKind::Think),
+            poisson: None,
+        };
+        sim.schedule_workload(seed, rep);
+        sim
+    }
+
     fn schedule_workload(&mut self, seed: u64, rep: u32) {
         match self.model.workload {
             Workload::Burst {
@@ -213,7 +97,7 @@ impl Sim<'_> {
                 let mean = think.as_nanos() as f64;
                 let first: Vec<(SimTime, Event)> = (0..clients)
                     .map(|c| {
-                        let mut rng = self.streams.think.get(c as u64, 0);
+                        let mut rng = self.think.get(c as u64, 0);
                         (
                             SimTime(start.as_nanos()) + exponential(&mut rng, mean),
                             Event::Start(c),
@@ -227,22 +111,26 @@ impl Sim<'_> {
                 start,
                 duration,
             } => {
-                let mut rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
-                let mean_gap_ns = 1e9 / rate;
-                let first = SimTime(start.as_nanos()) + exponential(&mut rng, mean_gap_ns);
-                let end = SimTime(start.as_nanos()) + duration;
-                if first < end {
+                let rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
+                let mut source = PoissonSource::new(rate, start, duration, rng);
+                if let Some(first) = source.next_after(SimTime(start.as_nanos())) {
                     self.queue.push(first, Event::NextArrival);
                 }
                 self.clients
                     .reserve(self.model.workload.expected_requests().min(1 << 24));
-                self.poisson = Some(Poisson {
-                    rng,
-                    mean_gap_ns,
-                    end,
-                });
+                self.poisson = Some(source);
             }
         }
+    }
+
+    /// Processes the next event before the horizon and returns it; `None` when there is none.
+    #[inline]
+    fn step(&mut self) -> Option<(SimTime, Event)> {
+        let (now, event) = self.queue.pop_until(self.horizon)?;
+        self.now = now;
+        self.meter.event(now, self.server.in_flight());
+        self.dispatch(event);
+        Some((now, event))
     }
 
     #[inline]
@@ -251,83 +139,528 @@ impl Sim<'_> {
             Event::Start(c) => self.start_request(c),
             Event::Wake(c) => self.send_attempt(c),
             Event::Launch(c) => self.launch(c),
-            Event::Arrive(c, a) => self.arrive(c, a),
+            Event::Arrive(c, tag) => self.arrive(c, tag),
             Event::ServiceDone(slot) => self.service_done(slot),
-            Event::Reply(c, a) => self.reply_arrives(c, a),
-            Event::Timeout(c, a) => self.timeout(c, a),
+            Event::Reply(c, tag) => {
+                let (answer, hint) = self.clients.reply(c);
+                self.receive(c, tag, answer, hint);
+            }
+            Event::Timeout(c, tag) => self.timeout(c, tag),
             Event::NextArrival => self.next_arrival(),
-            Event::ReadArrive(c, a) => self.read_arrive(c, a),
-            Event::ReadReply(c, a) => self.read_reply(c, a),
-            Event::WriteArrive(c, a) => self.write_arrive(c, a),
+            Event::ReadReply(c, tag) => self.read_reply(c, tag),
+            Event::WriteArrive(c, tag) => self.write_arrive(c, tag),
         }
     }
 
+    /// Schedules `event` after `delay`.
+    #[inline]
+    fn after(&mut self, delay: SimDuration, event: Event) {
+        self.queue.push(self.now + delay, event);
+    }
+
+    /// The tally, once the queue is empty or the horizon reached.
+    fn finish(self, keep_series: bool) -> RunResult {
+        let end = if self.queue.is_empty() {
+            self.now
+        } else {
+            self.horizon
+        };
+        self.meter.finish(
+            end,
+            self.server.in_flight(),
+            self.server.workers(),
+            keep_series,
+        )
+    }
+
+    // The client side.
+
+    /// An open-loop arrival: a new client with one request.
     fn next_arrival(&mut self) {
-        let Some(p) = self.poisson.as_mut() else {
+        let Some(source) = self.poisson.as_mut() else {
             return;
         };
-        let next = self.now + exponential(&mut p.rng, p.mean_gap_ns);
-        let end = p.end;
-        let c = self.clients.len() as u32;
-        self.clients
-            .push(Client::new(self.streams.jitter.get(c as u64, 0)));
-        if !self.zero_latency {
-            self.network.push(NetState::default());
-        }
-        self.guards.add_client();
-        if next < end {
+        let next = source.next_after(self.now);
+        let c = self.clients.add();
+        self.network.add_client();
+        if let Some(next) = next {
             self.queue.push(next, Event::NextArrival);
         }
         self.start_request(c);
     }
 
-    /// Schedules `event` after `delay`.
-    #[inline]
-    pub fn after(&mut self, delay: SimDuration, event: Event) {
-        self.queue.push(self.now + delay, event);
+    /// Client `c` begins a new request.
+    fn start_request(&mut self, c: u32) {
+        self.clients.begin(c, self.now);
+        self.meter.request();
+        self.send_attempt(c);
     }
 
-    fn finish(mut self, horizon: SimTime, keep_series: bool) -> RunResult {
-        let end = if self.queue.is_empty() {
-            self.now
-        } else {
-            horizon
-        };
-        self.meter.advance(end);
-        let meter = &mut self.meter;
-        let used = meter.bucket + 1;
-        meter.series.truncate(used);
-        let last = meter.series.in_system.len() - 1;
-        meter.series.in_system[last] = meter.in_system;
-        let mut counts = meter.counts;
-        counts.unfinished = counts.requests - counts.ended();
-        let capacity_ns = self.server.workers() as f64 * end.as_nanos() as f64;
-        let total_service = meter.busy_ns as f64;
-        RunResult {
-            counts,
-            latency_mean_ms: if counts.succeeded == 0 {
-                f64::NAN
-            } else {
-                meter.latency_sum_ns as f64 / counts.succeeded as f64 / 1e6
-            },
-            latency_us: std::mem::replace(&mut meter.latency_us, new_latency_histogram()),
-            peak_arrivals: meter.series.arrivals.iter().copied().max().unwrap_or(0),
-            peak_retries: meter.series.retries.iter().copied().max().unwrap_or(0),
-            makespan: meter.makespan,
-            server_busy_share: if capacity_ns > 0.0 {
-                (total_service / capacity_ns).min(1.0)
-            } else {
-                0.0
-            },
-            wasted_work_share: if total_service > 0.0 {
-                meter.wasted_ns as f64 / total_service
-            } else {
-                0.0
-            },
-            retry_after_share: ratio(meter.hinted_answers, meter.error_answers),
-            events: meter.events,
-            by_attempt: std::mem::take(&mut meter.by_attempt),
-            series: keep_series.then(|| std::mem::take(&mut meter.series)),
+    /// Client `c` wants to send its next attempt: a limiter slot first, then launch.
+    fn send_attempt(&mut self, c: u32) {
+        if self.clients.acquire_slot(c) {
+            self.launch(c);
         }
+    }
+
+    /// Client `c`, holding its limiter slot if any, sends its next attempt.
+    fn launch(&mut self, c: u32) {
+        match self.clients.launch(c, self.now) {
+            Launch::Sent { tag, timeout } => {
+                self.meter.attempt();
+                self.send(c, tag);
+                // Armed after the send, so an attempt answered at once (a rejection with an
+                // instantaneous network) leaves no stale timer in the queue.
+                if let Some(t) = timeout
+                    && self.clients.awaits(c, tag)
+                {
+                    self.after(t, Event::Timeout(c, tag));
+                }
+            }
+            Launch::Refused(ending) => {
+                self.release_slot();
+                self.end(c, ending);
+            }
+        }
+    }
+
+    /// The timer of attempt `tag` of client `c` fired.
+    fn timeout(&mut self, c: u32, tag: u32) {
+        if self.clients.awaits(c, tag) {
+            // A served answer already on its way back is now work nobody will use.
+            if let Some(work) = self.network.reply_work(c, tag) {
+                self.meter.wasted(work);
+            }
+            self.meter.timeout();
+            self.conclude(c, Outcome::Timeout, None);
+        }
+    }
+
+    /// An answer reaches client `c` (inline when the network is instant).
+    #[inline]
+    fn receive(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
+        if !self.clients.awaits(c, tag) {
+            return;
+        }
+        let outcome = answer.outcome();
+        if outcome == Outcome::Success {
+            self.meter.success();
+        }
+        self.conclude(c, outcome, hint);
+    }
+
+    /// Client `c`'s current attempt ended with `outcome`: its limiter slot is freed, then it
+    /// sleeps or its request ends.
+    fn conclude(&mut self, c: u32, outcome: Outcome, hint: Option<SimDuration>) {
+        self.release_slot();
+        match self.clients.conclude(c, self.now, outcome, hint) {
+            Next::Sleep(sleep) => self.after(sleep, Event::Wake(c)),
+            Next::End(ending) => self.end(c, ending),
+        }
+    }
+
+    /// Frees the caller's limiter slot; a waiter handed the slot launches through an event,
+    /// which keeps the call stack flat.
+    fn release_slot(&mut self) {
+        if let Some(next) = self.clients.release_slot() {
+            self.after(SimDuration::ZERO, Event::Launch(next));
+        }
+    }
+
+    /// Client `c`'s request ends; a closed-loop client thinks, then starts the next.
+    fn end(&mut self, c: u32, ending: Ending) {
+        let request = self.clients.end(c);
+        self.meter
+            .ending(ending, self.now, request.start, request.attempts);
+        if let Workload::Closed { think, .. } = self.model.workload {
+            let mut rng = self.think.get(c as u64, request.number as u64);
+            let gap = exponential(&mut rng, think.as_nanos() as f64);
+            self.after(gap, Event::Start(c));
+        }
+    }
+
+    // The server side.
+
+    /// The server's view of attempt `tag` of client `c`, as of now.
+    #[inline]
+    fn visit(&self, c: u32, tag: u32) -> Visit {
+        Visit {
+            client: c,
+            tag,
+            stream: self.clients.stream(c, tag),
+        }
+    }
+
+    /// Attempt `tag` leaves client `c`: it reaches the server after one leg.
+    fn send(&mut self, c: u32, tag: u32) {
+        if self.network.is_instant() {
+            self.arrive(c, tag);
+        } else {
+            let d = self.network.first_leg(c, self.clients.stream(c, tag));
+            self.after(d, Event::Arrive(c, tag));
+        }
+    }
+
+    /// Attempt `tag` of client `c` reaches the server, which admits it.
+    fn arrive(&mut self, c: u32, tag: u32) {
+        self.meter.arrival(self.clients.is_first(c, tag));
+        match self.server.admit(self.now, self.visit(c, tag)) {
+            Admission::Serve { slot, service } => self.after(service, Event::ServiceDone(slot)),
+            Admission::Wait => {}
+            Admission::Reject { answer, hint } => self.reject(c, tag, answer, hint),
+            Admission::Drop => self.meter.dropped(),
+            Admission::Read { version } => {
+                self.clients.set_version(c, version);
+                if self.network.is_instant() {
+                    self.read_reply(c, tag);
+                } else {
+                    let d = self.network.leg(c);
+                    self.after(d, Event::ReadReply(c, tag));
+                }
+            }
+        }
+    }
+
+    /// Worker `slot` finished: the answer goes back, then the worker takes the next waiting
+    /// attempt.
+    fn service_done(&mut self, slot: u32) {
+        let job = self.server.depart(slot);
+        self.meter.service(job.work);
+        if self.clients.awaits(job.client, job.tag) {
+            self.answer(job.client, job.tag, Answer::OK, None, job.work);
+        } else {
+            self.meter.wasted(job.work);
+        }
+        let clients = &self.clients;
+        if let Some((c, tag)) = self
+            .server
+            .next_waiting(slot, |c, tag| clients.awaits(c, tag))
+        {
+            let service = self.server.serve(self.now, slot, self.visit(c, tag));
+            self.after(service, Event::ServiceDone(slot));
+        }
+    }
+
+    /// OCC: the version reaches client `c`, which sends its conditional write.
+    fn read_reply(&mut self, c: u32, tag: u32) {
+        if !self.clients.awaits(c, tag) {
+            return;
+        }
+        if self.network.is_instant() {
+            self.write_arrive(c, tag);
+        } else {
+            let d = self.network.leg(c);
+            self.after(d, Event::WriteArrive(c, tag));
+        }
+    }
+
+    /// OCC: the write of attempt `tag` of client `c` reaches the row.
+    fn write_arrive(&mut self, c: u32, tag: u32) {
+        match self.server.write(self.clients.version(c)) {
+            Ok(()) => self.answer(c, tag, Answer::OK, None, 0),
+            Err(answer) => self.reject(c, tag, answer, None),
+        }
+    }
+
+    /// The server turns attempt `tag` of client `c` away without serving it.
+    fn reject(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
+        self.meter.rejection(hint.is_some());
+        self.answer(c, tag, answer, hint, 0);
+    }
+
+    /// Sends `answer` back to client `c` over one leg, if it still waits for attempt `tag`.
+    /// `work` is the service time spent on it (0 for an answer given without serving).
+    fn answer(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>, work: u64) {
+        if !self.clients.awaits(c, tag) {
+            return;
+        }
+        if self.network.is_instant() {
+            self.receive(c, tag, answer, hint);
+        } else {
+            let d = self.network.reply_leg(c, tag, work);
+            self.clients.hold_reply(c, answer, hint);
+            self.after(d, Event::Reply(c, tag));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tiny scenarios with hand-computed timelines: every event's time and order, and the
+    //! tally they add up to.
+
+    use super::*;
+    use crate::backoff::{Backoff, Jitter};
+    use crate::policy::{Idempotency, RetryAfterPolicy, RetryOn};
+    use crate::sim::client::ClientConfig;
+    use crate::sim::dist::Dist;
+    use crate::sim::metrics::Counts;
+    use crate::sim::model::Strategy;
+    use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
+
+    fn ms(n: u64) -> SimDuration {
+        SimDuration::from_millis(n)
+    }
+
+    fn constant(n: u64) -> Dist {
+        Dist::Constant { mean: ms(n) }
+    }
+
+    /// `clients` one-shot clients all starting at time zero.
+    fn burst(clients: u32) -> Workload {
+        Workload::Burst {
+            clients,
+            start: SimDuration::ZERO,
+            spread: SimDuration::ZERO,
+        }
+    }
+
+    /// `workers` serving 10 ms each (or `service`), `room` waiting places, 503 when full.
+    fn queue(workers: u32, room: Option<u32>, service: u64) -> ServerConfig {
+        ServerConfig::Queue(QueueConfig {
+            workers,
+            queue: room,
+            service: constant(service),
+            overload_status: 503,
+            retry_after: RetryAfterHint::Off,
+            rate_limit: None,
+            drop_expired: false,
+        })
+    }
+
+    /// A model without faults, guards or deadline; 10 ms buckets, a 60 s horizon.
+    fn model(workload: Workload, server: ServerConfig, latency: Dist) -> Model {
+        Model {
+            horizon: SimDuration::from_secs(60),
+            workload,
+            server,
+            latency,
+            client: ClientConfig {
+                timeout: None,
+                deadline: None,
+                max_attempts: Some(1),
+                retry_on: RetryOn::default(),
+                retry_after: RetryAfterPolicy::default(),
+                idempotency: Idempotency::Idempotent,
+                budget: None,
+                breaker: None,
+                concurrency: None,
+            },
+            faults: Vec::new(),
+            bucket: ms(10),
+        }
+    }
+
+    /// Runs `model` with a constant 10 ms backoff: every event as `(ms, event)`, and the
+    /// result with its time series.
+    fn timeline(model: &Model) -> (Vec<(u64, Event)>, RunResult) {
+        let strategy = Strategy {
+            name: "constant".into(),
+            backoff: Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
+        };
+        let mut sim = Sim::new(RunSpec {
+            model,
+            strategy: &strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: true,
+        });
+        let mut events = Vec::new();
+        while let Some((t, e)) = sim.step() {
+            assert_eq!(t.as_nanos() % 1_000_000, 0, "{e:?} at {t}");
+            events.push((t.as_nanos() / 1_000_000, e));
+        }
+        let result = sim.finish(true);
+        assert!(result.check_conservation(), "{:?}", result.counts);
+        assert_eq!(result.events, events.len() as u64);
+        (events, result)
+    }
+
+    #[test]
+    fn one_request_served_over_the_network() {
+        let mut m = model(burst(1), queue(1, Some(10), 10), constant(1));
+        m.client.timeout = Some(ms(100));
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (1, Event::Arrive(0, 1)),
+                (11, Event::ServiceDone(0)),
+                (12, Event::Reply(0, 1)),
+                // The timer of an answered attempt still fires, and does nothing.
+                (100, Event::Timeout(0, 1)),
+            ]
+        );
+        assert_eq!(
+            r.counts,
+            Counts {
+                requests: 1,
+                attempts: 1,
+                succeeded: 1,
+                ..Counts::default()
+            }
+        );
+        assert_eq!(r.makespan, SimTime::ZERO + ms(12));
+        assert_eq!(r.latency_mean_ms, 12.0);
+        assert_eq!(r.by_attempt, [1]);
+        // 10 ms of service in the 100 ms the run lasted.
+        assert_eq!(r.server_busy_share, 0.1);
+        assert_eq!(r.wasted_work_share, 0.0);
+        let series = r.series.unwrap();
+        assert_eq!(series.len(), 11);
+        assert_eq!(series.arrivals[0], 1);
+        assert_eq!(series.successes[1], 1);
+        assert_eq!(series.in_system[..3], [1, 0, 0]);
+    }
+
+    #[test]
+    fn timeouts_retry_while_the_worker_serves_stale_attempts() {
+        for drop_expired in [false, true] {
+            let mut m = model(burst(1), queue(1, None, 50), constant(0));
+            if let ServerConfig::Queue(q) = &mut m.server {
+                q.drop_expired = drop_expired;
+            }
+            m.client.timeout = Some(ms(20));
+            m.client.max_attempts = Some(3);
+            let (events, r) = timeline(&m);
+            let mut want = vec![
+                // Attempt 1 is served at once, from 0 to 50 ms; its timer fires at 20 ms.
+                (0, Event::Start(0)),
+                (20, Event::Timeout(0, 1)),
+                // Attempt 2 after a 10 ms sleep waits for the worker.
+                (30, Event::Wake(0)),
+                // Scheduled first, at 0 ms: the service ends before the timer of attempt 2.
+                // Attempt 1's answer is wasted; the worker takes attempt 2, still awaited.
+                (50, Event::ServiceDone(0)),
+                (50, Event::Timeout(0, 2)),
+                (60, Event::Wake(0)),
+                // Attempt 3 times out: out of attempts.
+                (80, Event::Timeout(0, 3)),
+                // Attempt 2's service ends; attempt 3, which nobody awaits, is served only
+                // without drop_expired.
+                (100, Event::ServiceDone(0)),
+            ];
+            if !drop_expired {
+                want.push((150, Event::ServiceDone(0)));
+            }
+            assert_eq!(events, want, "drop_expired = {drop_expired}");
+            assert_eq!(
+                r.counts,
+                Counts {
+                    requests: 1,
+                    attempts: 3,
+                    gave_up_attempts: 1,
+                    ..Counts::default()
+                }
+            );
+            assert_eq!(r.makespan, SimTime::ZERO + ms(80));
+            // The worker never stopped, and all its work was for attempts nobody awaited.
+            assert_eq!(r.server_busy_share, 1.0);
+            assert_eq!(r.wasted_work_share, 1.0);
+            assert_eq!(r.series.unwrap().timeouts.iter().sum::<u32>(), 3);
+        }
+    }
+
+    #[test]
+    fn a_full_waiting_room_turns_the_third_client_away() {
+        let mut m = model(burst(3), queue(1, Some(1), 10), constant(0));
+        if let ServerConfig::Queue(q) = &mut m.server {
+            q.retry_after = RetryAfterHint::Fixed(ms(1000));
+        }
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (0, Event::Start(2)),
+                (10, Event::ServiceDone(0)),
+                (20, Event::ServiceDone(0)),
+            ]
+        );
+        assert_eq!(
+            r.counts,
+            Counts {
+                requests: 3,
+                attempts: 3,
+                succeeded: 2,
+                gave_up_attempts: 1,
+                ..Counts::default()
+            }
+        );
+        assert_eq!(r.latency_mean_ms, 15.0);
+        assert_eq!(r.makespan, SimTime::ZERO + ms(20));
+        assert_eq!(r.retry_after_share, 1.0);
+        assert_eq!(r.series.unwrap().rejections[0], 1);
+    }
+
+    #[test]
+    fn the_horizon_leaves_requests_unfinished() {
+        let mut m = model(burst(3), queue(1, Some(1), 10), constant(0));
+        m.horizon = ms(15);
+        let (events, r) = timeline(&m);
+        assert_eq!(events.last(), Some(&(10, Event::ServiceDone(0))));
+        assert_eq!((r.counts.succeeded, r.counts.unfinished), (1, 1));
+        assert_eq!(r.makespan, SimTime::ZERO + ms(10));
+        // 10 ms of finished service in 15 ms.
+        assert_eq!(r.server_busy_share, 10.0 / 15.0);
+        // Still one attempt in service when the clock stopped.
+        assert_eq!(r.series.unwrap().in_system.last(), Some(&1));
+    }
+
+    #[test]
+    fn occ_writes_race_and_the_loser_retries() {
+        let mut m = model(burst(2), ServerConfig::Occ, constant(1));
+        m.client.max_attempts = Some(2);
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (1, Event::Arrive(0, 1)),
+                (1, Event::Arrive(1, 1)),
+                (2, Event::ReadReply(0, 1)),
+                (2, Event::ReadReply(1, 1)),
+                // Both read version 0: client 0's write lands, client 1's gets 409.
+                (3, Event::WriteArrive(0, 1)),
+                (3, Event::WriteArrive(1, 1)),
+                (4, Event::Reply(0, 1)),
+                (4, Event::Reply(1, 1)),
+                (14, Event::Wake(1)),
+                (15, Event::Arrive(1, 2)),
+                (16, Event::ReadReply(1, 2)),
+                (17, Event::WriteArrive(1, 2)),
+                (18, Event::Reply(1, 2)),
+            ]
+        );
+        assert_eq!((r.counts.succeeded, r.counts.attempts), (2, 3));
+        assert_eq!(r.by_attempt, [1, 1]);
+        assert_eq!(r.latency_mean_ms, 11.0);
+        assert_eq!(r.makespan, SimTime::ZERO + ms(18));
+        let series = r.series.unwrap();
+        assert_eq!(series.rejections.iter().sum::<u32>(), 1);
+        assert_eq!((series.first_attempts[0], series.retries[1]), (2, 1));
+    }
+
+    #[test]
+    fn a_freed_limiter_slot_passes_to_the_waiting_client() {
+        let mut m = model(burst(2), queue(2, None, 10), constant(0));
+        m.client.concurrency = Some(1);
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                // Client 1 finds the only slot taken and queues for it.
+                (0, Event::Start(1)),
+                (10, Event::ServiceDone(0)),
+                (10, Event::Launch(1)),
+                (20, Event::ServiceDone(0)),
+            ]
+        );
+        assert_eq!(r.counts.succeeded, 2);
+        assert_eq!(r.latency_mean_ms, 15.0);
     }
 }

@@ -13,7 +13,7 @@ pub enum Event {
     Wake(u32),
     /// Client `.0` was handed a concurrency-limiter slot and sends its attempt now.
     Launch(u32),
-    /// Attempt `.1` of client `.0` reaches the server (queue server).
+    /// Attempt `.1` of client `.0` reaches the server (a queue's door, or the OCC row's read).
     Arrive(u32, u32),
     /// Worker `.0` finishes serving its attempt (queue server).
     ServiceDone(u32),
@@ -23,8 +23,6 @@ pub enum Event {
     Timeout(u32, u32),
     /// The next open-loop (Poisson) arrival.
     NextArrival,
-    /// Attempt `.1` of client `.0` reads the row (OCC server).
-    ReadArrive(u32, u32),
     /// The row's version reaches client `.0`, which sends its write (OCC server).
     ReadReply(u32, u32),
     /// The conditional write of attempt `.1` reaches the row (OCC server).

@@ -7,9 +7,14 @@
 //! [`queue`]); random numbers come from named streams (see [`crate::rng`]) so that every
 //! strategy sees the same arrivals, service demands, faults and network delays.
 //!
-//! Layout: [`event`] and [`queue`] are the engine; `client` (the request state machine
-//! around [`crate::policy::RetryPolicy::decide`]) and `server` (queue and OCC) are the model;
-//! [`workload`], [`faults`] and [`dist`] are its inputs; [`metrics`] its outputs.
+//! Layout, each module using only those listed before it:
+//! - inputs and vocabulary: [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
+//!   [`metrics`] (what a run measures), `answer` (what comes back for an attempt);
+//! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
+//!   delays), `server` (admission, service, OCC), `client` (the request state machine around
+//!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
+//! - `engine` on top: the event loop, routing each event between clients, network, server and
+//!   meter.
 
 pub mod dist;
 pub mod event;
@@ -19,61 +24,16 @@ pub mod profile;
 pub mod queue;
 pub mod workload;
 
+mod answer;
 mod client;
 mod engine;
+mod meter;
+mod model;
+mod network;
 mod server;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::run;
-pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig};
-
-use crate::backoff::Backoff;
-use crate::time::SimDuration;
-use dist::Dist;
-use faults::Fault;
-use workload::Workload;
-
-/// Everything about a point except the backoff strategy: validated, ready to run.
-#[derive(Debug, Clone)]
-pub struct Model {
-    /// The clock stops here; unfinished requests are counted.
-    pub horizon: SimDuration,
-    /// Who sends requests, and when.
-    pub workload: Workload,
-    /// The server.
-    pub server: ServerConfig,
-    /// One-way network latency, drawn for each leg.
-    pub latency: Dist,
-    /// Timeouts, deadline, attempts, what to retry, Retry-After, budget, breaker, limiter.
-    pub client: ClientConfig,
-    /// Fault windows.
-    pub faults: Vec<Fault>,
-    /// Time-series resolution.
-    pub bucket: SimDuration,
-}
-
-/// One backoff strategy under comparison.
-#[derive(Debug, Clone)]
-pub struct Strategy {
-    /// Its name in outputs (`full`, or an override table's `name`).
-    pub name: String,
-    /// The validated backoff policy.
-    pub backoff: Backoff,
-}
-
-/// What [`run`] simulates.
-#[derive(Debug, Clone, Copy)]
-pub struct RunSpec<'a> {
-    /// The point's model.
-    pub model: &'a Model,
-    /// The strategy.
-    pub strategy: &'a Strategy,
-    /// The master seed.
-    pub seed: u64,
-    /// The replication (0-based); part of every stream's seed.
-    pub replication: u32,
-    /// Keep the per-bucket time series in the result (peaks are computed either way).
-    pub keep_series: bool,
-}
-
 pub use metrics::{Counts, Ending, RunResult, TimeSeries};
+pub use model::{Model, RunSpec, Strategy};
+pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig};

@@ -4,22 +4,28 @@
 //! places (or unbounded); an arrival that finds it full is answered `overload_status` with an
 //! optional Retry-After hint. An optional token-bucket rate limiter in front answers 429 with
 //! the time until its next token. With `drop_expired`, a waiting attempt whose client stopped
-//! waiting is discarded instead of served. Service spent on attempts nobody waits for any
-//! more is counted as wasted work.
+//! waiting is discarded instead of served.
 //!
 //! **occ** (Brooker 2015): one row with a version. An attempt reads the version (one round
 //! trip), then writes it back (one more leg); the write fails with 409 when another write
 //! landed in between. No capacity limit, no service time: contention, not overload.
+//!
+//! The server is state with calls that say what happened: [`Server::admit`] for an arriving
+//! attempt (serve now, wait, reject with an answer and hint, drop, or the OCC read),
+//! [`Server::depart`] and [`Server::next_waiting`] when a worker finishes, [`Server::serve`]
+//! to start serving, [`Server::write`] for the OCC write. It never sees clients, the clock's
+//! queue or the meter: the engine routes what it returns. Faults act here, at the instant an
+//! attempt arrives (outage, errors) or starts service (slow).
 
 use std::collections::VecDeque;
 
 use rand::RngExt;
+use rand::distr::Distribution;
 
-use super::client::Answer;
+use super::answer::Answer;
 use super::dist::Dist;
-use super::engine::Sim;
-use super::event::Event;
-use super::faults::{FaultKind, OutageAnswer};
+use super::faults::{Fault, FaultKind, OutageAnswer};
+use crate::rng::StreamFamily;
 use crate::time::{SimDuration, SimTime};
 
 /// The Retry-After hint the queue server sends when it turns an arrival away.
@@ -81,40 +87,94 @@ impl ServerConfig {
     }
 }
 
-/// An attempt in service.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct InService {
-    client: u32,
-    tag: u32,
-    duration: u64,
+/// The status of an OCC write that lost the race.
+const CONFLICT: u16 = 409;
+/// The status of an arrival the rate limiter turns away.
+const TOO_MANY_REQUESTS: u16 = 429;
+
+/// An attempt as the server sees it: who sent it, and the key `(entity, sub)` of its
+/// per-attempt random streams (service demand, fault draws).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Visit {
+    pub client: u32,
+    pub tag: u32,
+    pub stream: (u64, u64),
+}
+
+/// What the server does with an arriving attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Admission {
+    /// Worker `slot` serves it at once; it is done after `service`.
+    Serve { slot: u32, service: SimDuration },
+    /// Every worker is busy: it waits its turn.
+    Wait,
+    /// Turned away unserved with this answer and Retry-After hint.
+    Reject {
+        answer: Answer,
+        hint: Option<SimDuration>,
+    },
+    /// Swallowed without any answer (an outage that drops): it times out at its client.
+    Drop,
+    /// OCC: the read returns the row's current version.
+    Read { version: u32 },
+}
+
+/// An attempt a worker serves (or served): whose, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Job {
+    pub client: u32,
+    pub tag: u32,
+    /// Service time in nanoseconds.
+    pub work: u64,
 }
 
 /// The queue server's state.
-pub(super) struct QueueState {
-    workers: Vec<InService>,
+struct Queue<'a> {
+    config: &'a QueueConfig,
+    workers: Vec<Job>,
+    /// Idle workers, the next to take work last.
     free: Vec<u32>,
+    /// Waiting attempts `(client, tag)`, first come first.
     waiting: VecDeque<(u32, u32)>,
     capacity: usize,
     mean_service_ns: f64,
+    /// The rate limiter's bucket, as of `refilled`.
     tokens: f64,
     refilled: SimTime,
 }
 
-/// Server state of either kind.
-pub(super) enum ServerState {
-    Queue(QueueState),
+enum Kind<'a> {
+    Queue(Queue<'a>),
     Occ { version: u32 },
 }
 
-impl ServerState {
-    pub fn new(config: &ServerConfig) -> Self {
-        match config {
-            ServerConfig::Queue(q) => ServerState::Queue(QueueState {
+/// One server's state during a run.
+pub(super) struct Server<'a> {
+    /// Attempts at the server now (waiting or in service).
+    in_flight: u32,
+    kind: Kind<'a>,
+    faults: &'a [Fault],
+    service_streams: StreamFamily,
+    fault_streams: StreamFamily,
+}
+
+impl<'a> Server<'a> {
+    /// An idle server under `faults`, drawing service demands and fault decisions from the
+    /// per-attempt streams of the two families.
+    pub fn new(
+        config: &'a ServerConfig,
+        faults: &'a [Fault],
+        service_streams: StreamFamily,
+        fault_streams: StreamFamily,
+    ) -> Self {
+        let kind = match config {
+            ServerConfig::Queue(q) => Kind::Queue(Queue {
+                config: q,
                 workers: vec![
-                    InService {
+                    Job {
                         client: 0,
                         tag: 0,
-                        duration: 0
+                        work: 0
                     };
                     q.workers as usize
                 ],
@@ -125,265 +185,430 @@ impl ServerState {
                 tokens: q.rate_limit.map_or(0.0, |r| r.burst as f64),
                 refilled: SimTime::ZERO,
             }),
-            ServerConfig::Occ => ServerState::Occ { version: 0 },
+            ServerConfig::Occ => Kind::Occ { version: 0 },
+        };
+        Server {
+            in_flight: 0,
+            kind,
+            faults,
+            service_streams,
+            fault_streams,
         }
     }
 
     /// Workers (1 for the OCC row, for the busy share).
     pub fn workers(&self) -> usize {
-        match self {
-            ServerState::Queue(q) => q.workers.len(),
-            ServerState::Occ { .. } => 1,
+        match &self.kind {
+            Kind::Queue(q) => q.workers.len(),
+            Kind::Occ { .. } => 1,
         }
     }
-}
 
-impl Sim<'_> {
-    /// The next network leg of client `c`'s current attempt. The attempt's legs are drawn in
-    /// order from its own stream, seeded when it leaves the client (`first`): every strategy
-    /// sees the same delays for the same request's same attempt.
+    /// Attempts at the server now, waiting or in service (always 0 for the OCC row).
     #[inline]
-    fn leg(&mut self, c: u32, tag: u32, first: bool) -> SimDuration {
-        let net = &mut self.network[c as usize];
-        if first {
-            let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
-            net.rng = self.streams.network.get(key, sub);
-        }
-        SimDuration(self.model.latency.sample(&mut net.rng))
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
     }
 
-    /// The attempt leaves the client: it reaches the server after one leg.
-    pub(super) fn server_receive(&mut self, c: u32, tag: u32) {
-        let occ = matches!(self.server, ServerState::Occ { .. });
-        if self.zero_latency {
-            if occ {
-                self.read_arrive(c, tag)
-            } else {
-                self.arrive(c, tag)
-            }
-        } else {
-            let d = self.leg(c, tag, true);
-            self.after(
-                d,
-                if occ {
-                    Event::ReadArrive(c, tag)
-                } else {
-                    Event::Arrive(c, tag)
-                },
-            );
+    /// An attempt arrives at `now`: faults first, then the rate limiter, a free worker, the
+    /// waiting room, in that order; the OCC row answers with its version.
+    #[inline]
+    pub fn admit(&mut self, now: SimTime, visit: Visit) -> Admission {
+        if !self.faults.is_empty()
+            && let Some(hit) = self.fault(now, visit)
+        {
+            return hit;
         }
-    }
-
-    /// Sends `answer` back to client `c` over one leg, if it still waits for that attempt.
-    /// `work` is the service time spent on it (0 for an answer given without serving).
-    fn answer(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>, work: u64) {
-        if !self.clients[c as usize].awaits(tag) {
-            return;
-        }
-        if self.zero_latency {
-            self.receive(c, tag, answer, hint);
-        } else {
-            let d = self.leg(c, tag, false);
-            let net = &mut self.network[c as usize];
-            net.reply_tag = tag;
-            net.reply_work = work;
-            let client = &mut self.clients[c as usize];
-            client.reply = answer;
-            client.reply_hint = hint.map_or(super::client::NO_HINT, SimDuration::as_nanos);
-            self.after(d, Event::Reply(c, tag));
-        }
-    }
-
-    /// Turns an attempt away without serving it.
-    fn reject(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
-        let b = self.meter.bucket;
-        self.meter.series.rejections[b] += 1;
-        self.meter.error_answers += 1;
-        self.meter.hinted_answers += hint.is_some() as u64;
-        self.answer(c, tag, answer, hint, 0);
-    }
-
-    /// Applies outage and error faults at an arrival; true when the attempt was answered.
-    fn apply_faults(&mut self, c: u32, tag: u32) -> bool {
-        let now = self.now;
-        for (i, fault) in self.model.faults.iter().enumerate() {
-            if !fault.active(now) {
-                continue;
-            }
-            match fault.kind {
-                FaultKind::Outage(OutageAnswer::Status(s)) => {
-                    self.reject(c, tag, Answer::Status(s), None);
-                    return true;
-                }
-                FaultKind::Outage(OutageAnswer::Reset) => {
-                    self.reject(c, tag, Answer::Reset, None);
-                    return true;
-                }
-                FaultKind::Outage(OutageAnswer::Drop) => {
-                    let b = self.meter.bucket;
-                    self.meter.series.rejections[b] += 1;
-                    return true;
-                }
-                FaultKind::Errors { share, status } => {
-                    let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
-                    let mut rng = self.streams.faults.get(key, (sub << 8) | i as u64);
-                    if rng.random::<f64>() < share {
-                        self.reject(c, tag, Answer::Status(status), None);
-                        return true;
-                    }
-                }
-                FaultKind::Slow { .. } => {}
-            }
-        }
-        false
-    }
-
-    /// Queue server: an attempt arrives.
-    pub(super) fn arrive(&mut self, c: u32, tag: u32) {
-        let first = self.clients[c as usize].attempt_of(tag) == Some(1);
-        self.meter.arrival(first);
-        if !self.model.faults.is_empty() && self.apply_faults(c, tag) {
-            return;
-        }
-        let ServerState::Queue(q) = &mut self.server else {
-            return;
+        let q = match &mut self.kind {
+            Kind::Queue(q) => q,
+            Kind::Occ { version } => return Admission::Read { version: *version },
         };
-        let ServerConfig::Queue(config) = &self.model.server else {
-            return;
-        };
-        if let Some(limit) = config.rate_limit {
-            let elapsed = self.now.saturating_since(q.refilled).as_secs_f64();
+        if let Some(limit) = q.config.rate_limit {
+            let elapsed = now.saturating_since(q.refilled).as_secs_f64();
             q.tokens = (q.tokens + elapsed * limit.rate).min(limit.burst as f64);
-            q.refilled = self.now;
+            q.refilled = now;
             if q.tokens >= 1.0 {
                 q.tokens -= 1.0;
             } else {
                 let wait = SimDuration::from_secs_f64((1.0 - q.tokens) / limit.rate);
-                self.reject(c, tag, Answer::Status(429), Some(wait));
-                return;
+                return Admission::Reject {
+                    answer: Answer::Status(TOO_MANY_REQUESTS),
+                    hint: Some(wait),
+                };
             }
         }
         if let Some(slot) = q.free.pop() {
-            self.meter.in_system += 1;
-            self.start_service(c, tag, slot);
+            self.in_flight += 1;
+            let service = self.serve(now, slot, visit);
+            Admission::Serve { slot, service }
         } else if q.waiting.len() < q.capacity {
-            q.waiting.push_back((c, tag));
-            self.meter.in_system += 1;
+            q.waiting.push_back((visit.client, visit.tag));
+            self.in_flight += 1;
+            Admission::Wait
         } else {
-            let hint = match config.retry_after {
+            let hint = match q.config.retry_after {
                 RetryAfterHint::Off => None,
                 RetryAfterHint::Fixed(d) => Some(d),
                 RetryAfterHint::Drain => Some(SimDuration::from_secs_f64(
                     q.waiting.len() as f64 * q.mean_service_ns / q.workers.len() as f64 / 1e9,
                 )),
             };
-            self.reject(c, tag, Answer::Status(config.overload_status), hint);
-        }
-    }
-
-    fn start_service(&mut self, c: u32, tag: u32, slot: u32) {
-        let ServerConfig::Queue(config) = &self.model.server else {
-            return;
-        };
-        let (key, sub) = self.clients[c as usize].attempt_stream(c, tag);
-        let mut rng = self.streams.service.get(key, sub);
-        let mut duration = config.service.sample(&mut rng);
-        for fault in &self.model.faults {
-            if let FaultKind::Slow { factor } = fault.kind
-                && fault.active(self.now)
-            {
-                duration = SimDuration(duration).mul_f64(factor).as_nanos();
+            Admission::Reject {
+                answer: Answer::Status(q.config.overload_status),
+                hint,
             }
         }
-        if let ServerState::Queue(q) = &mut self.server {
-            q.workers[slot as usize] = InService {
-                client: c,
-                tag,
-                duration,
-            };
-        }
-        self.after(SimDuration(duration), Event::ServiceDone(slot));
     }
 
-    /// Queue server: worker `slot` finished; answer, then take the next waiting attempt.
-    pub(super) fn service_done(&mut self, slot: u32) {
-        let ServerState::Queue(q) = &mut self.server else {
-            return;
-        };
-        let done = q.workers[slot as usize];
-        self.meter.in_system -= 1;
-        self.meter.busy_ns += done.duration as u128;
-        if self.clients[done.client as usize].awaits(done.tag) {
-            self.answer(
-                done.client,
-                done.tag,
-                Answer::Status(200),
-                None,
-                done.duration,
-            );
-        } else {
-            self.meter.wasted_ns += done.duration as u128;
-        }
-        let drop_expired = matches!(&self.model.server, ServerConfig::Queue(c) if c.drop_expired);
-        loop {
-            let ServerState::Queue(q) = &mut self.server else {
-                return;
-            };
-            let Some((c, a)) = q.waiting.pop_front() else {
-                q.free.push(slot);
-                return;
-            };
-            if drop_expired && !self.clients[c as usize].awaits(a) {
-                self.meter.in_system -= 1;
+    /// The first active outage or error fault that hits the arriving attempt, if any.
+    #[inline]
+    fn fault(&self, now: SimTime, visit: Visit) -> Option<Admission> {
+        let reject = |answer| Admission::Reject { answer, hint: None };
+        for (i, fault) in self.faults.iter().enumerate() {
+            if !fault.active(now) {
                 continue;
             }
-            self.start_service(c, a, slot);
-            return;
+            match fault.kind {
+                FaultKind::Outage(OutageAnswer::Status(s)) => {
+                    return Some(reject(Answer::Status(s)));
+                }
+                FaultKind::Outage(OutageAnswer::Reset) => return Some(reject(Answer::Reset)),
+                FaultKind::Outage(OutageAnswer::Drop) => return Some(Admission::Drop),
+                FaultKind::Errors { share, status } => {
+                    let (key, sub) = visit.stream;
+                    let mut rng = self.fault_streams.get(key, (sub << 8) | i as u64);
+                    if rng.random::<f64>() < share {
+                        return Some(reject(Answer::Status(status)));
+                    }
+                }
+                FaultKind::Slow { .. } => {}
+            }
         }
+        None
     }
 
-    /// OCC: the read reaches the row; the version travels back.
-    pub(super) fn read_arrive(&mut self, c: u32, tag: u32) {
-        let first = self.clients[c as usize].attempt_of(tag) == Some(1);
-        self.meter.arrival(first);
-        if !self.model.faults.is_empty() && self.apply_faults(c, tag) {
-            return;
-        }
-        let ServerState::Occ { version } = self.server else {
-            return;
+    /// Worker `slot` starts serving `visit` at `now`: its service demand is drawn from its
+    /// own stream, then slowed by active `slow` faults. The worker is done after the returned
+    /// time (the engine schedules that).
+    pub fn serve(&mut self, now: SimTime, slot: u32, visit: Visit) -> SimDuration {
+        let Kind::Queue(q) = &mut self.kind else {
+            unreachable!("only a queue server has workers");
         };
-        self.clients[c as usize].version = version;
-        if self.zero_latency {
-            self.read_reply(c, tag);
-        } else {
-            let d = self.leg(c, tag, false);
-            self.after(d, Event::ReadReply(c, tag));
+        let (key, sub) = visit.stream;
+        let mut work = q
+            .config
+            .service
+            .sample(&mut self.service_streams.get(key, sub));
+        for fault in self.faults {
+            if let FaultKind::Slow { factor } = fault.kind
+                && fault.active(now)
+            {
+                work = SimDuration(work).mul_f64(factor).as_nanos();
+            }
         }
-    }
-
-    /// OCC: the version reaches the client, which sends its conditional write.
-    pub(super) fn read_reply(&mut self, c: u32, tag: u32) {
-        if !self.clients[c as usize].awaits(tag) {
-            return;
-        }
-        if self.zero_latency {
-            self.write_arrive(c, tag);
-        } else {
-            let d = self.leg(c, tag, false);
-            self.after(d, Event::WriteArrive(c, tag));
-        }
-    }
-
-    /// OCC: the write lands if the version is unchanged, else fails with 409.
-    pub(super) fn write_arrive(&mut self, c: u32, tag: u32) {
-        let ServerState::Occ { version } = &mut self.server else {
-            return;
+        q.workers[slot as usize] = Job {
+            client: visit.client,
+            tag: visit.tag,
+            work,
         };
-        if self.clients[c as usize].version == *version {
+        SimDuration(work)
+    }
+
+    /// Worker `slot` finished: its attempt leaves the server.
+    #[inline]
+    pub fn depart(&mut self, slot: u32) -> Job {
+        let Kind::Queue(q) = &self.kind else {
+            unreachable!("only a queue server has workers");
+        };
+        self.in_flight -= 1;
+        q.workers[slot as usize]
+    }
+
+    /// The next attempt for the idle worker `slot`, first come first; with `drop_expired`,
+    /// waiting attempts for which `awaited(client, tag)` is false leave unserved. `None`: no
+    /// attempt waits, and the worker stays idle until an arrival.
+    #[inline]
+    pub fn next_waiting(
+        &mut self,
+        slot: u32,
+        mut awaited: impl FnMut(u32, u32) -> bool,
+    ) -> Option<(u32, u32)> {
+        let Kind::Queue(q) = &mut self.kind else {
+            unreachable!("only a queue server has workers");
+        };
+        loop {
+            let Some((c, tag)) = q.waiting.pop_front() else {
+                q.free.push(slot);
+                return None;
+            };
+            if q.config.drop_expired && !awaited(c, tag) {
+                self.in_flight -= 1;
+                continue;
+            }
+            return Some((c, tag));
+        }
+    }
+
+    /// OCC: a write of the version `read` reaches the row. `Ok`: it landed and the version
+    /// moved on; `Err`: another write landed since the read, answered with this status.
+    #[inline]
+    pub fn write(&mut self, read: u32) -> Result<(), Answer> {
+        let Kind::Occ { version } = &mut self.kind else {
+            unreachable!("only the OCC row takes writes");
+        };
+        if read == *version {
             *version += 1;
-            self.answer(c, tag, Answer::Status(200), None, 0);
+            Ok(())
         } else {
-            self.reject(c, tag, Answer::Status(409), None);
+            Err(Answer::Status(CONFLICT))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamKind;
+
+    const T0: SimTime = SimTime::ZERO;
+
+    fn ms(n: u64) -> SimDuration {
+        SimDuration::from_millis(n)
+    }
+
+    fn at(n: u64) -> SimTime {
+        SimTime::ZERO + ms(n)
+    }
+
+    /// A queue of `workers` with `room` waiting places and a constant 10 ms service.
+    fn queue(workers: u32, room: Option<u32>) -> QueueConfig {
+        QueueConfig {
+            workers,
+            queue: room,
+            service: Dist::Constant { mean: ms(10) },
+            overload_status: 503,
+            retry_after: RetryAfterHint::Off,
+            rate_limit: None,
+            drop_expired: false,
+        }
+    }
+
+    fn server<'a>(config: &'a ServerConfig, faults: &'a [Fault]) -> Server<'a> {
+        Server::new(
+            config,
+            faults,
+            StreamFamily::new(1, 0, StreamKind::Service),
+            StreamFamily::new(1, 0, StreamKind::Faults),
+        )
+    }
+
+    /// The first attempt of client `c`.
+    fn visit(c: u32) -> Visit {
+        Visit {
+            client: c,
+            tag: 1,
+            stream: ((c as u64) << 32, 1),
+        }
+    }
+
+    fn serve(slot: u32, service: SimDuration) -> Admission {
+        Admission::Serve { slot, service }
+    }
+
+    fn reject(status: u16, hint: Option<SimDuration>) -> Admission {
+        Admission::Reject {
+            answer: Answer::Status(status),
+            hint,
+        }
+    }
+
+    #[test]
+    fn free_workers_serve_then_arrivals_wait_then_a_full_room_rejects() {
+        let config = ServerConfig::Queue(queue(2, Some(1)));
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), serve(1, ms(10)));
+        assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
+        assert_eq!(s.in_flight(), 3);
+        assert_eq!(s.admit(T0, visit(3)), reject(503, None));
+        assert_eq!(s.in_flight(), 3, "a rejected attempt never enters");
+        assert_eq!(s.workers(), 2);
+    }
+
+    #[test]
+    fn overload_answers_carry_the_configured_hint() {
+        let with_hint = |hint, overload_status| {
+            let config = ServerConfig::Queue(QueueConfig {
+                retry_after: hint,
+                overload_status,
+                ..queue(2, Some(4))
+            });
+            let mut s = server(&config, &[]);
+            for c in 0..6 {
+                assert_ne!(s.admit(T0, visit(c)), reject(overload_status, None));
+            }
+            s.admit(T0, visit(6))
+        };
+        assert_eq!(with_hint(RetryAfterHint::Off, 503), reject(503, None));
+        assert_eq!(
+            with_hint(RetryAfterHint::Fixed(ms(2000)), 429),
+            reject(429, Some(ms(2000)))
+        );
+        // Drain: 4 waiting x 10 ms mean service / 2 workers.
+        assert_eq!(
+            with_hint(RetryAfterHint::Drain, 503),
+            reject(503, Some(ms(20)))
+        );
+    }
+
+    #[test]
+    fn departures_hand_the_worker_to_the_waiting_attempts_in_arrival_order() {
+        let config = ServerConfig::Queue(queue(1, None));
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), Admission::Wait);
+        assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
+        let job = |c| Job {
+            client: c,
+            tag: 1,
+            work: ms(10).as_nanos(),
+        };
+        assert_eq!(s.depart(0), job(0));
+        assert_eq!(s.in_flight(), 2);
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((1, 1)));
+        assert_eq!(s.serve(at(10), 0, visit(1)), ms(10));
+        assert_eq!(s.depart(0), job(1));
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((2, 1)));
+        assert_eq!(s.serve(at(20), 0, visit(2)), ms(10));
+        assert_eq!(s.depart(0), job(2));
+        assert_eq!(s.next_waiting(0, |_, _| true), None);
+        assert_eq!(s.in_flight(), 0);
+        // The worker is idle again: the next arrival is served at once.
+        assert_eq!(s.admit(at(30), visit(3)), serve(0, ms(10)));
+    }
+
+    #[test]
+    fn drop_expired_discards_waiting_attempts_nobody_awaits() {
+        let awaited = |c: u32, _| c == 0 || c == 3;
+        for drop_expired in [false, true] {
+            let config = ServerConfig::Queue(QueueConfig {
+                drop_expired,
+                ..queue(1, None)
+            });
+            let mut s = server(&config, &[]);
+            for c in 0..4 {
+                s.admit(T0, visit(c));
+            }
+            s.depart(0);
+            if drop_expired {
+                assert_eq!(s.next_waiting(0, awaited), Some((3, 1)));
+                assert_eq!(s.in_flight(), 1, "the two dropped attempts left");
+            } else {
+                assert_eq!(s.next_waiting(0, awaited), Some((1, 1)));
+                assert_eq!(s.in_flight(), 3);
+            }
+        }
+    }
+
+    #[test]
+    fn the_rate_limiter_answers_429_with_the_time_to_the_next_token() {
+        let config = ServerConfig::Queue(QueueConfig {
+            rate_limit: Some(RateLimit {
+                rate: 10.0,
+                burst: 2,
+            }),
+            ..queue(10, None)
+        });
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), serve(1, ms(10)));
+        // The burst is spent: one token every 100 ms.
+        assert_eq!(s.admit(T0, visit(2)), reject(429, Some(ms(100))));
+        assert_eq!(s.admit(at(50), visit(3)), reject(429, Some(ms(50))));
+        assert_eq!(s.admit(at(100), visit(4)), serve(2, ms(10)));
+        assert_eq!(s.in_flight(), 3);
+    }
+
+    #[test]
+    fn occ_reads_the_version_and_a_write_after_another_conflicts() {
+        let config = ServerConfig::Occ;
+        let mut s = server(&config, &[]);
+        assert_eq!(s.admit(T0, visit(0)), Admission::Read { version: 0 });
+        assert_eq!(s.admit(T0, visit(1)), Admission::Read { version: 0 });
+        assert_eq!(s.write(0), Ok(()));
+        assert_eq!(s.write(0), Err(Answer::Status(409)));
+        assert_eq!(s.admit(at(1), visit(1)), Admission::Read { version: 1 });
+        assert_eq!(s.write(1), Ok(()));
+        assert_eq!((s.in_flight(), s.workers()), (0, 1));
+    }
+
+    #[test]
+    fn faults_act_only_inside_their_windows() {
+        let window = |kind, from: u64| Fault {
+            kind,
+            start: at(from),
+            end: at(from + 100),
+        };
+        let faults = [
+            window(FaultKind::Outage(OutageAnswer::Status(503)), 0),
+            window(FaultKind::Outage(OutageAnswer::Reset), 100),
+            window(FaultKind::Outage(OutageAnswer::Drop), 200),
+            window(
+                FaultKind::Errors {
+                    share: 1.0,
+                    status: 502,
+                },
+                300,
+            ),
+            window(
+                FaultKind::Errors {
+                    share: 0.0,
+                    status: 500,
+                },
+                400,
+            ),
+            window(FaultKind::Slow { factor: 3.0 }, 400),
+        ];
+        let config = ServerConfig::Queue(queue(1, None));
+        let mut s = server(&config, &faults);
+        assert_eq!(s.admit(at(50), visit(0)), reject(503, None));
+        assert_eq!(
+            s.admit(at(150), visit(1)),
+            Admission::Reject {
+                answer: Answer::Reset,
+                hint: None
+            }
+        );
+        assert_eq!(s.admit(at(250), visit(2)), Admission::Drop);
+        assert_eq!(s.admit(at(350), visit(3)), reject(502, None));
+        assert_eq!(s.in_flight(), 0);
+        // A 0 share never hits; the slowdown triples the service.
+        assert_eq!(s.admit(at(450), visit(4)), serve(0, ms(30)));
+        assert_eq!(s.admit(at(550), visit(5)), Admission::Wait);
+        s.depart(0);
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((5, 1)));
+        assert_eq!(s.serve(at(550), 0, visit(5)), ms(10));
+    }
+
+    #[test]
+    fn service_demand_depends_on_the_attempt_not_on_the_order_of_arrival() {
+        let config = ServerConfig::Queue(QueueConfig {
+            service: Dist::Exponential { mean: ms(10) },
+            ..queue(2, None)
+        });
+        let service = |order: [u32; 2]| {
+            let mut s = server(&config, &[]);
+            let mut demand = [SimDuration::ZERO; 2];
+            for c in order {
+                let Admission::Serve { service, .. } = s.admit(T0, visit(c)) else {
+                    panic!("two free workers");
+                };
+                demand[c as usize] = service;
+            }
+            demand
+        };
+        let d = service([0, 1]);
+        assert_ne!(d[0], d[1]);
+        assert_eq!(service([1, 0]), d);
     }
 }

@@ -83,6 +83,32 @@ pub(crate) fn exponential(rng: &mut SimRng, mean_ns: f64) -> SimDuration {
     ))
 }
 
+/// An open-loop source: Poisson arrivals (exponential gaps) until `end`.
+pub(crate) struct PoissonSource {
+    rng: SimRng,
+    mean_gap_ns: f64,
+    end: SimTime,
+}
+
+impl PoissonSource {
+    /// `rate` arrivals per second from `start` for `duration`, drawn from `rng`.
+    pub fn new(rate: f64, start: SimDuration, duration: SimDuration, rng: SimRng) -> Self {
+        PoissonSource {
+            rng,
+            mean_gap_ns: 1e9 / rate,
+            end: SimTime(start.as_nanos()) + duration,
+        }
+    }
+
+    /// The arrival that follows one at `t` (the first follows the start), or `None` when it
+    /// falls past the end. Draws one gap either way.
+    #[inline]
+    pub fn next_after(&mut self, t: SimTime) -> Option<SimTime> {
+        let next = t + exponential(&mut self.rng, self.mean_gap_ns);
+        (next < self.end).then_some(next)
+    }
+}
+
 /// First sends of a burst, in client order.
 pub(crate) fn burst_times(
     clients: u32,

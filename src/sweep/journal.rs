@@ -3,9 +3,10 @@
 //! It is what makes a run resumable (`--resume` skips the units already in it), shardable
 //! (each shard writes its own) and mergeable (`jitterlab merge` reads several). Its first
 //! line is a header with a fingerprint of the resolved scenario, so units of different
-//! scenarios are never mixed. A line cut short by a crash is ignored on reading. When a run is
-//! complete, the journal is rewritten in unit order, so its bytes too are independent of
-//! thread count and sharding.
+//! scenarios are never mixed. A line cut short by a crash is ignored on reading and cut off
+//! before appending, so a run resumed twice still reads whole. When a run is complete, the
+//! journal is rewritten in unit order, so its bytes too are independent of thread count and
+//! sharding.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -14,8 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Unit;
+use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
-use crate::output::write_atomic;
 use crate::rng::mix_key;
 use crate::sim::{Counts, RunResult, TimeSeries};
 
@@ -46,9 +47,10 @@ pub struct UnitRecord {
     pub replication: u32,
     /// Master seed.
     pub seed: u64,
-    /// `[requests, attempts, succeeded, failed, gave_up_attempts, gave_up_deadline,
-    /// gave_up_budget, rejected_by_breaker, unfinished]`.
-    pub counts: [u64; 9],
+    /// Request outcome counts (stored as the array `[requests, attempts, succeeded, failed,
+    /// gave_up_attempts, gave_up_deadline, gave_up_budget, rejected_by_breaker, unfinished]`).
+    #[serde(with = "counts_array")]
+    pub counts: Counts,
     /// Peak attempts per bucket.
     pub peak_arrivals: u32,
     /// Peak retries per bucket.
@@ -77,24 +79,13 @@ pub struct UnitRecord {
 impl UnitRecord {
     /// The record of a finished run.
     pub fn new(unit: Unit, seed: u64, r: &RunResult) -> UnitRecord {
-        let c = r.counts;
         UnitRecord {
             unit: unit.index,
             point: unit.point,
             strategy: unit.strategy,
             replication: unit.replication,
             seed,
-            counts: [
-                c.requests,
-                c.attempts,
-                c.succeeded,
-                c.failed,
-                c.gave_up_attempts,
-                c.gave_up_deadline,
-                c.gave_up_budget,
-                c.rejected_by_breaker,
-                c.unfinished,
-            ],
+            counts: r.counts,
             peak_arrivals: r.peak_arrivals,
             peak_retries: r.peak_retries,
             makespan_ns: r.makespan.as_nanos(),
@@ -118,22 +109,6 @@ impl UnitRecord {
         self.events
     }
 
-    /// The outcome counts.
-    pub fn counts(&self) -> Counts {
-        let c = self.counts;
-        Counts {
-            requests: c[0],
-            attempts: c[1],
-            succeeded: c[2],
-            failed: c[3],
-            gave_up_attempts: c[4],
-            gave_up_deadline: c[5],
-            gave_up_budget: c[6],
-            rejected_by_breaker: c[7],
-            unfinished: c[8],
-        }
-    }
-
     /// The latency at quantile `q` (0..=1) of the recorded histogram: the smallest recorded
     /// value with at least `ceil(q * n)` values at or below it (nearest rank), as HDR reports
     /// it (the highest value of its bucket); `None` when nothing succeeded.
@@ -151,6 +126,41 @@ impl UnitRecord {
             }
         }
         self.latency_us.last().map(|p| p.0)
+    }
+}
+
+/// The journal's form of [`Counts`]: a JSON array in a fixed order, as the first journals
+/// wrote it, so those stay readable.
+mod counts_array {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::sim::Counts;
+
+    /// The counters in array order.
+    const ORDER: [fn(&mut Counts) -> &mut u64; 9] = [
+        |c| &mut c.requests,
+        |c| &mut c.attempts,
+        |c| &mut c.succeeded,
+        |c| &mut c.failed,
+        |c| &mut c.gave_up_attempts,
+        |c| &mut c.gave_up_deadline,
+        |c| &mut c.gave_up_budget,
+        |c| &mut c.rejected_by_breaker,
+        |c| &mut c.unfinished,
+    ];
+
+    pub fn serialize<S: Serializer>(c: &Counts, s: S) -> Result<S::Ok, S::Error> {
+        let mut c = *c;
+        ORDER.map(|field| *field(&mut c)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Counts, D::Error> {
+        let values = <[u64; 9]>::deserialize(d)?;
+        let mut c = Counts::default();
+        for (field, value) in ORDER.iter().zip(values) {
+            *field(&mut c) = value;
+        }
+        Ok(c)
     }
 }
 
@@ -175,7 +185,15 @@ impl JournalWriter {
     /// Opens `dir/units.jsonl` for appending; a new (or `fresh`) journal starts with `header`.
     pub fn open(dir: &Path, header: &Header, fresh: bool) -> Result<JournalWriter> {
         let path = dir.join(JOURNAL);
-        let exists = path.exists() && !fresh;
+        // A run killed mid-write leaves its last line cut short (`read` skips it): appending
+        // starts after the last complete line, or the next record would be glued to it.
+        let keep = if path.exists() && !fresh {
+            let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        let exists = keep > 0;
         let file = OpenOptions::new()
             .create(true)
             .append(exists)
@@ -183,6 +201,9 @@ impl JournalWriter {
             .truncate(!exists)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
+        if exists {
+            file.set_len(keep as u64).map_err(|e| Error::io(&path, e))?;
+        }
         let mut writer = JournalWriter {
             out: BufWriter::new(file),
             path,
@@ -255,4 +276,30 @@ pub fn finalize(dir: &Path, header: &Header, records: &[UnitRecord]) -> Result<(
         text.push('\n');
     }
     write_atomic(&path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record as the first journals wrote it, counts as a plain array.
+    const LINE: &str = r#"{"unit":3,"point":0,"strategy":1,"replication":1,"seed":11,"counts":[10,25,8,1,0,0,0,0,1],"peak_arrivals":7,"peak_retries":4,"makespan_ns":2500000,"server_busy_share":0.5,"wasted_work_share":0.0,"retry_after_share":0.0,"events":99,"by_attempt":[5,3],"latency_mean_ms":2.5,"latency_us":[[1000,4],[3000,4]],"series":null}"#;
+
+    #[test]
+    fn counts_are_named_in_memory_and_an_array_on_disk() {
+        let r: UnitRecord = serde_json::from_str(LINE).unwrap();
+        assert_eq!(
+            r.counts,
+            Counts {
+                requests: 10,
+                attempts: 25,
+                succeeded: 8,
+                failed: 1,
+                unfinished: 1,
+                ..Counts::default()
+            }
+        );
+        assert_eq!(serde_json::to_string(&r).unwrap(), LINE);
+        assert!(serde_json::from_str::<UnitRecord>(&LINE.replace("0,0,1]", "0,1]")).is_err());
+    }
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::scenario::{Point, Sweep};
 use crate::sim::{self, RunSpec};
@@ -154,10 +155,15 @@ impl Plan {
     }
 }
 
-/// Progress reports from a running sweep.
+/// Progress reports from a run, for whoever shows them (the binary draws a bar).
 pub trait Progress: Sync {
+    /// Work is about to start: `to_run` units now, `finished` of the run's `total` already done
+    /// (found in the journal of a resumed run).
+    fn start(&self, _to_run: usize, _finished: usize, _total: usize) {}
     /// A unit finished, having processed `events` events.
     fn unit_done(&self, events: u64);
+    /// The work ended: done, cancelled or failed.
+    fn finish(&self) {}
 }
 
 /// No progress reporting.
@@ -166,9 +172,6 @@ pub struct Silent;
 impl Progress for Silent {
     fn unit_done(&self, _events: u64) {}
 }
-
-/// Set by a Ctrl-C handler: units not yet started are skipped.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// What [`execute`] did.
 #[derive(Debug)]
@@ -184,14 +187,16 @@ pub struct Execution {
 }
 
 /// Runs `todo` on `threads` threads (0: rayon's default), appending each finished unit to
-/// `sink` as it completes (for resume), and returns the records in unit order. Stops early,
-/// with [`Error::Interrupted`], when [`INTERRUPTED`] is set.
+/// `sink` as it completes (for resume), and returns the records in unit order. Once `cancel`
+/// is cancelled no further unit starts, and the call returns [`Error::Interrupted`] (the units
+/// finished by then are in `sink`).
 pub fn execute(
     plan: &Plan,
     todo: &[Unit],
     threads: usize,
     progress: &dyn Progress,
     sink: Option<&Mutex<journal::JournalWriter>>,
+    cancel: &CancelToken,
 ) -> Result<Execution> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -203,10 +208,12 @@ pub fn execute(
     let events = AtomicU64::new(0);
     let started = Instant::now();
     let write_error: Mutex<Option<Error>> = Mutex::new(None);
+    // A failed journal write stops the units not yet started, as a cancel does.
+    let failed = AtomicBool::new(false);
     let results: Vec<Option<UnitRecord>> = pool.install(|| {
         todo.par_iter()
             .map(|&unit| {
-                if INTERRUPTED.load(Ordering::Relaxed) {
+                if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                     return None;
                 }
                 let record = plan.run_unit(unit);
@@ -219,7 +226,7 @@ pub fn execute(
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .get_or_insert(e);
-                        INTERRUPTED.store(true, Ordering::Relaxed);
+                        failed.store(true, Ordering::Relaxed);
                     }
                 }
                 Some(record)

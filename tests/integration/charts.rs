@@ -273,7 +273,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
     let mut pareto =
         format!("point,strategy{key_header},amplification,latency_p99_ms,on_front,recommended\n");
     let mut compare =
-        String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high\n");
+        String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high,n\n");
     let mut front_input: Vec<(usize, Jitter, f64, f64)> = Vec::new();
 
     for (pi, values) in grid(&spec.sweep).iter().enumerate() {
@@ -459,12 +459,13 @@ fn write_folder(dir: &Path, spec: &Spec) {
             let mean = d.iter().sum::<f64>() / d.len() as f64;
             writeln!(
                 compare,
-                "{pi},amplification,{},{},{:.4},{:.4},{:.4}",
+                "{pi},amplification,{},{},{:.4},{:.4},{:.4},{}",
                 spec.strategies[0].name(),
                 a.name(),
                 mean,
                 mean - 0.1,
-                mean + 0.1
+                mean + 0.1,
+                d.len()
             )
             .unwrap();
         }
@@ -535,12 +536,6 @@ base = "{base}ms"
 multiplier = 2.0
 cap = "{capms}ms"
 
-[[faults]]
-kind = "outage"
-start = "0s"
-end = "{outage}ms"
-status = 503
-
 [output]
 bucket = "10ms"
 "#,
@@ -555,6 +550,15 @@ bucket = "10ms"
         base = spec.base.base_ms,
         capms = spec.base.cap_ms,
     );
+    // A fault window ends after it starts (the scenario parser refuses an empty one).
+    if spec.base.outage_end_ms > 0 {
+        writeln!(
+            scenario,
+            "\n[[faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"{}ms\"\nstatus = 503",
+            spec.base.outage_end_ms
+        )
+        .unwrap();
+    }
     if !spec.sweep.is_empty() {
         scenario.push_str("\n[sweep]\n");
         for (k, values) in &spec.sweep {

@@ -3,28 +3,12 @@
 //! files and headers, `list`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::common::{TempDir, repo, sims};
-
-fn jitterlab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run jitterlab")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::common::{TempDir, jitterlab, repo, sims, stderr, stdout};
 
 /// Names of the entries of a folder, sorted.
-fn entries(dir: &Path) -> Vec<String> {
+pub(crate) fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -34,7 +18,7 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// Exit code 2, an error naming every `needle`, no panic.
-fn assert_bad_input(o: &Output, needles: &[&str]) {
+pub(crate) fn assert_bad_input(o: &Output, needles: &[&str]) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
     assert!(!err.contains("panicked"), "panicked: {err}");
@@ -50,19 +34,30 @@ fn check_refuses_bad_scenarios_naming_key_and_line() {
         (
             "unknown-key.toml",
             "name = \"x\"\n[workload]\nclients = 10\nbogus = 3\n",
-            &["bogus", "line 4"],
+            &["unknown-key.toml:4:1: `workload.bogus`: unknown field"],
         ),
         (
             "negative-duration.toml",
             "name = \"x\"\n[workload]\nkind = \"poisson\"\nduration = \"-5s\"\n",
-            &["workload.duration", "-5s", ":4:"],
+            &["negative-duration.toml:4:12: invalid value for `workload.duration`: \"-5s\""],
         ),
         (
             "zero-workers.toml",
             "[server]\nkind = \"queue\"\nworkers = 0\n",
-            &["server.workers", ":3:"],
+            &["zero-workers.toml:3:11: invalid value for `server.workers`: 0"],
         ),
-        ("not-toml.toml", "this is { not toml\n", &["line 1"]),
+        (
+            "not-toml.toml",
+            "this is { not toml\n",
+            &["not-toml.toml:1:6: "],
+        ),
+        (
+            "base-above-cap.toml",
+            "[workload]\nclients = 10\n\n[backoff]\nbase = \"100ms\"\ncap = \"10ms\"\n",
+            &[
+                "base-above-cap.toml:6:7: invalid value for `backoff.cap`: 10ms: a duration at least base (100ms)",
+            ],
+        ),
     ];
     for (file, text, needles) in cases {
         let tmp = TempDir::new("check-bad");
@@ -103,19 +98,49 @@ fn check_accepts_every_sim_file() {
 
 #[test]
 fn delays_refuses_bad_parameters_naming_them() {
+    // Each engine field is named by the flag that set it.
     let cases: &[(&[&str], &str)] = &[
-        (&["--cap", "10ms", "--base", "50ms"], "--cap"),
-        (&["--multiplier", "0.5"], "--multiplier"),
-        (&["--base", "-1s"], "--base"),
-        (&["--base", "banana"], "--base"),
-        (&["--jitter", "fuzzy"], "--jitter"),
+        (
+            &["--cap", "10ms", "--base", "50ms"],
+            "invalid value for `--cap`: 10ms: a duration at least base (50ms)",
+        ),
+        (
+            &["--multiplier", "0.5"],
+            "invalid value for `--multiplier`: 0.5: a finite number >= 1",
+        ),
+        (
+            &["--jitter", "decorrelated", "--growth", "0.5"],
+            "invalid value for `--growth`: 0.5: a finite number >= 1",
+        ),
+        (
+            &["--factor", "2"],
+            "invalid value for `--factor`: 2: a number from 0 to 1",
+        ),
+        (
+            &["--base", "0ms"],
+            "invalid value for `--base`: 0ms: a duration greater than 0",
+        ),
+        (&["--base", "-1s"], "invalid value for `--base`: \"-1s\""),
+        (
+            &["--base", "banana"],
+            "invalid value for `--base`: \"banana\"",
+        ),
+        (
+            &["--cap", "5parsec"],
+            "invalid value for `--cap`: \"5parsec\"",
+        ),
+        (
+            &["--jitter", "fuzzy"],
+            "invalid value for `--jitter`: \"fuzzy\"",
+        ),
+        (&["--jitter", "full,"], "invalid value for `--jitter`: \"\""),
     ];
-    for (args, name) in cases {
+    for (args, first) in cases {
         let tmp = TempDir::new("delays-bad");
         let mut all = vec!["delays"];
         all.extend_from_slice(args);
         let o = jitterlab(tmp.path(), &all);
-        assert_bad_input(&o, &[name]);
+        assert_bad_input(&o, &[&format!("error: {first}")]);
         assert!(stdout(&o).is_empty(), "{args:?}: no CSV on stdout");
         assert!(entries(tmp.path()).is_empty());
     }
@@ -230,11 +255,10 @@ fn first_line(path: &Path) -> String {
         .to_string()
 }
 
-#[test]
-fn run_writes_the_result_folder_of_the_contract() {
-    let tmp = TempDir::new("run");
-    let o = jitterlab(
-        tmp.path(),
+/// `run` of the built-in scenario, 200 clients and 2 replications, into `dir/result`.
+fn run_small(dir: &Path) -> Output {
+    jitterlab(
+        dir,
         &[
             "run",
             "--set",
@@ -246,7 +270,13 @@ fn run_writes_the_result_folder_of_the_contract() {
             "--quiet",
             "--no-plots",
         ],
-    );
+    )
+}
+
+#[test]
+fn run_writes_the_result_folder_of_the_contract() {
+    let tmp = TempDir::new("run");
+    let o = run_small(tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
     assert_eq!(entries(tmp.path()), vec!["result"], "only --out is written");
@@ -394,4 +424,47 @@ fn bad_shard_is_a_usage_error() {
             "--shard {shard} wrote something"
         );
     }
+}
+
+#[test]
+fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
+    let tmp = TempDir::new("recommend");
+    let o = run_small(tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // An unknown objective: exit 2, the name given and the known ones listed, nothing written.
+    let o = jitterlab(
+        tmp.path(),
+        &["recommend", "result", "--objective", "p98", "--no-plots"],
+    );
+    assert_bad_input(&o, &["--objective", "\"p98\"", "p99", "latency_p999_ms"]);
+    assert!(!tmp.join("result").join("pareto.csv").exists());
+    // Any metric that is better low or high ranks; the answer names it.
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "recommend",
+            "result",
+            "--objective",
+            "latency_p999_ms",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("objective: lowest p99.9 latency, then lowest amplification\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("p999_ms [95% CI]") && text.contains("\nrecommended: "),
+        "{text}"
+    );
+    let pareto = std::fs::read_to_string(tmp.join("result").join("pareto.csv")).unwrap();
+    let mut lines = pareto.lines();
+    assert_eq!(
+        lines.next(),
+        Some("point,strategy,amplification,latency_p99_ms,on_front,recommended")
+    );
+    let recommended: Vec<&str> = lines.filter(|l| l.ends_with(",true")).collect();
+    assert_eq!(recommended.len(), 1, "{pareto}");
 }

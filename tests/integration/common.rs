@@ -1,12 +1,14 @@
-//! Helpers shared by the integration tests: temporary folders, scenario plans run through the
-//! library, and reading metrics back by their `summary.csv` names.
+//! Helpers shared by the integration tests: the binary, temporary folders, scenario plans run
+//! through the library, and reading metrics back by their typed names.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use jitterlab::output::csv::{metric_index, metric_values};
+use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::stats::{Estimate, estimate};
 use jitterlab::sweep::journal::UnitRecord;
@@ -17,16 +19,41 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `sims/*.toml`, sorted.
-pub fn sims() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("sims"))
-        .expect("sims/ exists")
-        .map(|e| e.expect("readable sims/ entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+/// The files `dir/*.ext` of the repository, sorted.
+pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}/: {e}"))
+        .map(|e| e.expect("readable folder entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     files.sort();
+    files
+}
+
+/// Every `sims/*.toml`, sorted.
+pub fn sims() -> Vec<PathBuf> {
+    let files = files("sims", "toml");
     assert!(!files.is_empty(), "sims/ holds scenarios");
     files
+}
+
+/// Runs the built binary in `dir`, as a user would.
+pub fn jitterlab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jitterlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run jitterlab")
+}
+
+/// What a run printed on stdout.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What a run printed on stderr.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A fresh, empty folder under the system temp dir, removed (with its contents) on drop.
@@ -90,20 +117,19 @@ pub fn plan(doc: &ScenarioDoc) -> Plan {
 /// side) and returns the records in unit order.
 pub fn execute(plan: &Plan) -> Vec<UnitRecord> {
     let units = plan.units();
-    sweep::execute(plan, &units, 1, &Silent, None)
+    sweep::execute(plan, &units, 1, &Silent, None, &CancelToken::new())
         .unwrap_or_else(|e| panic!("{e}"))
         .records
 }
 
-/// The per-replication values of a `summary.csv` metric for (point, strategy name).
+/// The per-replication values of a metric for (point, strategy name).
 pub fn metric(
     plan: &Plan,
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Vec<f64> {
-    let m = metric_index(name).unwrap_or_else(|| panic!("no metric {name}"));
     let s = plan.points[point]
         .scenario
         .strategies
@@ -113,7 +139,7 @@ pub fn metric(
     let values: Vec<f64> = records
         .iter()
         .filter(|r| r.point == point && r.strategy == s)
-        .map(|r| metric_values(r)[m])
+        .map(|r| m.of(r))
         .collect();
     assert_eq!(values.len(), plan.replications as usize);
     values
@@ -125,9 +151,9 @@ pub fn est(
     records: &[UnitRecord],
     point: usize,
     strategy: &str,
-    name: &str,
+    m: Metric,
 ) -> Estimate {
-    estimate(&metric(plan, records, point, strategy, name))
+    estimate(&metric(plan, records, point, strategy, m))
 }
 
 /// Half the width of an estimate's 95 % interval.

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
-use jitterlab::sweep::Shard;
-use jitterlab::sweep::journal::JOURNAL;
+use jitterlab::sweep::journal::{self, JOURNAL, JournalWriter};
+use jitterlab::sweep::{Shard, Silent};
 
 use crate::common::{TempDir, doc, execute, metric, plan, sim_doc};
 
@@ -64,15 +66,19 @@ fn options(out: &Path, threads: usize, shard: Shard, resume: bool) -> RunOptions
         threads,
         shard,
         resume,
-        quiet: true,
         command: "integration test".into(),
     }
 }
 
 fn run(doc: &ScenarioDoc, out: &Path, threads: usize, shard: Shard, resume: bool) -> bool {
-    runner::run(doc, &options(out, threads, shard, resume))
-        .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
-        .complete
+    runner::run(
+        doc,
+        &options(out, threads, shard, resume),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()))
+    .complete
 }
 
 /// Every file of a result folder except meta.json (which records wall time and threads).
@@ -229,6 +235,34 @@ fn resume_after_a_crash_equals_an_uninterrupted_run() {
 }
 
 #[test]
+fn records_appended_after_a_cut_short_line_stay_readable() {
+    // A shard killed mid-write, resumed and killed again: what the second resume (or a merge)
+    // reads must be every complete record, not an error at the cut-short line.
+    let tmp = TempDir::new("resume-twice");
+    let all = tmp.join("all");
+    assert!(run(&scenario(), &all, 2, Shard::ALL, false));
+    let (header, records) = journal::read(&all).unwrap();
+    let dir = tmp.join("crashed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(all.join(JOURNAL)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = format!(
+        "{}\n{}",
+        lines[..5].join("\n"),
+        &lines[5][..lines[5].len() / 2]
+    );
+    std::fs::write(dir.join(JOURNAL), cut).unwrap();
+    let mut writer = JournalWriter::open(&dir, &header, false).unwrap();
+    writer.append(&records[6]).unwrap();
+    writer.append(&records[7]).unwrap();
+    drop(writer);
+    let (found, kept) = journal::read(&dir).unwrap();
+    assert_eq!(found, header);
+    let units: Vec<usize> = kept.iter().map(|r| r.unit).collect();
+    assert_eq!(units, [0, 1, 2, 3, 6, 7]);
+}
+
+#[test]
 fn resume_refuses_a_journal_of_another_scenario() {
     let tmp = TempDir::new("resume-other");
     let dir = tmp.join("r");
@@ -241,8 +275,13 @@ fn resume_refuses_a_journal_of_another_scenario() {
     ));
     let mut other = scenario();
     other.set("seed=7").unwrap();
-    let err = runner::run(&other, &options(&dir, 1, Shard::ALL, true))
-        .expect_err("a journal of another scenario must not be mixed in");
+    let err = runner::run(
+        &other,
+        &options(&dir, 1, Shard::ALL, true),
+        &CancelToken::new(),
+        &Silent,
+    )
+    .expect_err("a journal of another scenario must not be mixed in");
     assert!(err.is_user_error(), "{err}");
     assert!(!dir.join("summary.csv").exists());
 }
@@ -266,11 +305,15 @@ fn golden_summary_of_the_builtin_scenario() {
         ("decorrelated", 115_030.0, 1_300.0),
     ];
     for (strategy, attempts, peak_retries) in golden {
-        let get = |m: &str| metric(&plan, &records, 0, strategy, m)[0];
-        assert_eq!(get("requests"), 10_000.0, "{strategy}");
-        assert_eq!(get("succeeded"), 10_000.0, "{strategy}");
-        assert_eq!(get("attempts"), attempts, "{strategy} attempts");
-        assert_eq!(get("peak_retries"), peak_retries, "{strategy} peak_retries");
+        let get = |m: Metric| metric(&plan, &records, 0, strategy, m)[0];
+        assert_eq!(get(Metric::Requests), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Succeeded), 10_000.0, "{strategy}");
+        assert_eq!(get(Metric::Attempts), attempts, "{strategy} attempts");
+        assert_eq!(
+            get(Metric::PeakRetries),
+            peak_retries,
+            "{strategy} peak_retries"
+        );
     }
 }
 
@@ -301,7 +344,7 @@ fn strategies_share_random_numbers() {
     let (p_both, p_alone) = (plan(&both), plan(&alone));
     let (r_both, r_alone) = (execute(&p_both), execute(&p_alone));
     for point in 0..p_both.points.len() {
-        for m in jitterlab::output::csv::METRICS {
+        for m in Metric::ALL {
             assert_eq!(
                 metric(&p_both, &r_both, point, "full", m),
                 metric(&p_alone, &r_alone, point, "full", m),

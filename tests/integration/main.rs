@@ -3,10 +3,12 @@
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
+mod builtins;
 mod charts;
 mod cli;
 mod common;
 mod determinism;
+mod docs;
 mod interrupt;
 mod regressions;
 mod scenarios;

@@ -1,5 +1,6 @@
 //! Bugs found in review, each pinned by the smallest scenario that showed it.
 
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 
 use crate::common::{doc, execute, metric, plan};
@@ -32,26 +33,29 @@ fn closed_loop_requests_ignore_events_of_earlier_requests() {
     ] {
         let p = plan(&doc(text, sets));
         let records = execute(&p);
-        let get = |m: &str| metric(&p, &records, 0, "full", m)[0];
-        let (requests, succeeded, unfinished) =
-            (get("requests"), get("succeeded"), get("unfinished"));
+        let get = |m: Metric| metric(&p, &records, 0, "full", m)[0];
+        let (requests, succeeded, unfinished) = (
+            get(Metric::Requests),
+            get(Metric::Succeeded),
+            get(Metric::Unfinished),
+        );
         assert!(requests > 150.0, "{sets:?}: {requests} requests");
         assert_eq!(
             succeeded + unfinished,
             requests,
             "{sets:?}: every finished request succeeds"
         );
-        assert_eq!(get("gave_up_attempts"), 0.0, "{sets:?}");
+        assert_eq!(get(Metric::GaveUpAttempts), 0.0, "{sets:?}");
         // 50 ms of service (+ 10 ms of network), as HDR reports it (3 significant digits).
         let expected = if sets.is_empty() { 50.0 } else { 60.0 };
-        for m in ["latency_p50_ms", "latency_max_ms"] {
+        for m in [Metric::LatencyP50Ms, Metric::LatencyMaxMs] {
             assert!(
                 (get(m) - expected).abs() < 0.1,
                 "{sets:?}: {m} = {}",
                 get(m)
             );
         }
-        assert_eq!(get("wasted_work_share"), 0.0, "{sets:?}");
+        assert_eq!(get(Metric::WastedWorkShare), 0.0, "{sets:?}");
     }
 }
 

@@ -14,6 +14,7 @@
 //! recorded in whole microseconds in a 3-significant-digit histogram (under 0.1 %), and the
 //! per-replication mean is a ratio estimator (bias O(1/n), negligible at 10^5 requests).
 
+use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::sim::{self, Model, RunResult, RunSpec, ServerConfig};
 use jitterlab::stats::{Estimate, estimate};
@@ -151,7 +152,7 @@ fn run_queueing(
     let plan = plan(&doc(text, &[]));
     let records = execute(&plan);
     for r in &records {
-        let c = r.counts();
+        let c = &r.counts;
         assert_eq!(
             c.unfinished, 0,
             "every request ends well before the horizon"
@@ -191,10 +192,10 @@ fn assert_close(what: &str, e: &Estimate, theory: f64) {
 fn shares(
     plan: &jitterlab::sweep::Plan,
     records: &[jitterlab::sweep::journal::UnitRecord],
-    numerator: &str,
+    numerator: Metric,
 ) -> Estimate {
     let num = metric(plan, records, 0, "full", numerator);
-    let den = metric(plan, records, 0, "full", "requests");
+    let den = metric(plan, records, 0, "full", Metric::Requests);
     estimate(&num.iter().zip(&den).map(|(n, d)| n / d).collect::<Vec<_>>())
 }
 
@@ -205,18 +206,18 @@ fn mm1_mean_time_in_system() {
     let text = queueing(1, "\"unbounded\"", lambda, "1ms", 300, 16, "");
     let (plan, records) = run_queueing(&text, lambda, 300);
     for r in &records {
-        let c = r.counts();
+        let c = &r.counts;
         assert_eq!(
             c.succeeded, c.requests,
             "an unbounded queue turns nobody away"
         );
     }
-    let w = est(&plan, &records, 0, "full", "latency_mean_ms");
+    let w = est(&plan, &records, 0, "full", Metric::LatencyMeanMs);
     assert_close("M/M/1 W (ms), rho = 0.7", &w, mm1_w(lambda, mu) * 1e3);
     // Utilisation ρ: the busy share of the single worker.
-    let busy = est(&plan, &records, 0, "full", "server_busy_share");
+    let busy = est(&plan, &records, 0, "full", Metric::ServerBusyShare);
     // The busy share is over the whole run (arrivals plus the drain), so scale by its length.
-    let makespan = est(&plan, &records, 0, "full", "makespan_ms");
+    let makespan = est(&plan, &records, 0, "full", Metric::MakespanMs);
     let rho = busy.mean * makespan.mean / 300_000.0;
     assert!((rho - 0.7).abs() < 0.01, "utilisation {rho}");
 }
@@ -231,18 +232,18 @@ fn erlang_b_blocking_with_no_waiting_room() {
     let text = queueing(c, "0", lambda, "10ms", 200, 12, "retry_on = []");
     let (plan, records) = run_queueing(&text, lambda, 200);
     for r in &records {
-        let k = r.counts();
+        let k = r.counts;
         assert_eq!(k.gave_up_attempts, 0);
         assert_eq!(k.succeeded + k.failed, k.requests);
     }
-    let blocked = shares(&plan, &records, "failed");
+    let blocked = shares(&plan, &records, Metric::Failed);
     assert_close(
         "Erlang B(10, 8) blocking",
         &blocked,
         erlang_b(c, lambda / mu),
     );
     // Without a waiting room an accepted request never waits: W = 1/μ = 10 ms.
-    let w = est(&plan, &records, 0, "full", "latency_mean_ms");
+    let w = est(&plan, &records, 0, "full", Metric::LatencyMeanMs);
     assert_close("M/M/10/10 W (ms)", &w, 1e3 / mu);
 }
 
@@ -255,14 +256,14 @@ fn mmck_blocking_and_time_in_system() {
     let text = queueing(c, &queue.to_string(), lambda, "10ms", 200, 12, "");
     let (plan, records) = run_queueing(&text, lambda, 200);
     for r in &records {
-        let k = r.counts();
+        let k = r.counts;
         assert_eq!(k.failed, 0);
         assert_eq!(k.succeeded + k.gave_up_attempts, k.requests);
     }
     let (blocking, w) = mmck(c, c + queue, lambda, mu);
-    let blocked = shares(&plan, &records, "gave_up_attempts");
+    let blocked = shares(&plan, &records, Metric::GaveUpAttempts);
     assert_close("M/M/5/15 blocking p_K", &blocked, blocking);
-    let sim_w = est(&plan, &records, 0, "full", "latency_mean_ms");
+    let sim_w = est(&plan, &records, 0, "full", Metric::LatencyMeanMs);
     assert_close("M/M/5/15 W of accepted (ms)", &sim_w, w * 1e3);
 }
 
@@ -273,7 +274,7 @@ fn mmc_erlang_c_wait() {
     let (lambda, mu, c) = (320.0, 100.0, 4);
     let text = queueing(c, "\"unbounded\"", lambda, "10ms", 400, 16, "");
     let (plan, records) = run_queueing(&text, lambda, 400);
-    let latency = metric(&plan, &records, 0, "full", "latency_mean_ms");
+    let latency = metric(&plan, &records, 0, "full", Metric::LatencyMeanMs);
     let wq = estimate(&latency.iter().map(|w| w - 1e3 / mu).collect::<Vec<_>>());
     // Measured Wq = latency - the *nominal* mean service; the 2 % margin is taken of W (the
     // quantity the simulation measures), since the sampled service mean adds its own noise.
@@ -286,7 +287,7 @@ fn mmc_erlang_c_wait() {
         half_width(&wq)
     );
     assert!((wq.mean - theory_wq).abs() <= tolerance);
-    let w = est(&plan, &records, 0, "full", "latency_mean_ms");
+    let w = est(&plan, &records, 0, "full", Metric::LatencyMeanMs);
     assert_close("M/M/4 W (ms)", &w, theory_w);
 }
 
@@ -302,7 +303,7 @@ fn occ_reproduces_brooker_orderings() {
         // The scenario's own 100 replications: the whole thing takes well under a second.
         let plan = plan(&sim_doc(&path, &[&set]));
         let records = execute(&plan);
-        let mean = |strategy: &str, name: &str| {
+        let mean = |strategy: &str, name: Metric| {
             let e = est(&plan, &records, 0, strategy, name);
             eprintln!(
                 "brooker {clients} clients {strategy:>12} {name:<11} {:>10.1} ± {:.1}",
@@ -312,33 +313,35 @@ fn occ_reproduces_brooker_orderings() {
             e.mean
         };
         for r in &records {
-            let c = r.counts();
+            let c = &r.counts;
             assert_eq!(c.succeeded, c.requests, "every client eventually writes");
         }
         let (full, equal, no_jitter) = (
-            mean("full", "attempts"),
-            mean("equal", "attempts"),
-            mean("no_jitter", "attempts"),
+            mean("full", Metric::Attempts),
+            mean("equal", Metric::Attempts),
+            mean("no_jitter", Metric::Attempts),
         );
         assert!(
             full < equal && equal < no_jitter,
             "{clients} clients, total calls: full {full} < equal {equal} < no_jitter {no_jitter}"
         );
         // No backoff finishes fastest but does the most work of all.
-        let (none_calls, decorrelated_calls) =
-            (mean("none", "attempts"), mean("decorrelated", "attempts"));
+        let (none_calls, decorrelated_calls) = (
+            mean("none", Metric::Attempts),
+            mean("decorrelated", Metric::Attempts),
+        );
         assert!(
             none_calls > no_jitter.max(decorrelated_calls),
             "{clients} clients, total calls: none {none_calls} is the most"
         );
         let (none, decorrelated) = (
-            mean("none", "makespan_ms"),
-            mean("decorrelated", "makespan_ms"),
+            mean("none", Metric::MakespanMs),
+            mean("decorrelated", Metric::MakespanMs),
         );
         let (full, equal, no_jitter) = (
-            mean("full", "makespan_ms"),
-            mean("equal", "makespan_ms"),
-            mean("no_jitter", "makespan_ms"),
+            mean("full", Metric::MakespanMs),
+            mean("equal", Metric::MakespanMs),
+            mean("no_jitter", Metric::MakespanMs),
         );
         assert!(
             none < decorrelated,
@@ -361,7 +364,7 @@ fn occ_reproduces_brooker_orderings() {
 
 /// Checks what every run must satisfy, whatever the scenario.
 fn check_invariants(label: &str, model: &Model, r: &RunResult) {
-    let c = r.counts;
+    let c = &r.counts;
     let ctx = || format!("{label}: {c:?}");
     // Every request ended exactly once or is unfinished.
     assert!(r.check_conservation(), "conservation broken: {}", ctx());

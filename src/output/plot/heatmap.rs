@@ -8,13 +8,14 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, INK};
+use crate::metric::Metric;
 use crate::output::results::ResultFolder;
 
 /// The metrics drawn as heatmaps, when present.
-pub(crate) const HEATMAP_METRICS: [&str; 2] = ["latency_p99_ms", "amplification"];
+pub(crate) const HEATMAP_METRICS: [Metric; 2] = [Metric::LatencyP99Ms, Metric::Amplification];
 
 pub(crate) struct Heatmap {
-    metric: String,
+    metric: Metric,
     keys: [String; 2],
     x_values: Vec<String>,
     y_values: Vec<String>,
@@ -34,7 +35,7 @@ fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> {
+pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> {
     if f.sweep_keys.len() != 2 {
         return Vec::new();
     }
@@ -64,10 +65,10 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> 
         if panels.is_empty() {
             continue;
         }
-        let (label, _) = style::metric_label(metric);
+        let label = metric.label();
         let title = format!(
             "{} by {} and {}, per strategy",
-            capital(&label),
+            style::capitalize(label),
             keys[0],
             keys[1]
         );
@@ -80,11 +81,11 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> 
             keys[0], keys[1]
         );
         out.push((
-            metric.to_string(),
+            metric,
             title,
             guide,
             Heatmap {
-                metric: metric.to_string(),
+                metric,
                 keys: keys.clone(),
                 x_values: x_values.clone(),
                 y_values: y_values.clone(),
@@ -93,13 +94,6 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(String, String, String, Heatmap)> 
         ));
     }
     out
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
 }
 
 /// Viridis at `t` in 0..1 (interpolated between 9 anchors): perceptually uniform and
@@ -216,7 +210,7 @@ impl Heatmap {
                             )))?;
                             let ink = if t > 0.6 { BLACK } else { WHITE };
                             chart.draw_series(std::iter::once(Text::new(
-                                style::fmt_metric(&self.metric, *v),
+                                style::fmt_metric(self.metric, *v),
                                 (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
                                 style::text(cell_text, &ink)
                                     .pos(Pos::new(HPos::Center, VPos::Center)),
@@ -265,7 +259,7 @@ impl Heatmap {
                 viridis(t0 + 0.5 / steps as f64).filled(),
             ))?;
         }
-        let (label, _) = style::metric_label(&self.metric);
+        let label = self.metric.label();
         area.draw(&Text::new(
             label.split(" (").next().unwrap_or_default().to_string(),
             (4, top - 30),
@@ -286,7 +280,7 @@ impl Heatmap {
                 INK.stroke_width(1),
             ))?;
             area.draw(&Text::new(
-                style::fmt_metric(&self.metric, v),
+                style::fmt_metric(self.metric, v),
                 (x1 + 8, y),
                 style::text(13.0, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;

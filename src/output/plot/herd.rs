@@ -78,7 +78,10 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
             .timeseries
             .iter()
             .filter(|r| r.point == point.index && &r.strategy == s)
-            .map(|r| (r.t_ms, r.first_attempts, r.first_attempts + r.retries))
+            .map(|r| {
+                let first = f64::from(r.first_attempts);
+                (r.t_ms, first, first + f64::from(r.retries))
+            })
             .collect();
         if rows.is_empty() {
             continue;
@@ -88,7 +91,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
             .timeseries
             .iter()
             .filter(|r| r.point == point.index && &r.strategy == s)
-            .map(|r| r.retries)
+            .map(|r| f64::from(r.retries))
             .fold(0.0, f64::max);
         peaks.push((s.clone(), peak_retries));
         panels.push(Panel {

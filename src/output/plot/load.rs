@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, Swatch};
+use crate::metric::Metric;
 use crate::output::results::{ResultFolder, fmt_number, sweep_value_number};
 
 /// Mean and 95 % interval (the interval collapses to the mean when n = 1).
@@ -20,7 +21,7 @@ pub(crate) fn estimate(
     f: &ResultFolder,
     point: u32,
     strategy: &str,
-    metric: &str,
+    metric: Metric,
 ) -> Option<Estimate> {
     let row = f.aggregate_of(point, strategy, metric)?;
     let mean = row.mean?;
@@ -33,7 +34,7 @@ pub(crate) fn estimate(
 
 /// Grouped bars: categories (points) × strategies.
 pub(crate) struct Load {
-    metric: String,
+    metric: Metric,
     categories: Vec<String>,
     strategies: Vec<(String, usize)>,
     /// values[category][strategy]
@@ -41,7 +42,7 @@ pub(crate) struct Load {
 }
 
 pub(crate) fn build_bars(f: &ResultFolder) -> Option<(String, String, Load)> {
-    let metric = "amplification";
+    let metric = Metric::Amplification;
     let strategies: Vec<(String, usize)> = f
         .strategies
         .iter()
@@ -111,7 +112,7 @@ pub(crate) fn build_bars(f: &ResultFolder) -> Option<(String, String, Load)> {
         title,
         guide,
         Load {
-            metric: metric.to_string(),
+            metric,
             categories,
             strategies,
             values,
@@ -147,7 +148,7 @@ impl Load {
         let n_cat = self.categories.len();
         let n_s = self.strategies.len().max(1);
         let cats = self.categories.clone();
-        let (axis_label, _) = style::metric_label(&self.metric);
+        let axis_label = self.metric.label();
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .margin_right(30)
@@ -220,7 +221,7 @@ pub(crate) fn category_label(cats: &[String], v: f64) -> String {
 
 /// One metric of a one-key sweep: a line and band per strategy against the swept key.
 pub(crate) struct SweepSeries {
-    metric: String,
+    metric: Metric,
     lines: Vec<Line>,
 }
 
@@ -239,24 +240,24 @@ pub(crate) struct SweepPanels {
 
 /// The metrics of the `load` panels for a one-key sweep, in order; `attempts` stands in for
 /// amplification (total calls, as in Brooker's chart) when present.
-const PANEL_METRICS: [&[&str]; 4] = [
-    &["attempts", "amplification"],
-    &["latency_p99_ms"],
-    &["makespan_ms"],
-    &["success_rate"],
+const PANEL_METRICS: [&[Metric]; 4] = [
+    &[Metric::Attempts, Metric::Amplification],
+    &[Metric::LatencyP99Ms],
+    &[Metric::MakespanMs],
+    &[Metric::SuccessRate],
 ];
 
 /// The metrics that get their own `sweep_<metric>` chart for a one-key sweep.
-pub(crate) const SWEEP_METRICS: [&str; 6] = [
-    "attempts",
-    "amplification",
-    "makespan_ms",
-    "latency_p99_ms",
-    "success_rate",
-    "peak_retries",
+pub(crate) const SWEEP_METRICS: [Metric; 6] = [
+    Metric::Attempts,
+    Metric::Amplification,
+    Metric::MakespanMs,
+    Metric::LatencyP99Ms,
+    Metric::SuccessRate,
+    Metric::PeakRetries,
 ];
 
-fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
+fn sweep_panels(f: &ResultFolder, metrics: &[Metric]) -> Option<SweepPanels> {
     let key = f.sweep_keys.first()?.clone();
     let numbers: Option<Vec<f64>> = f
         .points
@@ -282,7 +283,7 @@ fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
         .map(|(i, s)| (s, i))
         .collect();
     let mut panels = Vec::new();
-    for metric in metrics {
+    for &metric in metrics {
         let lines: Vec<Line> = strategies
             .iter()
             .map(|(s, c)| {
@@ -298,10 +299,7 @@ fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
             .filter(|l| !l.2.is_empty())
             .collect();
         if !lines.is_empty() {
-            panels.push(SweepSeries {
-                metric: metric.to_string(),
-                lines,
-            });
+            panels.push(SweepSeries { metric, lines });
         }
     }
     (!panels.is_empty()).then_some(SweepPanels {
@@ -314,13 +312,9 @@ fn sweep_panels(f: &ResultFolder, metrics: &[&str]) -> Option<SweepPanels> {
 }
 
 pub(crate) fn build_sweep_panels(f: &ResultFolder) -> Option<(String, String, SweepPanels)> {
-    let metrics: Vec<&str> = PANEL_METRICS
+    let metrics: Vec<Metric> = PANEL_METRICS
         .iter()
-        .filter_map(|alts| {
-            alts.iter()
-                .copied()
-                .find(|m| f.aggregate.iter().any(|r| r.metric == *m))
-        })
+        .filter_map(|alts| alts.iter().copied().find(|m| f.has(*m)))
         .collect();
     let panels = sweep_panels(f, &metrics)?;
     let key = &panels.key;
@@ -334,18 +328,18 @@ pub(crate) fn build_sweep_panels(f: &ResultFolder) -> Option<(String, String, Sw
     Some((title, guide, panels))
 }
 
-pub(crate) fn build_sweep_metrics(f: &ResultFolder) -> Vec<(String, String, String, SweepPanels)> {
+pub(crate) fn build_sweep_metrics(f: &ResultFolder) -> Vec<(Metric, String, String, SweepPanels)> {
     let mut out = Vec::new();
     for metric in SWEEP_METRICS {
-        if !f.aggregate.iter().any(|r| r.metric == metric) {
+        if !f.has(metric) {
             continue;
         }
         let Some(panels) = sweep_panels(f, &[metric]) else {
             continue;
         };
-        let (label, _) = style::metric_label(metric);
+        let label = metric.label();
         let key = panels.key.clone();
-        let title = format!("{} against {key}", capitalize(&label));
+        let title = format!("{} against {key}", style::capitalize(label));
         let mut guide = format!(
             "The mean {label} per strategy as {key} changes, with 95 % confidence bands across replications. "
         );
@@ -368,17 +362,9 @@ pub(crate) fn build_sweep_metrics(f: &ResultFolder) -> Vec<(String, String, Stri
             ));
         }
         guide.push_str("Bands that do not overlap are differences the replications support.");
-        out.push((metric.to_string(), title, guide, panels));
+        out.push((metric, title, guide, panels));
     }
     out
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
-        None => String::new(),
-    }
 }
 
 impl SweepPanels {
@@ -431,7 +417,7 @@ impl SweepPanels {
                 .iter()
                 .flat_map(|l| l.2.iter().map(|p| p.1.hi))
                 .fold(0.0, f64::max);
-            let (y_div, y_desc) = style::axis_for(&panel.metric, hi);
+            let (y_div, y_desc) = style::axis_for(panel.metric, hi);
             let y_max = style::from_zero(hi / y_div, 0.08);
             let single = self.panels.len() == 1;
             let mut chart = ChartBuilder::on(area)

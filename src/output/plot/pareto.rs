@@ -6,7 +6,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
+use crate::metric::Metric;
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
+use crate::stats::pareto_front;
 
 pub(crate) struct Dot {
     strategy: String,
@@ -22,11 +24,6 @@ pub(crate) struct Pareto {
     dots: Vec<Dot>,
     strategies: Vec<(String, usize)>,
     any_recommended: bool,
-}
-
-/// Marks the points that no other point beats on both coordinates (lower is better on both).
-pub(crate) fn front(points: &[(f64, f64)]) -> Vec<bool> {
-    crate::recommend::pareto_front(points)
 }
 
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
@@ -45,8 +42,8 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
                 color: color_of(&r.strategy),
                 label: label_of(r.point)
                     .map_or_else(|| r.strategy.clone(), |l| format!("{} @ {l}", r.strategy)),
-                amplification: r.amplification,
-                p99_ms: r.latency_p99_ms,
+                amplification: r.amplification.unwrap_or(f64::NAN),
+                p99_ms: r.latency_p99_ms.unwrap_or(f64::NAN),
                 on_front: r.on_front,
                 recommended: r.recommended,
             });
@@ -55,10 +52,10 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
         for p in &f.points {
             for s in &f.strategies {
                 let a = f
-                    .aggregate_of(p.index, s, "amplification")
+                    .aggregate_of(p.index, s, Metric::Amplification)
                     .and_then(|r| r.mean);
                 let l = f
-                    .aggregate_of(p.index, s, "latency_p99_ms")
+                    .aggregate_of(p.index, s, Metric::LatencyP99Ms)
                     .and_then(|r| r.mean);
                 if let (Some(a), Some(l)) = (a, l) {
                     dots.push(Dot {
@@ -75,7 +72,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Pareto)> {
             }
         }
         let coords: Vec<(f64, f64)> = dots.iter().map(|d| (d.amplification, d.p99_ms)).collect();
-        for (d, on) in dots.iter_mut().zip(front(&coords)) {
+        for (d, on) in dots.iter_mut().zip(pareto_front(&coords)) {
             d.on_front = on;
         }
     }
@@ -245,16 +242,5 @@ impl Pareto {
             chart.draw_series(std::iter::once(Circle::new(p, 15, INK.stroke_width(3))))?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::front;
-
-    #[test]
-    fn front_is_the_non_dominated_set() {
-        let pts = [(1.0, 10.0), (2.0, 5.0), (3.0, 6.0), (1.5, 10.0), (4.0, 1.0)];
-        assert_eq!(front(&pts), vec![true, true, false, false, true]);
     }
 }

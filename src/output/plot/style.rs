@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::metric::{Metric, Unit};
 use crate::output::results::fmt_number;
 
 /// The family every text uses; the embedded DejaVu Sans is registered under this name.
@@ -312,67 +313,36 @@ pub(crate) fn time_unit(max_ms: f64) -> TimeUnit {
     }
 }
 
-/// How a metric is shown.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Unit {
-    /// Milliseconds, shown in ms or s by range.
-    Time,
-    /// A share 0..1, shown as %.
-    Percent,
-    /// A count or ratio, shown as is.
-    Plain,
-}
-
-/// A readable label and unit for a summary metric.
-pub(crate) fn metric_label(metric: &str) -> (String, Unit) {
-    let known = match metric {
-        "amplification" => Some(("amplification (attempts per request)", Unit::Plain)),
-        "attempts" => Some(("total calls (attempts)", Unit::Plain)),
-        "makespan_ms" => Some(("completion time (makespan)", Unit::Time)),
-        "success_rate" => Some(("success rate", Unit::Percent)),
-        "latency_mean_ms" => Some(("mean latency", Unit::Time)),
-        "latency_p50_ms" => Some(("p50 latency", Unit::Time)),
-        "latency_p95_ms" => Some(("p95 latency", Unit::Time)),
-        "latency_p99_ms" => Some(("p99 latency", Unit::Time)),
-        "latency_p999_ms" => Some(("p99.9 latency", Unit::Time)),
-        "latency_max_ms" => Some(("max latency", Unit::Time)),
-        "peak_retries" => Some(("peak retries per bucket", Unit::Plain)),
-        "peak_arrivals" => Some(("peak attempts per bucket", Unit::Plain)),
-        _ => None,
-    };
-    match known {
-        Some((l, u)) => (l.to_string(), u),
-        None if metric.ends_with("_ms") => {
-            (metric.trim_end_matches("_ms").replace('_', " "), Unit::Time)
-        }
-        None if metric.ends_with("_share") || metric.ends_with("_rate") => {
-            (metric.replace('_', " "), Unit::Percent)
-        }
-        None => (metric.replace('_', " "), Unit::Plain),
-    }
-}
-
 /// How to show values of a metric on an axis whose data reach `max`: (divisor to apply to
 /// raw values, axis description with unit).
-pub(crate) fn axis_for(metric: &str, max: f64) -> (f64, String) {
-    let (label, unit) = metric_label(metric);
-    match unit {
-        Unit::Time => {
+pub(crate) fn axis_for(metric: Metric, max: f64) -> (f64, String) {
+    let label = metric.label();
+    match metric.unit() {
+        Unit::Millis => {
             let u = time_unit(max);
             (u.div, format!("{label} ({})", u.name))
         }
-        Unit::Percent => (0.01, format!("{label} (%)")),
-        Unit::Plain => (1.0, label),
+        Unit::Share => (0.01, format!("{label} (%)")),
+        Unit::Count | Unit::Times => (1.0, label.to_string()),
     }
 }
 
-/// A value of a metric as text with its unit (`412 ms`, `98.5 %`, `2.41`).
-pub(crate) fn fmt_metric(metric: &str, v: f64) -> String {
-    match metric_label(metric).1 {
-        Unit::Time => crate::output::results::fmt_ms(v),
-        Unit::Percent => format!("{} %", fmt_number(v * 100.0)),
-        Unit::Plain if metric == "amplification" => format!("{}×", fmt_number(v)),
-        Unit::Plain => fmt_number(v),
+/// A value of a metric as text with its unit (`412 ms`, `98.5 %`, `2.41×`, `17`).
+pub(crate) fn fmt_metric(metric: Metric, v: f64) -> String {
+    match metric.unit() {
+        Unit::Millis => crate::output::results::fmt_ms(v),
+        Unit::Share => format!("{} %", fmt_number(v * 100.0)),
+        Unit::Times => format!("{}×", fmt_number(v)),
+        Unit::Count => fmt_number(v),
+    }
+}
+
+/// `s` with its first letter in upper case, for a label that starts a title.
+pub(crate) fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
     }
 }
 

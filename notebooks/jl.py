@@ -1,0 +1,197 @@
+"""Helpers shared by the jitterlab notebooks: find (or build) the release binary, run the exact
+`jitterlab` command a notebook shows, and load the result folder's CSV files with pandas.
+
+Nothing here computes a result: every number a notebook shows comes from the CSV files that the
+printed command wrote. The binary is, in order:
+
+1. `$JITTERLAB`, when set (a path to a `jitterlab` binary);
+2. the repository's own release build, after `cargo build --release` in the repository root
+   (a no-op when it is up to date), so the notebooks never read results of stale code;
+3. `target/release/jitterlab`, when cargo is not installed but a build is there.
+
+Results go to `notebooks/out/<name>/`, emptied before each run so that every file in it comes
+from the command printed above it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "notebooks" / "out"
+
+_binary: Path | None = None
+
+
+def binary() -> Path:
+    """The `jitterlab` binary the notebooks run (see the module docs for the order)."""
+    global _binary
+    if _binary is not None:
+        return _binary
+    env = os.environ.get("JITTERLAB")
+    if env:
+        path = Path(env).expanduser().resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"$JITTERLAB is {env!r}, which is not a file")
+        _binary = path
+    elif shutil.which("cargo"):
+        print("$ cargo build --release   # in", REPO)
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+        meta = subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--no-deps"],
+            cwd=REPO, check=True, capture_output=True, text=True,
+        )
+        _binary = Path(json.loads(meta.stdout)["target_directory"]) / "release" / "jitterlab"
+    else:
+        path = REPO / "target" / "release" / "jitterlab"
+        if not path.is_file():
+            raise FileNotFoundError(
+                "no jitterlab binary: install Rust and run `cargo build --release` in "
+                f"{REPO}, or set $JITTERLAB to a jitterlab binary"
+            )
+        _binary = path
+    return _binary
+
+
+def _show(args: list[str]) -> str:
+    """The command as a reader types it from the repository root."""
+    shown = [str(Path(a).relative_to(REPO)) if a.startswith(str(REPO)) else a for a in args]
+    return "$ " + shlex.join(["jitterlab", *shown])
+
+
+def _exec(args: list[str]) -> subprocess.CompletedProcess:
+    """Runs `jitterlab ARGS` in the repository root; shows the command, fails on its errors."""
+    exe = binary()
+    print(_show(args))
+    proc = subprocess.run([str(exe), *args], cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"jitterlab exited with {proc.returncode}:\n{proc.stderr}")
+    return proc
+
+
+@dataclass
+class Result:
+    """A result folder written by `jitterlab run`, its CSV files loaded on first use."""
+
+    dir: Path
+    stdout: str = ""
+    seconds: float = 0.0
+    _frames: dict = field(default_factory=dict, repr=False)
+
+    def _csv(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            # Sweep values ("10ms", "unlimited") stay text, in the order the sweep wrote them.
+            self._frames[name] = pd.read_csv(self.dir / f"{name}.csv", dtype=self.sweep_dtypes)
+        return self._frames[name]
+
+    @property
+    def scenario(self) -> dict:
+        """The resolved `scenario.toml`, every default written out."""
+        with open(self.dir / "scenario.toml", "rb") as f:
+            return tomllib.load(f)
+
+    @property
+    def sweep_keys(self) -> list[str]:
+        """The swept dotted keys, in the scenario's order (their CSV columns)."""
+        return list(self.scenario.get("sweep", {}).keys())
+
+    @property
+    def sweep_dtypes(self) -> dict:
+        return {k: str for k in self.sweep_keys}
+
+    summary = property(lambda self: self._csv("summary"))
+    aggregate = property(lambda self: self._csv("aggregate"))
+    compare = property(lambda self: self._csv("compare"))
+    timeseries = property(lambda self: self._csv("timeseries"))
+    attempts = property(lambda self: self._csv("attempts"))
+    latency = property(lambda self: self._csv("latency"))
+
+    def metric(self, name: str) -> pd.DataFrame:
+        """`aggregate.csv` rows of one metric: point, strategy, sweep keys, mean, 95 % interval, n."""
+        a = self.aggregate
+        return a[a.metric == name].drop(columns="metric").reset_index(drop=True)
+
+    def wide(self, name: str, stat: str = "mean") -> pd.DataFrame:
+        """One metric's mean (or `stat`: sd, ci95_low, ...) per strategy, in the run's order.
+        For a run without a sweep (one point)."""
+        m = self.metric(name)
+        return m.set_index("strategy")[stat].loc[list(dict.fromkeys(m.strategy))].to_frame(name)
+
+    @property
+    def strategies(self) -> list[str]:
+        """Strategy names in the scenario's order."""
+        return list(dict.fromkeys(self.summary.strategy))
+
+    @property
+    def capacity_per_bucket(self) -> float | None:
+        """Attempts a queue server completes per output bucket with every worker busy
+        (workers / mean service time x bucket): the herd chart's capacity line."""
+        s = self.scenario
+        server = s.get("server", {})
+        if server.get("kind", "queue") != "queue":
+            return None
+        return server["workers"] / duration_ms(server["service"]["mean"]) * duration_ms(
+            s["output"]["bucket"]
+        )
+
+
+def run(scenario: str | None, out: str, *options: str, sets: list[str] | tuple = (),
+        echo: bool = True) -> Result:
+    """`jitterlab run SCENARIO --set ... OPTIONS --out notebooks/out/OUT --no-plots --quiet`,
+    into a fresh folder. `scenario` is a path from the repository root (None: the built-in
+    default). Prints the command and (with `echo`) the table it printed; returns the loaded
+    result, whose `stdout` keeps that table."""
+    folder = OUT / out
+    if folder.exists():
+        shutil.rmtree(folder)
+    args = ["run"] + ([scenario] if scenario else [])
+    for s in sets:
+        args += ["--set", s]
+    args += [*options, "--out", str(folder), "--no-plots", "--quiet"]
+    started = time.perf_counter()
+    proc = _exec(args)
+    seconds = time.perf_counter() - started
+    if echo:
+        print(proc.stdout, end="")
+    print(f"({seconds:.1f} s)")
+    return Result(folder, proc.stdout, seconds)
+
+
+def recommend(result: Result, *options: str) -> tuple[str, pd.DataFrame]:
+    """`jitterlab recommend DIR OPTIONS --no-plots`: prints its answer, returns it and
+    the `pareto.csv` it wrote."""
+    # recommend reads an existing pareto.csv back with the folder (and refuses one whose
+    # zero-success rows have an empty p99); it rewrites the file whole, so the old one can go.
+    (result.dir / "pareto.csv").unlink(missing_ok=True)
+    proc = _exec(["recommend", str(result.dir), *options, "--no-plots"])
+    print(proc.stdout, end="")
+    pareto = pd.read_csv(result.dir / "pareto.csv", dtype=result.sweep_dtypes)
+    return proc.stdout, pareto
+
+
+def delays(*options: str) -> pd.DataFrame:
+    """`jitterlab delays OPTIONS`: sleeps drawn by the backoff engine (jitter, sample, retry,
+    delay_ms)."""
+    proc = _exec(["delays", *options])
+    return pd.read_csv(StringIO(proc.stdout))
+
+
+def duration_ms(text: str) -> float:
+    """A jitterlab duration ("250ms", "1.5s", "1m") in milliseconds."""
+    units = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "min": 60e3, "h": 3600e3}
+    s = text.strip()
+    split = next((i for i, c in enumerate(s) if c.isalpha() or c == "µ"), None)
+    if split is None or s[split:].strip() not in units:
+        raise ValueError(f"not a duration with a unit: {text!r}")
+    return float(s[:split]) * units[s[split:].strip()]

@@ -1,0 +1,110 @@
+//! Cancellation passed in by the caller: a flag shared by clones of a [`CancelToken`].
+//!
+//! The library holds no process-wide state: whoever wants to stop work (the binary's Ctrl-C
+//! handler, a test, a server shutting down) makes a token, hands it to the call and cancels it.
+//! The retry executor checks it before every attempt and wakes its sleeps with it; a sweep
+//! starts no further unit once it is cancelled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// A cancellation flag shared by clones; cancelling wakes the threads waiting on it (the
+/// sleeps of the executor's `SystemClock`).
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken {
+    inner: Arc<CancelInner>,
+}
+
+#[derive(Debug, Default)]
+struct CancelInner {
+    /// Fast path for [`CancelToken::is_cancelled`].
+    flag: AtomicBool,
+    /// The same flag under the mutex the condition variable needs.
+    cancelled: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl CancelToken {
+    /// A token not cancelled yet.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Cancels: every clone sees it, and sleeping threads wake.
+    pub fn cancel(&self) {
+        self.inner.flag.store(true, Ordering::Release);
+        *self
+            .inner
+            .cancelled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = true;
+        self.inner.wake.notify_all();
+    }
+
+    /// True once [`CancelToken::cancel`] was called on any clone.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.flag.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `d` of real time; true when cancelled (at once or during the wait).
+    pub(crate) fn wait(&self, d: Duration) -> bool {
+        let end = Instant::now().checked_add(d);
+        let mut cancelled = self
+            .inner
+            .cancelled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if *cancelled {
+                return true;
+            }
+            match end {
+                // Too long to represent: wait for a cancel only.
+                None => {
+                    cancelled = self
+                        .inner
+                        .wake
+                        .wait(cancelled)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+                Some(end) => {
+                    let now = Instant::now();
+                    if now >= end {
+                        return false;
+                    }
+                    cancelled = self
+                        .inner
+                        .wake
+                        .wait_timeout(cancelled, end - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_flag_and_a_cancel_wakes_a_wait() {
+        let token = CancelToken::new();
+        let clone = token.clone();
+        assert!(!clone.is_cancelled());
+        assert!(
+            !token.wait(Duration::from_millis(1)),
+            "not cancelled: times out"
+        );
+        let waiter = std::thread::spawn(move || clone.wait(Duration::from_secs(600)));
+        std::thread::sleep(Duration::from_millis(20));
+        token.cancel();
+        assert!(
+            waiter.join().unwrap(),
+            "woken by the cancel, not the timeout"
+        );
+        assert!(token.is_cancelled());
+    }
+}

@@ -1,0 +1,398 @@
+//! The CSV files of a result folder (DESIGN §6), one row type each: the one definition of
+//! every file's columns, written by [`super::csv`] and read by [`super::results`].
+//!
+//! A row type's fields are its columns, in order, named as in the file. Two fields stand for
+//! columns named by the data: [`SWEEP`] for one column per sweep key (named by the dotted key,
+//! holding the point's values as written) and, in `summary.csv`, [`METRICS`] for one column
+//! per [`Metric`]. Numbers are written in Rust's shortest round-trip form, so the same results
+//! give the same bytes, and a value that does not exist (the latency of a run where nothing
+//! succeeded, the sd of one replication) is an empty cell.
+
+use serde::de::{self, DeserializeOwned, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::metric::{Metric, PerMetric};
+
+/// The field that stands for the sweep-key columns.
+pub const SWEEP: &str = "sweep";
+/// The field of [`SummaryRow`] that stands for the metric columns.
+pub const METRICS: &str = "metrics";
+
+/// A row of one of the result folder's CSV files.
+pub trait Row: Serialize + DeserializeOwned {
+    /// The file's name in a result folder.
+    const FILE: &'static str;
+    /// The row's [`SWEEP`] field, which no column fills by name.
+    fn sweep_mut(&mut self) -> &mut Vec<String>;
+}
+
+/// The row type's fields in declaration order: its columns, with [`SWEEP`] and [`METRICS`]
+/// standing for theirs. Read from the field list serde derives for the type.
+pub fn fields<R: Row>() -> &'static [&'static str] {
+    /// A deserializer that only takes note of the fields a struct asks for.
+    struct FieldNames<'a>(&'a mut &'static [&'static str]);
+
+    impl<'de> Deserializer<'de> for FieldNames<'_> {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("a row is a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("only the field names were asked for"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut names: &'static [&'static str] = &[];
+    // The error is the point: deserialization stops once the names are known.
+    let _ = R::deserialize(FieldNames(&mut names));
+    names
+}
+
+/// The header of a file of rows `R` for a run whose sweep keys are `keys`.
+pub fn header<R: Row>(keys: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for &field in fields::<R>() {
+        match field {
+            SWEEP => out.extend(keys.iter().cloned()),
+            METRICS => out.extend(Metric::ALL.iter().map(|m| m.name().to_string())),
+            name => out.push(name.to_string()),
+        }
+    }
+    out
+}
+
+/// A row of `summary.csv`: one run (point, strategy, replication).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// Replication index.
+    pub replication: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Every metric of the run (NaN where undefined), one column per metric.
+    #[serde(default, serialize_with = "numbers")]
+    pub metrics: PerMetric<f64>,
+}
+
+impl Row for SummaryRow {
+    const FILE: &'static str = "summary.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `aggregate.csv`: one metric of one (point, strategy) across replications.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregateRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// The metric.
+    pub metric: Metric,
+    /// Mean across replications (`None` when no replication defines it).
+    #[serde(with = "optional")]
+    pub mean: Option<f64>,
+    /// Standard deviation (`None` below two replications).
+    #[serde(with = "optional")]
+    pub sd: Option<f64>,
+    /// Lower end of the 95 % confidence interval.
+    #[serde(with = "optional")]
+    pub ci95_low: Option<f64>,
+    /// Upper end of the 95 % confidence interval.
+    #[serde(with = "optional")]
+    pub ci95_high: Option<f64>,
+    /// Replications that define the metric.
+    pub n: u32,
+}
+
+impl Row for AggregateRow {
+    const FILE: &'static str = "aggregate.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `compare.csv`: paired differences of one metric between two strategies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// The compared metric.
+    pub metric: Metric,
+    /// First strategy.
+    pub strategy_a: String,
+    /// Second strategy.
+    pub strategy_b: String,
+    /// Mean of (a - b) over paired replications.
+    #[serde(with = "optional")]
+    pub mean_diff: Option<f64>,
+    /// Lower end of its 95 % confidence interval.
+    #[serde(with = "optional")]
+    pub ci95_low: Option<f64>,
+    /// Upper end of its 95 % confidence interval.
+    #[serde(with = "optional")]
+    pub ci95_high: Option<f64>,
+    /// Replications where both strategies define the metric.
+    pub n: u32,
+}
+
+impl Row for CompareRow {
+    const FILE: &'static str = "compare.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `timeseries.csv`: one output bucket of replication 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeseriesRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Start of the bucket, ms.
+    #[serde(serialize_with = "number")]
+    pub t_ms: f64,
+    /// Attempts reaching the server in the bucket.
+    pub arrivals: u32,
+    /// First attempts among them.
+    pub first_attempts: u32,
+    /// Retries among them.
+    pub retries: u32,
+    /// Attempts answered with success.
+    pub successes: u32,
+    /// Attempts rejected (overload, errors).
+    pub rejections: u32,
+    /// Attempts that timed out.
+    pub timeouts: u32,
+    /// Attempts at the server at the end of the bucket.
+    pub in_system: u32,
+}
+
+impl Row for TimeseriesRow {
+    const FILE: &'static str = "timeseries.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `attempts.csv`: the requests that succeeded on one attempt number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptsRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Attempt number (1 = first attempt).
+    pub attempt: u32,
+    /// Requests that succeeded on this attempt, all replications.
+    pub succeeded: u64,
+    /// Their share of all requests (0..1).
+    #[serde(serialize_with = "number")]
+    pub share: f64,
+}
+
+impl Row for AttemptsRow {
+    const FILE: &'static str = "attempts.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `latency.csv`: one step of the latency distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Latency, ms.
+    #[serde(serialize_with = "number")]
+    pub latency_ms: f64,
+    /// Share of succeeded requests with a latency at most `latency_ms` (0..1).
+    #[serde(serialize_with = "number")]
+    pub cdf: f64,
+}
+
+impl Row for LatencyRow {
+    const FILE: &'static str = "latency.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// A row of `pareto.csv` (written by `jitterlab recommend`): one (point, strategy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParetoRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Mean amplification.
+    #[serde(with = "optional")]
+    pub amplification: Option<f64>,
+    /// Mean p99 latency, ms (`None` where nothing succeeded).
+    #[serde(with = "optional")]
+    pub latency_p99_ms: Option<f64>,
+    /// On the amplification/p99 Pareto front.
+    pub on_front: bool,
+    /// The recommended choice.
+    pub recommended: bool,
+}
+
+impl Row for ParetoRow {
+    const FILE: &'static str = "pareto.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
+/// `Some(x)` for a finite `x`, `None` for a value that does not exist.
+pub fn defined(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// A number as written in the CSVs: shortest round-trip form, empty when not finite.
+pub fn number_text(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
+
+fn number<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&number_text(*x))
+}
+
+fn numbers<S: Serializer>(values: &PerMetric<f64>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(values.iter().map(|(_, x)| number_text(*x)))
+}
+
+/// A number that may not exist: an empty cell (NaN read as one too).
+mod optional {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        super::number(&x.unwrap_or(f64::NAN), s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.filter(|x| !x.is_nan()))
+    }
+}
+
+/// The metric columns of a `summary.csv` row, read by name (other columns are skipped).
+pub(crate) struct MetricColumns(pub PerMetric<Option<f64>>);
+
+impl<'de> Deserialize<'de> for MetricColumns {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MetricColumns, D::Error> {
+        struct Columns;
+
+        impl<'de> Visitor<'de> for Columns {
+            type Value = MetricColumns;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a row with one column per metric")
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MetricColumns, A::Error> {
+                let mut values = PerMetric::default();
+                while let Some(column) = map.next_key::<String>()? {
+                    match Metric::ALL.into_iter().find(|m| m.name() == column) {
+                        Some(m) => values[m] = map.next_value::<Option<f64>>()?,
+                        None => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(MetricColumns(values))
+            }
+        }
+
+        d.deserialize_map(Columns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_come_from_the_row_types() {
+        let keys = ["backoff.base".to_string(), "backoff.cap".to_string()];
+        assert_eq!(
+            header::<AggregateRow>(&keys).join(","),
+            "point,strategy,backoff.base,backoff.cap,metric,mean,sd,ci95_low,ci95_high,n"
+        );
+        assert_eq!(
+            header::<CompareRow>(&[]).join(","),
+            "point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high,n"
+        );
+        let summary = header::<SummaryRow>(&keys);
+        assert_eq!(
+            summary[..6].join(","),
+            "point,strategy,replication,seed,backoff.base,backoff.cap"
+        );
+        assert_eq!(summary[6], "requests");
+        assert_eq!(summary.last().map(String::as_str), Some("events"));
+        assert_eq!(summary.len(), 6 + Metric::COUNT);
+    }
+
+    #[test]
+    fn timeseries_columns_are_the_series_counters() {
+        let header = header::<TimeseriesRow>(&[]);
+        assert_eq!(header[..3], ["point", "strategy", "t_ms"]);
+        assert_eq!(header[3..], crate::sim::TimeSeries::COLUMNS);
+    }
+
+    #[test]
+    fn numbers_are_shortest_and_undefined_is_empty() {
+        assert_eq!(number_text(1.0), "1");
+        assert_eq!(number_text(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(number_text(f64::NAN), "");
+        assert_eq!(number_text(f64::INFINITY), "");
+    }
+}

@@ -1,0 +1,27 @@
+//! What comes back for an attempt: a status or a connection reset, and the outcome the retry
+//! policy reads from it. The server and the faults produce answers, clients consume them.
+
+use crate::policy::Outcome;
+
+/// The answer to an attempt: a status, or a connection reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    Status(u16),
+    Reset,
+}
+
+impl Answer {
+    /// A served attempt's answer.
+    pub const OK: Answer = Answer::Status(200);
+
+    /// How the retry policy sees it: below 400 a success, then an error status; a reset is a
+    /// connection error.
+    #[inline]
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Answer::Status(s) if s < 400 => Outcome::Success,
+            Answer::Status(s) => Outcome::Status(s),
+            Answer::Reset => Outcome::Connection,
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The meter: the running measurements of one run, one method per measurement, and the final
+//! tally into a [`RunResult`].
+//!
+//! Nothing else touches its fields: the engine tells it what happened (an event, an arrival, a
+//! rejection, an ending...), and it keeps the counts, the latency histogram, the busy and
+//! wasted service time and the per-bucket time series.
+
+use hdrhistogram::Histogram;
+
+use super::metrics::{Counts, Ending, RunResult, TimeSeries, new_latency_histogram, ratio};
+use crate::time::{SimDuration, SimTime};
+
+/// Running measurements of one run.
+pub(super) struct Meter {
+    counts: Counts,
+    latency_us: Histogram<u64>,
+    /// Exact sum of succeeded requests' latencies, for an exact mean.
+    latency_sum_ns: u128,
+    by_attempt: Vec<u64>,
+    series: TimeSeries,
+    /// Index of the bucket holding `now`.
+    bucket: usize,
+    bucket_ns: u64,
+    /// Buckets up to the horizon.
+    max_buckets: usize,
+    busy_ns: u128,
+    wasted_ns: u128,
+    error_answers: u64,
+    hinted_answers: u64,
+    events: u64,
+    makespan: SimTime,
+}
+
+impl Meter {
+    /// A meter with time-series buckets of `bucket` up to `horizon`.
+    pub fn new(bucket: SimDuration, horizon: SimDuration) -> Meter {
+        let bucket_ns = bucket.as_nanos().max(1);
+        Meter {
+            counts: Counts::default(),
+            latency_us: new_latency_histogram(),
+            latency_sum_ns: 0,
+            by_attempt: Vec::new(),
+            series: TimeSeries {
+                bucket,
+                ..TimeSeries::default()
+            },
+            bucket: 0,
+            bucket_ns,
+            max_buckets: (horizon.as_nanos() / bucket_ns) as usize + 1,
+            busy_ns: 0,
+            wasted_ns: 0,
+            error_answers: 0,
+            hinted_answers: 0,
+            events: 0,
+            makespan: SimTime::ZERO,
+        }
+    }
+
+    /// An event is processed at `now`; `in_system` attempts were at the server until now.
+    #[inline]
+    pub fn event(&mut self, now: SimTime, in_system: u32) {
+        self.advance(now, in_system);
+        self.events += 1;
+    }
+
+    /// Moves the bucket cursor to `now`, closing the buckets passed (their `in_system` is the
+    /// count at their end) and growing the series lazily.
+    #[inline]
+    fn advance(&mut self, now: SimTime, in_system: u32) {
+        let b = (now.as_nanos() / self.bucket_ns) as usize;
+        if b == self.bucket && b < self.series.len() {
+            return;
+        }
+        if b >= self.series.len() {
+            // Doubling, but never past the horizon's last bucket.
+            let len = (self.series.len() * 2)
+                .max(64)
+                .min(self.max_buckets)
+                .max(b + 1);
+            for v in self.series.columns_mut() {
+                v.resize(len, 0);
+            }
+        }
+        for slot in &mut self.series.in_system[self.bucket..b] {
+            *slot = in_system;
+        }
+        self.bucket = b;
+    }
+
+    /// A request begins.
+    #[inline]
+    pub fn request(&mut self) {
+        self.counts.requests += 1;
+    }
+
+    /// An attempt leaves its client.
+    #[inline]
+    pub fn attempt(&mut self) {
+        self.counts.attempts += 1;
+    }
+
+    /// An attempt reaches the server; `first` when it is its request's first.
+    #[inline]
+    pub fn arrival(&mut self, first: bool) {
+        let b = self.bucket;
+        self.series.arrivals[b] += 1;
+        if first {
+            self.series.first_attempts[b] += 1;
+        } else {
+            self.series.retries[b] += 1;
+        }
+    }
+
+    /// The server answers an attempt with an error without serving it; `hinted` when the
+    /// answer carries a Retry-After.
+    #[inline]
+    pub fn rejection(&mut self, hinted: bool) {
+        self.series.rejections[self.bucket] += 1;
+        self.error_answers += 1;
+        self.hinted_answers += hinted as u64;
+    }
+
+    /// The server swallows an attempt without any answer (it counts as a rejection in the
+    /// time series, but as no error answer).
+    #[inline]
+    pub fn dropped(&mut self) {
+        self.series.rejections[self.bucket] += 1;
+    }
+
+    /// A client receives a successful answer.
+    #[inline]
+    pub fn success(&mut self) {
+        self.series.successes[self.bucket] += 1;
+    }
+
+    /// An attempt times out at its client.
+    #[inline]
+    pub fn timeout(&mut self) {
+        self.series.timeouts[self.bucket] += 1;
+    }
+
+    /// A worker spent `work` nanoseconds serving an attempt.
+    #[inline]
+    pub fn service(&mut self, work: u64) {
+        self.busy_ns += work as u128;
+    }
+
+    /// `work` nanoseconds of service went to an attempt nobody waits for any more.
+    #[inline]
+    pub fn wasted(&mut self, work: u64) {
+        self.wasted_ns += work as u128;
+    }
+
+    /// A request first sent at `start` ends at `now` after `attempts` attempts.
+    pub fn ending(&mut self, ending: Ending, now: SimTime, start: SimTime, attempts: u32) {
+        self.counts.record(ending);
+        self.makespan = now;
+        if ending == Ending::Succeeded {
+            let latency_ns = now.saturating_since(start).as_nanos();
+            self.latency_sum_ns += latency_ns as u128;
+            let latency_us = latency_ns / 1_000;
+            // Values beyond the histogram's range (12 days) are clamped to it.
+            self.latency_us.saturating_record(latency_us.max(1));
+            let n = attempts as usize;
+            if self.by_attempt.len() < n {
+                self.by_attempt.resize(n, 0);
+            }
+            self.by_attempt[n - 1] += 1;
+        }
+    }
+
+    /// The tally: the clock stopped at `end` with `in_system` attempts at a server of
+    /// `workers` workers; the time series is kept when `keep_series`.
+    pub fn finish(
+        mut self,
+        end: SimTime,
+        in_system: u32,
+        workers: usize,
+        keep_series: bool,
+    ) -> RunResult {
+        self.advance(end, in_system);
+        let used = self.bucket + 1;
+        self.series.truncate(used);
+        let last = self.series.in_system.len() - 1;
+        self.series.in_system[last] = in_system;
+        let mut counts = self.counts;
+        counts.unfinished = counts.requests - counts.ended();
+        let capacity_ns = workers as f64 * end.as_nanos() as f64;
+        let total_service = self.busy_ns as f64;
+        RunResult {
+            counts,
+            latency_mean_ms: if counts.succeeded == 0 {
+                f64::NAN
+            } else {
+                self.latency_sum_ns as f64 / counts.succeeded as f64 / 1e6
+            },
+            latency_us: self.latency_us,
+            peak_arrivals: self.series.arrivals.iter().copied().max().unwrap_or(0),
+            peak_retries: self.series.retries.iter().copied().max().unwrap_or(0),
+            makespan: self.makespan,
+            server_busy_share: if capacity_ns > 0.0 {
+                (total_service / capacity_ns).min(1.0)
+            } else {
+                0.0
+            },
+            wasted_work_share: if total_service > 0.0 {
+                self.wasted_ns as f64 / total_service
+            } else {
+                0.0
+            },
+            retry_after_share: ratio(self.hinted_answers, self.error_answers),
+            events: self.events,
+            by_attempt: self.by_attempt,
+            series: keep_series.then_some(self.series),
+        }
+    }
+}

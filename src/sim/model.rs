@@ -1,0 +1,53 @@
+//! What one run simulates: the validated [`Model`] of a point, the [`Strategy`] under
+//! comparison, and the [`RunSpec`] that names a (point, strategy, replication).
+
+use super::client::ClientConfig;
+use super::dist::Dist;
+use super::faults::Fault;
+use super::server::ServerConfig;
+use super::workload::Workload;
+use crate::backoff::Backoff;
+use crate::time::SimDuration;
+
+/// Everything about a point except the backoff strategy: validated, ready to run.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The clock stops here; unfinished requests are counted.
+    pub horizon: SimDuration,
+    /// Who sends requests, and when.
+    pub workload: Workload,
+    /// The server.
+    pub server: ServerConfig,
+    /// One-way network latency, drawn for each leg.
+    pub latency: Dist,
+    /// Timeouts, deadline, attempts, what to retry, Retry-After, budget, breaker, limiter.
+    pub client: ClientConfig,
+    /// Fault windows.
+    pub faults: Vec<Fault>,
+    /// Time-series resolution.
+    pub bucket: SimDuration,
+}
+
+/// One backoff strategy under comparison.
+#[derive(Debug, Clone)]
+pub struct Strategy {
+    /// Its name in outputs (`full`, or an override table's `name`).
+    pub name: String,
+    /// The validated backoff policy.
+    pub backoff: Backoff,
+}
+
+/// What [`run`](crate::sim::run) simulates.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSpec<'a> {
+    /// The point's model.
+    pub model: &'a Model,
+    /// The strategy.
+    pub strategy: &'a Strategy,
+    /// The master seed.
+    pub seed: u64,
+    /// The replication (0-based); part of every stream's seed.
+    pub replication: u32,
+    /// Keep the per-bucket time series in the result (peaks are computed either way).
+    pub keep_series: bool,
+}

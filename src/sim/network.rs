@@ -1,0 +1,108 @@
+//! The network between clients and the server: every leg of an attempt (request, answer, the
+//! OCC round trips) takes a delay drawn from the latency distribution.
+//!
+//! An attempt's legs are drawn in order from its own stream, seeded when it leaves the client
+//! ([`Network::first_leg`]): every strategy sees the same delays for the same request's same
+//! attempt. When every leg takes zero time the network is instant: the engine then hands
+//! answers over at once, without events, and no per-client state is kept.
+
+use rand::distr::Distribution;
+
+use super::dist::Dist;
+use crate::rng::{SimRng, StreamFamily};
+use crate::time::SimDuration;
+
+/// A client's link for its current attempt.
+#[derive(Debug, Clone)]
+struct Link {
+    /// The current attempt's stream of leg delays.
+    rng: SimRng,
+    /// The attempt whose answer is travelling back, and the service time it carries: if the
+    /// client stops waiting before it lands, that work was wasted.
+    reply_tag: u32,
+    reply_work: u64,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            rng: crate::rng::from_seed(0),
+            reply_tag: 0,
+            reply_work: 0,
+        }
+    }
+}
+
+/// The network of one run.
+pub(super) struct Network {
+    latency: Dist,
+    streams: StreamFamily,
+    instant: bool,
+    /// One link per client (empty when `instant`).
+    links: Vec<Link>,
+}
+
+impl Network {
+    /// A network of `clients` links whose legs take `latency`, drawn from `streams`.
+    pub fn new(latency: Dist, streams: StreamFamily, clients: usize) -> Network {
+        let instant = latency.is_zero();
+        Network {
+            latency,
+            streams,
+            instant,
+            links: if instant {
+                Vec::new()
+            } else {
+                vec![Link::default(); clients]
+            },
+        }
+    }
+
+    /// True when every leg takes zero time.
+    #[inline]
+    pub fn is_instant(&self) -> bool {
+        self.instant
+    }
+
+    /// A link for a client created during the run.
+    pub fn add_client(&mut self) {
+        if !self.instant {
+            self.links.push(Link::default());
+        }
+    }
+
+    /// Client `c` sends a new attempt whose streams are keyed `stream`: the first leg.
+    #[inline]
+    pub fn first_leg(&mut self, c: u32, stream: (u64, u64)) -> SimDuration {
+        let link = &mut self.links[c as usize];
+        link.rng = self.streams.get(stream.0, stream.1);
+        SimDuration(self.latency.sample(&mut link.rng))
+    }
+
+    /// The next leg of client `c`'s current attempt.
+    #[inline]
+    pub fn leg(&mut self, c: u32) -> SimDuration {
+        SimDuration(self.latency.sample(&mut self.links[c as usize].rng))
+    }
+
+    /// The leg of the answer to attempt `tag` of client `c`, which cost `work` nanoseconds
+    /// of service.
+    #[inline]
+    pub fn reply_leg(&mut self, c: u32, tag: u32, work: u64) -> SimDuration {
+        let d = self.leg(c);
+        let link = &mut self.links[c as usize];
+        link.reply_tag = tag;
+        link.reply_work = work;
+        d
+    }
+
+    /// The service time carried by the answer to attempt `tag` of client `c` if it is the
+    /// last answer sent to `c` (on its way, when `c` still waits for `tag`).
+    #[inline]
+    pub fn reply_work(&self, c: u32, tag: u32) -> Option<u64> {
+        self.links
+            .get(c as usize)
+            .filter(|link| link.reply_tag == tag)
+            .map(|link| link.reply_work)
+    }
+}
