@@ -21,7 +21,7 @@
 //! the calls have the shape of [`crate::policy::Budget`]'s so that they can become budget
 //! kinds); nothing here knows the simulator.
 
-use crate::policy::param::ParamError;
+use crate::param::ParamError;
 use crate::time::SimTime;
 
 /// Tokens are kept in thousandths (three decimals matter, as for the gRPC budget).

@@ -40,7 +40,6 @@ mod retry_after;
 mod window;
 
 pub mod adaptive;
-pub mod param;
 pub mod throttle;
 
 pub use breaker::{Breaker, BreakerConfig, BreakerState};

@@ -34,7 +34,7 @@
 
 use rand::{Rng, RngExt};
 
-use crate::policy::param::ParamError;
+use crate::param::ParamError;
 use crate::policy::window::SlidingWindow;
 use crate::time::{SimDuration, SimTime};
 

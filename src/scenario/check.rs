@@ -588,7 +588,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
 /// strategy's own table `t` (at `key`), or else `[backoff]`.
 fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff> {
     Backoff::from_params(params).map_err(|e| {
-        let table = if t.contains_key(e.field) {
+        let table = if t.contains_key(&*e.field) {
             key
         } else {
             "backoff"

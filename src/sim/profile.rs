@@ -37,7 +37,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, Exp1};
 
-use crate::policy::param::ParamError;
+use crate::param::ParamError;
 use crate::time::{NANOS_PER_SEC, SimTime, f64_to_nanos};
 
 /// Nanoseconds per second, as a float (exact).
