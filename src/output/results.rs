@@ -21,7 +21,7 @@ use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric};
 use crate::scenario::ScenarioDoc;
-use crate::sim::ServerConfig;
+use crate::sim::{ServerConfig, UNLIMITED_WORKERS};
 use crate::time::parse_duration;
 
 /// `scenario.toml`: the resolved scenario.
@@ -115,6 +115,7 @@ impl ScenarioInfo {
         let model = &scenario.model;
         let bucket_ms = model.bucket.as_millis_f64();
         let capacity = match &model.server {
+            ServerConfig::Queue(q) if q.workers == UNLIMITED_WORKERS => None,
             ServerConfig::Queue(q) => {
                 let (workers, service_ms) =
                     (q.workers as f64, q.service.mean_param().as_millis_f64());

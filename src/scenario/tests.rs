@@ -109,14 +109,14 @@ fn positions_are_structured() {
     );
     assert!(message.starts_with("invalid value for `server.workers`: 0"));
     // Parse errors carry theirs the same way.
-    let err = parse("[server]\nworkers = \"four\"\n").unwrap_err();
+    let err = parse("[server]\nservice = \"four\"\n").unwrap_err();
     assert!(
         matches!(err, Error::Scenario { position: Some(p), .. } if p.line == 2 && p.column == 11),
         "{err:?}"
     );
     assert!(
         err.to_string()
-            .starts_with("test.toml:2:11: `server.workers`: invalid type")
+            .starts_with("test.toml:2:11: `server.service`: invalid type")
     );
 }
 
@@ -226,9 +226,9 @@ fn sweep_errors_point_into_the_sweep() {
             "test.toml:2:50: invalid value for `sweep.\"backoff.cap\".step`: 0ms: a step above 0",
         ),
         (
-            "[server]\nworkers = 4\n[sweep]\n\"server.workers\" = [1, \"a\"]\n",
+            "[server]\nworkers = 4\n[sweep]\n\"server.overload_status\" = [503, \"a\"]\n",
             &[],
-            "test.toml:4:24: `server.workers`: invalid type: string \"a\"",
+            "test.toml:4:34: `server.overload_status`: invalid type: string \"a\"",
         ),
         (
             "[sweep]\n\"backoff..cap\" = [\"1s\"]\n",

@@ -22,6 +22,7 @@ pub mod faults;
 pub mod metrics;
 pub mod profile;
 pub mod queue;
+pub mod recovery;
 pub mod workload;
 
 mod answer;
@@ -36,4 +37,4 @@ pub use client::{ClientConfig, Scope};
 pub use engine::run;
 pub use metrics::{Counts, Ending, RunResult, TimeSeries};
 pub use model::{Model, RunSpec, Strategy};
-pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig};
+pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};
