@@ -327,3 +327,65 @@ fn the_builtin_default_outlasts_its_outage() -> Result<()> {
     assert!(deadline > outage_end);
     Ok(())
 }
+
+#[test]
+fn rate_profiles_spikes_and_unlimited_workers_are_checked_and_resolved() -> Result<()> {
+    for (text, expected) in [
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"5s\"]]\n",
+            "`workload.rate[1]`",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"1s\", -2]]\n",
+            "`workload.rate[1]`: -2",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"2s\", 40], [\"1s\", 2]]\n",
+            "a time at or after the previous point's",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = \"fast\"\n",
+            "or a profile such as",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 4]]\nspike = { at = \"1s\", length = \"1s\", rate = 9.0 }\n",
+            "`workload.spike`: given: a spike on a number workload.rate only",
+        ),
+        (
+            "[workload]\nkind = \"burst\"\nspike = { at = \"1s\", length = \"1s\", rate = 9.0 }\n",
+            "`workload.spike`",
+        ),
+        ("[server]\nworkers = \"many\"\n", "or \"unlimited\""),
+        (
+            "[server]\nkind = \"occ\"\ncontention = \"1ms\"\n[workload]\nclients = 2\n",
+            "`server.contention`",
+        ),
+        ("[recovery]\ntolerance = 1.0\n", "`recovery.tolerance`"),
+    ] {
+        let e = error_of(text);
+        assert!(e.contains(expected), "{e}\nfor:\n{text}");
+    }
+    // Resolved and read back: the same scenario, spike and profile as written.
+    for text in [
+        "[workload]\nkind = \"poisson\"\nrate = 40\nspike = { at = \"20s\", length = \"5s\", rate = 80 }\nstart = \"2s\"\n[server]\nworkers = \"unlimited\"\ncontention = \"10ms\"\n",
+        "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"20s\", 80], [\"25s\", 40]]\n",
+    ] {
+        let s = parse(text)?.base()?;
+        let resolved = s.to_toml(None);
+        let again = parse(&resolved)?.base()?;
+        assert_eq!(again.to_toml(None), resolved);
+        assert_eq!(again.model.workload, s.model.workload);
+        assert_eq!(again.model.server, s.model.server);
+    }
+    // The spike is the trigger (on the run's clock: start + at), unless there are faults.
+    let spike = "[workload]\nkind = \"poisson\"\nrate = 40\nspike = { at = \"20s\", length = \"5s\", rate = 80 }\nstart = \"2s\"\n";
+    let at = |s: u64| crate::time::SimTime(s * 1_000_000_000);
+    assert_eq!(parse(spike)?.base()?.model.trigger, Some((at(22), at(27))));
+    let with_fault =
+        format!("{spike}[[faults]]\nkind = \"outage\"\nstart = \"5s\"\nend = \"6s\"\n");
+    assert_eq!(
+        parse(&with_fault)?.base()?.model.trigger,
+        Some((at(5), at(6)))
+    );
+    Ok(())
+}

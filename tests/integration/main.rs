@@ -12,4 +12,5 @@ mod docs;
 mod interrupt;
 mod regressions;
 mod scenarios;
+mod storms;
 mod validation;
