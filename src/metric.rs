@@ -218,6 +218,15 @@ impl Metric {
         Metric::RecoveryMs,
     ];
 
+    /// The recovery metrics, added after the first result folders were written: a folder
+    /// without their columns still reads (they are undefined there).
+    pub const RECOVERY: [Metric; 4] = [
+        Metric::GoodputBefore,
+        Metric::GoodputAfter,
+        Metric::Recovered,
+        Metric::RecoveryMs,
+    ];
+
     /// The metric's row of the table: everything about it in one place.
     fn spec(self) -> Spec {
         use Aggregation::{LatencyMean, LatencyQuantile, Ratio};

@@ -520,7 +520,10 @@ impl Table {
             }
         }
         if metric_columns {
-            for m in Metric::ALL {
+            for m in Metric::ALL
+                .into_iter()
+                .filter(|m| !Metric::RECOVERY.contains(m))
+            {
                 self.col(m.name())?;
             }
         }
