@@ -182,7 +182,7 @@ impl Error {
 impl From<ParamError> for Error {
     /// Names the parameter by its field (`cap`), for callers of the engine's constructors.
     fn from(e: ParamError) -> Error {
-        Error::for_key(e.field, e)
+        Error::for_key(e.field.to_string(), e)
     }
 }
 

@@ -74,6 +74,14 @@ pub enum Metric {
     RetryAfterShare,
     /// `events`: simulation events processed.
     Events,
+    /// `goodput_before`: successes per second in the window before the trigger.
+    GoodputBefore,
+    /// `goodput_after`: successes per second from the trigger's end to the horizon.
+    GoodputAfter,
+    /// `recovered`: 1 when goodput came back after the trigger, 0 when stuck.
+    Recovered,
+    /// `recovery_ms`: from the trigger's end until goodput was back (undefined when stuck).
+    RecoveryMs,
 }
 
 /// How a metric's values are shown.
@@ -195,7 +203,7 @@ impl Spec {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 28;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -223,6 +231,19 @@ impl Metric {
         Metric::WastedWorkShare,
         Metric::RetryAfterShare,
         Metric::Events,
+        Metric::GoodputBefore,
+        Metric::GoodputAfter,
+        Metric::Recovered,
+        Metric::RecoveryMs,
+    ];
+
+    /// The recovery metrics, added after the first result folders were written: a folder
+    /// without their columns still reads (they are undefined there).
+    pub const RECOVERY: [Metric; 4] = [
+        Metric::GoodputBefore,
+        Metric::GoodputAfter,
+        Metric::Recovered,
+        Metric::RecoveryMs,
     ];
 
     /// The metric's row of the table: everything about it in one place.
@@ -325,6 +346,33 @@ impl Metric {
             ),
             Metric::Events => {
                 Spec::measured("events", "events", Count, Neither, |r| r.events as f64)
+            }
+            // Undefined (empty) in runs without a trigger, see crate::sim::recovery.
+            Metric::GoodputBefore => Spec::measured(
+                "goodput_before",
+                "goodput before the trigger (successes/s)",
+                Count,
+                Neither,
+                |r| r.recovery.map_or(f64::NAN, |x| x.goodput_before),
+            ),
+            Metric::GoodputAfter => Spec::measured(
+                "goodput_after",
+                "goodput after the trigger (successes/s)",
+                Count,
+                Higher,
+                |r| r.recovery.map_or(f64::NAN, |x| x.goodput_after),
+            ),
+            Metric::Recovered => {
+                Spec::measured("recovered", "recovered share", Share, Higher, |r| {
+                    r.recovery.map_or(f64::NAN, |x| x.recovered() as u8 as f64)
+                })
+            }
+            Metric::RecoveryMs => {
+                Spec::measured("recovery_ms", "time to recover", Millis, Lower, |r| {
+                    r.recovery
+                        .and_then(|x| x.recovery_ns)
+                        .map_or(f64::NAN, |ns| ns as f64 / 1e6)
+                })
             }
         }
     }
@@ -548,6 +596,7 @@ mod tests {
             by_attempt: vec![1, 2],
             latency_mean_ms: Some(2.0),
             latency_us: vec![(1000, 1), (2000, 1), (3000, 1)],
+            recovery: None,
             series: None,
         };
         let v = PerMetric::measure(&r);

@@ -7,6 +7,8 @@
 //! command-line flag (`--cap`), or a field in the caller's own code. Whoever knows turns these
 //! errors into a [`crate::Error`] naming that: the scenario checker, the binary.
 
+use std::borrow::Cow;
+
 /// A value outside what is allowed, without a name: a parser's answer (`"-1s"` is not a
 /// duration). The caller names the key or flag it came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,9 +30,9 @@ impl ValueError {
     }
 
     /// The same error, about the parameter `field`.
-    pub fn of(self, field: &'static str) -> ParamError {
+    pub fn of(self, field: impl Into<Cow<'static, str>>) -> ParamError {
         ParamError {
-            field,
+            field: field.into(),
             value: self.value,
             allowed: self.allowed,
         }
@@ -46,8 +48,9 @@ impl ValueError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid value for `{field}`: {value}: {allowed}")]
 pub struct ParamError {
-    /// The parameter's field name.
-    pub field: &'static str,
+    /// The parameter's field name; an element of a list parameter is named with its index
+    /// (`rate[2]`).
+    pub field: Cow<'static, str>,
     /// The value that was given.
     pub value: String,
     /// What is allowed instead.
@@ -56,7 +59,11 @@ pub struct ParamError {
 
 impl ParamError {
     /// An error about `field`.
-    pub fn new(field: &'static str, value: impl ToString, allowed: impl Into<String>) -> Self {
+    pub fn new(
+        field: impl Into<Cow<'static, str>>,
+        value: impl ToString,
+        allowed: impl Into<String>,
+    ) -> Self {
         ValueError::new(value, allowed).of(field)
     }
 }

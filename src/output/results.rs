@@ -21,7 +21,7 @@ use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric};
 use crate::scenario::ScenarioDoc;
-use crate::sim::ServerConfig;
+use crate::sim::{ServerConfig, UNLIMITED_WORKERS};
 use crate::time::parse_duration;
 
 /// `scenario.toml`: the resolved scenario.
@@ -92,6 +92,9 @@ pub struct ScenarioInfo {
     pub faults: Vec<FaultWindow>,
     /// workers / mean service time × bucket, for a `queue` server.
     pub capacity: Option<Capacity>,
+    /// A `poisson` workload's offered rate over time as a polyline `(ms, requests per
+    /// second)`: its rate profile, 0 before it starts and after its arrivals end.
+    pub offered: Option<Vec<(f64, f64)>>,
 }
 
 impl ScenarioInfo {
@@ -115,6 +118,7 @@ impl ScenarioInfo {
         let model = &scenario.model;
         let bucket_ms = model.bucket.as_millis_f64();
         let capacity = match &model.server {
+            ServerConfig::Queue(q) if q.workers == UNLIMITED_WORKERS => None,
             ServerConfig::Queue(q) => {
                 let (workers, service_ms) =
                     (q.workers as f64, q.service.mean_param().as_millis_f64());
@@ -148,8 +152,25 @@ impl ScenarioInfo {
                 })
                 .collect(),
             capacity,
+            offered: offered_rate(&model.workload),
         })
     }
+}
+
+/// The offered rate of a `poisson` workload as a polyline; see [`ScenarioInfo::offered`].
+fn offered_rate(workload: &crate::sim::workload::Workload) -> Option<Vec<(f64, f64)>> {
+    let (profile, start, end) = workload.poisson_profile()?;
+    let ms = |t: crate::time::SimTime| t.as_nanos() as f64 / 1e6;
+    let mut line = vec![(0.0, 0.0), (ms(start), 0.0)];
+    line.extend(
+        profile
+            .points()
+            .iter()
+            .filter(|p| p.0 < end)
+            .map(|&(t, r)| (ms(t), r)),
+    );
+    line.extend([(ms(end), profile.rate_at(end)), (ms(end), 0.0)]);
+    Some(line)
 }
 
 /// A result folder read into memory.
@@ -507,7 +528,10 @@ impl Table {
             }
         }
         if metric_columns {
-            for m in Metric::ALL {
+            for m in Metric::ALL
+                .into_iter()
+                .filter(|m| !Metric::RECOVERY.contains(m))
+            {
                 self.col(m.name())?;
             }
         }

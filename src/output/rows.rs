@@ -409,7 +409,11 @@ mod tests {
             "point,strategy,replication,seed,backoff.base,backoff.cap"
         );
         assert_eq!(summary[6], "requests");
-        assert_eq!(summary.last().map(String::as_str), Some("events"));
+        assert_eq!(summary[5 + 24], "events");
+        assert_eq!(
+            summary[6 + 24..].join(","),
+            "goodput_before,goodput_after,recovered,recovery_ms"
+        );
         assert_eq!(summary.len(), 6 + Metric::COUNT);
     }
 

@@ -39,6 +39,9 @@ mod outcome;
 mod retry_after;
 mod window;
 
+pub mod adaptive;
+pub mod throttle;
+
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
 pub use budget::{AttemptKind, Budget, BudgetConfig};
 pub use deadline::{AttemptTimeout, Deadline};

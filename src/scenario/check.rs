@@ -9,7 +9,7 @@
 use super::Scenario;
 use super::file::{
     BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile,
-    WorkloadFile,
+    SpikeFile, WorkloadFile,
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
@@ -18,9 +18,11 @@ use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
 use crate::policy::RetryAfterPolicy;
 use crate::policy::{Idempotency, RetryOn};
+use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::dist::Dist;
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
-use crate::sim::workload::Workload;
+use crate::sim::recovery::RecoveryConfig;
+use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
     ClientConfig, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
 };
@@ -191,6 +193,18 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
         },
     )?;
     let client = client(&file.client)?;
+    let recovery = RecoveryConfig {
+        window: positive_dur("recovery.window", &file.recovery.window, "10s")?,
+        tolerance: {
+            let t = file.recovery.tolerance.unwrap_or(0.05);
+            finite(
+                "recovery.tolerance",
+                t,
+                (0.0..1.0).contains(&t),
+                "a number from 0 to below 1 (0.05 = within 5 %)",
+            )?
+        },
+    };
     let strategies = strategies(&file.backoff)?;
     let faults = file
         .faults
@@ -217,6 +231,7 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
             "a number when a strategy has jitter \"none\" and network.latency is zero: such a client would retry forever at one instant",
         ));
     }
+    let trigger = trigger(&faults, &workload);
     Ok(Scenario {
         name,
         description: file.description.clone().unwrap_or_default(),
@@ -228,12 +243,28 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
             server,
             latency,
             client,
+            trigger,
             faults,
             bucket,
+            recovery,
         },
         strategies,
         backoff_defaults: backoff_defaults(&file.backoff)?,
     })
+}
+
+/// The span whose recovery is measured: from the first fault window's start to the last
+/// one's end; without faults, from the first to the last span where the workload's rate
+/// profile is above its base (none when it stays above for good).
+fn trigger(faults: &[Fault], workload: &Workload) -> Option<(SimTime, SimTime)> {
+    let spans: Vec<(SimTime, SimTime)> = if faults.is_empty() {
+        workload.trigger_windows()
+    } else {
+        faults.iter().map(|f| (f.start, f.end)).collect()
+    };
+    let start = spans.iter().map(|s| s.0).min()?;
+    let end = spans.iter().map(|s| s.1).max()?;
+    (end != SimTime::NEVER).then_some((start, end))
 }
 
 fn workload(w: &WorkloadFile) -> Result<Workload> {
@@ -242,6 +273,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
     match kind {
         "burst" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
+            only_for("workload.spike", &w.spike, "workload.kind", kind)?;
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
             Ok(Workload::Burst {
@@ -254,28 +286,28 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.clients", &w.clients, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let rate = finite(
-                "workload.rate",
-                w.rate.unwrap_or(100.0),
-                w.rate.unwrap_or(100.0) > 0.0,
-                "a number of requests per second above 0",
-            )?;
+            let rate = poisson_rate(&w.rate, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            if rate * duration.as_secs_f64() > MAX_CLIENTS as f64 {
-                return Err(Error::invalid(
-                    "workload.rate",
-                    rate,
-                    "at most 10 million requests over workload.duration",
-                ));
-            }
-            Ok(Workload::Poisson {
+            let workload = Workload::Poisson {
                 rate,
                 start,
                 duration,
-            })
+            };
+            let expected = workload
+                .poisson_profile()
+                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
+            if expected > MAX_CLIENTS as f64 {
+                return Err(Error::invalid(
+                    "workload.rate",
+                    format!("{} expected requests", expected.round()),
+                    "at most 10 million requests over workload.duration",
+                ));
+            }
+            Ok(workload)
         }
         "closed" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
+            only_for("workload.spike", &w.spike, "workload.kind", kind)?;
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             let think = positive_dur("workload.think", &w.think, "1s")?;
@@ -291,6 +323,86 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             "one of burst, poisson, closed",
         )),
     }
+}
+
+/// `workload.rate` (a number, default 100, or a profile) with the optional `workload.spike`.
+fn poisson_rate(rate: &Option<toml::Value>, spike: &Option<SpikeFile>) -> Result<PoissonRate> {
+    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    let rate = match rate {
+        None => PoissonRate::Constant(100.0),
+        Some(toml::Value::Array(points)) => {
+            if spike.is_some() {
+                return Err(Error::invalid(
+                    "workload.spike",
+                    "given",
+                    "a spike on a number workload.rate only (write the spike into the profile)",
+                ));
+            }
+            PoissonRate::Profile(rate_profile("workload.rate", points)?)
+        }
+        Some(v) => match number(v) {
+            Some(r) => PoissonRate::Constant(finite(
+                "workload.rate",
+                r,
+                r > 0.0,
+                "a number of requests per second above 0",
+            )?),
+            None => {
+                return Err(Error::invalid(
+                    "workload.rate",
+                    v,
+                    "a number of requests per second, or a profile such as [[\"0s\", 40], [\"20s\", 80]]",
+                ));
+            }
+        },
+    };
+    let rate = match (rate, spike) {
+        (PoissonRate::Constant(base), Some(s)) => PoissonRate::Spike {
+            base,
+            at: duration("workload.spike.at", &s.at)?,
+            length: duration("workload.spike.length", &s.length)?,
+            rate: finite(
+                "workload.spike.rate",
+                s.rate,
+                s.rate >= 0.0,
+                "a number of requests per second, at least 0",
+            )?,
+        },
+        (rate, _) => rate,
+    };
+    // Validates the points (order, rates); the start does not change what is valid.
+    rate.profile(SimDuration::ZERO).map_err(under("workload"))?;
+    Ok(rate)
+}
+
+/// A rate profile `[[time, rate], ...]` written at `key`: times are durations, rates numbers
+/// (requests per second); errors name the point, `key[2]`. Order and values are checked by
+/// [`crate::sim::profile::RateProfile::new`].
+pub(super) fn rate_profile(key: &str, points: &[toml::Value]) -> Result<Vec<(SimDuration, f64)>> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let at = format!("{key}[{i}]");
+            match p.as_array().map(Vec::as_slice) {
+                Some([t, r]) => {
+                    let t = t
+                        .as_str()
+                        .ok_or_else(|| Error::invalid(&at, p, "a point [\"time\", rate]"))?;
+                    let r = r
+                        .as_float()
+                        .or_else(|| r.as_integer().map(|i| i as f64))
+                        .ok_or_else(|| Error::invalid(&at, p, "a point [\"time\", rate]"))?;
+                    Ok((duration(&at, t)?, r))
+                }
+                _ => Err(Error::invalid(
+                    at,
+                    p,
+                    "a point [\"time\", rate]: a duration and requests per second",
+                )),
+            }
+        })
+        .collect()
 }
 
 fn server(s: &ServerFile) -> Result<ServerConfig> {
@@ -326,8 +438,20 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
                     )?,
                 }),
             };
+            let workers = match &s.workers {
+                Some(CountOr::Word(w)) if w == "unlimited" => UNLIMITED_WORKERS,
+                Some(CountOr::Word(w)) => {
+                    return Err(Error::invalid(
+                        "server.workers",
+                        format!("{w:?}"),
+                        "an integer from 1 to 10000000, or \"unlimited\"",
+                    ));
+                }
+                Some(CountOr::Count(n)) => count("server.workers", Some(*n), 100, 1, 10_000_000)?,
+                None => 100,
+            };
             Ok(ServerConfig::Queue(QueueConfig {
-                workers: count("server.workers", s.workers, 100, 1, 10_000_000)?,
+                workers,
                 queue: count_or("server.queue", &s.queue, Some(1000), &["unbounded"], 0)?,
                 service: dist(
                     "server.service",
@@ -336,6 +460,7 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
                         mean: SimDuration::from_millis(10),
                     },
                 )?,
+                contention: dur("server.contention", &s.contention, "0ms")?,
                 overload_status: status(
                     "server.overload_status",
                     s.overload_status.unwrap_or(503),
@@ -349,6 +474,7 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
             only_for("server.workers", &s.workers, "server.kind", kind)?;
             only_for("server.queue", &s.queue, "server.kind", kind)?;
             only_for("server.service", &s.service, "server.kind", kind)?;
+            only_for("server.contention", &s.contention, "server.kind", kind)?;
             only_for(
                 "server.overload_status",
                 &s.overload_status,
@@ -588,7 +714,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
 /// strategy's own table `t` (at `key`), or else `[backoff]`.
 fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff> {
     Backoff::from_params(params).map_err(|e| {
-        let table = if t.contains_key(e.field) {
+        let table = if t.contains_key(&*e.field) {
             key
         } else {
             "backoff"

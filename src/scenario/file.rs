@@ -80,6 +80,7 @@ pub struct ScenarioFile {
     pub backoff: BackoffFile,
     pub faults: Vec<FaultFile>,
     pub output: OutputFile,
+    pub recovery: RecoveryFile,
     pub sweep: Option<toml::Table>,
 }
 
@@ -91,9 +92,20 @@ pub struct WorkloadFile {
     pub clients: Option<i64>,
     pub start: Option<String>,
     pub spread: Option<String>,
-    pub rate: Option<f64>,
+    /// A number or a profile `[["0s", 40], ["20s", 80]]`; read by hand.
+    pub rate: Option<toml::Value>,
+    pub spike: Option<SpikeFile>,
     pub duration: Option<String>,
     pub think: Option<String>,
+}
+
+/// `workload.spike`: the base rate steps to `rate` at `at` for `length`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpikeFile {
+    pub at: String,
+    pub length: String,
+    pub rate: f64,
 }
 
 /// A distribution table: `{ dist = "exponential", mean = "10ms", sd = "2ms" }`.
@@ -119,9 +131,10 @@ pub struct RateLimitFile {
 #[serde(deny_unknown_fields, default)]
 pub struct ServerFile {
     pub kind: Option<String>,
-    pub workers: Option<i64>,
+    pub workers: Option<CountOr>,
     pub queue: Option<CountOr>,
     pub service: Option<DistFile>,
+    pub contention: Option<String>,
     pub overload_status: Option<i64>,
     pub retry_after: Option<String>,
     pub rate_limit: Option<RateLimitFile>,
@@ -215,6 +228,14 @@ pub struct FaultFile {
     pub share: Option<f64>,
     #[serde(default)]
     pub factor: Option<f64>,
+}
+
+/// `[recovery]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecoveryFile {
+    pub window: Option<String>,
+    pub tolerance: Option<f64>,
 }
 
 /// `[output]`.

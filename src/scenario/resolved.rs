@@ -7,8 +7,9 @@ use super::Scenario;
 use crate::backoff::BackoffParams;
 use crate::policy::BudgetConfig;
 use crate::policy::{Idempotency, RetryOnItem};
+use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::{FaultKind, OutageAnswer};
-use crate::sim::workload::Workload;
+use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{RetryAfterHint, ServerConfig, Strategy};
 use crate::time::{SimDuration, format_limit};
 
@@ -39,14 +40,14 @@ impl Scenario {
             "replications".into(),
             Value::Integer(self.replications as i64),
         );
-        let workload = match m.workload {
+        let workload = match &m.workload {
             Workload::Burst {
                 clients,
                 start,
                 spread,
             } => table(vec![
                 ("kind", s("burst")),
-                ("clients", Value::Integer(clients as i64)),
+                ("clients", Value::Integer(*clients as i64)),
                 ("start", s(start)),
                 ("spread", s(spread)),
             ]),
@@ -54,19 +55,46 @@ impl Scenario {
                 rate,
                 start,
                 duration,
-            } => table(vec![
-                ("kind", s("poisson")),
-                ("rate", Value::Float(rate)),
-                ("start", s(start)),
-                ("duration", s(duration)),
-            ]),
+            } => {
+                let mut pairs = vec![("kind", s("poisson"))];
+                match rate {
+                    PoissonRate::Constant(r) => pairs.push(("rate", Value::Float(*r))),
+                    PoissonRate::Spike {
+                        base,
+                        at,
+                        length,
+                        rate,
+                    } => pairs.extend([
+                        ("rate", Value::Float(*base)),
+                        (
+                            "spike",
+                            table(vec![
+                                ("at", s(at)),
+                                ("length", s(length)),
+                                ("rate", Value::Float(*rate)),
+                            ]),
+                        ),
+                    ]),
+                    PoissonRate::Profile(points) => pairs.push((
+                        "rate",
+                        Value::Array(
+                            points
+                                .iter()
+                                .map(|(t, r)| Value::Array(vec![s(t), Value::Float(*r)]))
+                                .collect(),
+                        ),
+                    )),
+                }
+                pairs.extend([("start", s(start)), ("duration", s(duration))]);
+                table(pairs)
+            }
             Workload::Closed {
                 clients,
                 think,
                 start,
             } => table(vec![
                 ("kind", s("closed")),
-                ("clients", Value::Integer(clients as i64)),
+                ("clients", Value::Integer(*clients as i64)),
                 ("think", s(think)),
                 ("start", s(start)),
             ]),
@@ -77,9 +105,16 @@ impl Scenario {
             ServerConfig::Queue(q) => {
                 let mut pairs = vec![
                     ("kind", s("queue")),
-                    ("workers", Value::Integer(q.workers as i64)),
+                    (
+                        "workers",
+                        count_or(
+                            (q.workers != UNLIMITED_WORKERS).then_some(q.workers),
+                            "unlimited",
+                        ),
+                    ),
                     ("queue", count_or(q.queue, "unbounded")),
                     ("service", q.service.to_toml()),
+                    ("contention", s(q.contention)),
                     ("overload_status", Value::Integer(q.overload_status as i64)),
                     (
                         "retry_after",
@@ -225,6 +260,13 @@ impl Scenario {
             .collect();
         root.insert("faults".into(), Value::Array(faults));
         root.insert("output".into(), table(vec![("bucket", s(m.bucket))]));
+        root.insert(
+            "recovery".into(),
+            table(vec![
+                ("window", s(m.recovery.window)),
+                ("tolerance", Value::Float(m.recovery.tolerance)),
+            ]),
+        );
         if let Some(sweep) = sweep {
             root.insert("sweep".into(), sweep.clone());
         }

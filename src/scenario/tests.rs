@@ -109,14 +109,15 @@ fn positions_are_structured() {
     );
     assert!(message.starts_with("invalid value for `server.workers`: 0"));
     // Parse errors carry theirs the same way.
-    let err = parse("[server]\nworkers = \"four\"\n").unwrap_err();
+    let err = parse("[server]\nservice = \"four\"\n").unwrap_err();
     assert!(
         matches!(err, Error::Scenario { position: Some(p), .. } if p.line == 2 && p.column == 11),
         "{err:?}"
     );
-    assert!(err.to_string().starts_with(
-        "test.toml:2:11: invalid value for `server.workers`: \"four\": a whole number"
-    ));
+    assert!(
+        err.to_string()
+            .starts_with("test.toml:2:11: invalid value for `server.service`: \"four\": a table")
+    );
 }
 
 #[test]
@@ -225,9 +226,9 @@ fn sweep_errors_point_into_the_sweep() {
             "test.toml:2:50: invalid value for `sweep.\"backoff.cap\".step`: 0ms: a step above 0",
         ),
         (
-            "[server]\nworkers = 4\n[sweep]\n\"server.workers\" = [1, \"a\"]\n",
+            "[server]\nworkers = 4\n[sweep]\n\"server.overload_status\" = [503, \"a\"]\n",
             &[],
-            "test.toml:4:24: invalid value for `server.workers`: \"a\": a whole number (at sweep point 1",
+            "test.toml:4:34: invalid value for `server.overload_status`: \"a\": a whole number (at sweep point 1",
         ),
         (
             "[sweep]\n\"backoff..cap\" = [\"1s\"]\n",
@@ -324,5 +325,67 @@ fn the_builtin_default_outlasts_its_outage() -> Result<()> {
     let outage_end = s.model.faults[0].end.as_nanos();
     let deadline = s.model.client.deadline.map_or(u64::MAX, |d| d.as_nanos());
     assert!(deadline > outage_end);
+    Ok(())
+}
+
+#[test]
+fn rate_profiles_spikes_and_unlimited_workers_are_checked_and_resolved() -> Result<()> {
+    for (text, expected) in [
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"5s\"]]\n",
+            "`workload.rate[1]`",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"1s\", -2]]\n",
+            "`workload.rate[1]`: -2",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"2s\", 40], [\"1s\", 2]]\n",
+            "a time at or after the previous point's",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = \"fast\"\n",
+            "or a profile such as",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 4]]\nspike = { at = \"1s\", length = \"1s\", rate = 9.0 }\n",
+            "`workload.spike`: given: a spike on a number workload.rate only",
+        ),
+        (
+            "[workload]\nkind = \"burst\"\nspike = { at = \"1s\", length = \"1s\", rate = 9.0 }\n",
+            "`workload.spike`",
+        ),
+        ("[server]\nworkers = \"many\"\n", "or \"unlimited\""),
+        (
+            "[server]\nkind = \"occ\"\ncontention = \"1ms\"\n[workload]\nclients = 2\n",
+            "`server.contention`",
+        ),
+        ("[recovery]\ntolerance = 1.0\n", "`recovery.tolerance`"),
+    ] {
+        let e = error_of(text);
+        assert!(e.contains(expected), "{e}\nfor:\n{text}");
+    }
+    // Resolved and read back: the same scenario, spike and profile as written.
+    for text in [
+        "[workload]\nkind = \"poisson\"\nrate = 40\nspike = { at = \"20s\", length = \"5s\", rate = 80 }\nstart = \"2s\"\n[server]\nworkers = \"unlimited\"\ncontention = \"10ms\"\n",
+        "[workload]\nkind = \"poisson\"\nrate = [[\"0s\", 40], [\"20s\", 80], [\"25s\", 40]]\n",
+    ] {
+        let s = parse(text)?.base()?;
+        let resolved = s.to_toml(None);
+        let again = parse(&resolved)?.base()?;
+        assert_eq!(again.to_toml(None), resolved);
+        assert_eq!(again.model.workload, s.model.workload);
+        assert_eq!(again.model.server, s.model.server);
+    }
+    // The spike is the trigger (on the run's clock: start + at), unless there are faults.
+    let spike = "[workload]\nkind = \"poisson\"\nrate = 40\nspike = { at = \"20s\", length = \"5s\", rate = 80 }\nstart = \"2s\"\n";
+    let at = |s: u64| crate::time::SimTime(s * 1_000_000_000);
+    assert_eq!(parse(spike)?.base()?.model.trigger, Some((at(22), at(27))));
+    let with_fault =
+        format!("{spike}[[faults]]\nkind = \"outage\"\nstart = \"5s\"\nend = \"6s\"\n");
+    assert_eq!(
+        parse(&with_fault)?.base()?.model.trigger,
+        Some((at(5), at(6)))
+    );
     Ok(())
 }

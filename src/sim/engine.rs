@@ -106,14 +106,15 @@ impl<'a> Sim<'a> {
                     .collect();
                 self.queue.preschedule(first);
             }
-            Workload::Poisson {
-                rate,
-                start,
-                duration,
-            } => {
+            Workload::Poisson { .. } => {
                 let rng = StreamFamily::new(seed, rep, StreamKind::Arrivals).get(0, 0);
-                let mut source = PoissonSource::new(rate, start, duration, rng);
-                if let Some(first) = source.next_after(SimTime(start.as_nanos())) {
+                let (profile, _, end) = self
+                    .model
+                    .workload
+                    .poisson_profile()
+                    .expect("a checked Poisson workload has a profile");
+                let mut source = PoissonSource::new(&profile, end, rng);
+                if let Some(first) = source.next() {
                     self.queue.push(first, Event::NextArrival);
                 }
                 self.clients
@@ -171,6 +172,7 @@ impl<'a> Sim<'a> {
             self.server.workers(),
             self.clients.in_flight(),
             keep_series,
+            self.model.trigger.map(|t| (t, self.model.recovery)),
         )
     }
 
@@ -181,7 +183,7 @@ impl<'a> Sim<'a> {
         let Some(source) = self.poisson.as_mut() else {
             return;
         };
-        let next = source.next_after(self.now);
+        let next = source.next();
         let c = self.clients.add();
         self.network.add_client();
         if let Some(next) = next {
@@ -406,6 +408,7 @@ mod tests {
     use crate::sim::dist::Dist;
     use crate::sim::metrics::Counts;
     use crate::sim::model::Strategy;
+    use crate::sim::recovery::RecoveryConfig;
     use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
 
     fn ms(n: u64) -> SimDuration {
@@ -431,6 +434,7 @@ mod tests {
             workers,
             queue: room,
             service: constant(service),
+            contention: SimDuration::ZERO,
             overload_status: 503,
             retry_after: RetryAfterHint::Off,
             rate_limit: None,
@@ -458,6 +462,8 @@ mod tests {
             },
             faults: Vec::new(),
             bucket: ms(10),
+            trigger: None,
+            recovery: RecoveryConfig::default(),
         }
     }
 

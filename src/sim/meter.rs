@@ -8,6 +8,7 @@
 use hdrhistogram::Histogram;
 
 use super::metrics::{Counts, Ending, RunResult, TimeSeries, new_latency_histogram, ratio};
+use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
 
 /// Running measurements of one run.
@@ -23,6 +24,7 @@ pub(super) struct Meter {
     bucket_ns: u64,
     /// Buckets up to the horizon.
     max_buckets: usize,
+    horizon: SimDuration,
     busy_ns: u128,
     wasted_ns: u128,
     error_answers: u64,
@@ -49,6 +51,7 @@ impl Meter {
             bucket: 0,
             bucket_ns,
             max_buckets: (horizon.as_nanos() / bucket_ns) as usize + 1,
+            horizon,
             busy_ns: 0,
             wasted_ns: 0,
             error_answers: 0,
@@ -181,7 +184,7 @@ impl Meter {
     /// The tally: the clock stopped at `end` with `in_system` attempts at a server of
     /// `workers` workers and `unfinished` requests still in flight (counted on their own, so
     /// that conservation is observed, not computed); the time series is kept when
-    /// `keep_series`.
+    /// `keep_series`; recovery from `trigger` is measured when there is one.
     pub fn finish(
         mut self,
         end: SimTime,
@@ -189,6 +192,7 @@ impl Meter {
         workers: usize,
         unfinished: u64,
         keep_series: bool,
+        trigger: Option<((SimTime, SimTime), RecoveryConfig)>,
     ) -> RunResult {
         self.advance(end, in_system);
         let used = self.bucket + 1;
@@ -199,6 +203,15 @@ impl Meter {
         counts.unfinished = unfinished;
         let capacity_ns = workers as f64 * end.as_nanos() as f64;
         let total_service = self.busy_ns as f64;
+        let recovery = trigger.and_then(|(span, config)| {
+            recovery::measure(
+                &self.series.successes,
+                self.series.bucket,
+                self.horizon,
+                span,
+                config,
+            )
+        });
         RunResult {
             counts,
             latency_mean_ms: if counts.succeeded == 0 {
@@ -224,6 +237,7 @@ impl Meter {
             events: self.events,
             ledger_faults: self.ledger_faults,
             by_attempt: self.by_attempt,
+            recovery,
             series: keep_series.then_some(self.series),
         }
     }

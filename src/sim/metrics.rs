@@ -8,6 +8,7 @@
 
 use hdrhistogram::Histogram;
 
+use super::recovery::Recovery;
 use crate::time::{SimDuration, SimTime};
 
 /// How a request ended.
@@ -180,6 +181,8 @@ pub struct RunResult {
     pub ledger_faults: u64,
     /// `by_attempt[n - 1]`: requests that succeeded on attempt `n`.
     pub by_attempt: Vec<u64>,
+    /// Recovery from the model's trigger (`None` without one, or when it cannot be measured).
+    pub recovery: Option<Recovery>,
     /// The time series (kept for replication 0 only).
     pub series: Option<TimeSeries>,
 }

@@ -20,7 +20,9 @@ pub mod dist;
 pub mod event;
 pub mod faults;
 pub mod metrics;
+pub mod profile;
 pub mod queue;
+pub mod recovery;
 pub mod work;
 pub mod workload;
 
@@ -36,4 +38,4 @@ pub use client::{ClientConfig, Scope};
 pub use engine::run;
 pub use metrics::{Counts, Ending, RunResult, TimeSeries};
 pub use model::{Model, RunSpec, Strategy};
-pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig};
+pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};

@@ -4,10 +4,11 @@
 use super::client::ClientConfig;
 use super::dist::Dist;
 use super::faults::Fault;
+use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
 use crate::backoff::Backoff;
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// Everything about a point except the backoff strategy: validated, ready to run.
 #[derive(Debug, Clone)]
@@ -26,6 +27,11 @@ pub struct Model {
     pub faults: Vec<Fault>,
     /// Time-series resolution.
     pub bucket: SimDuration,
+    /// The trigger `[start, end)` whose recovery is measured (the fault windows, or the
+    /// workload's load spikes); `None`: nothing is measured.
+    pub trigger: Option<(SimTime, SimTime)>,
+    /// How recovery from the trigger is judged.
+    pub recovery: RecoveryConfig,
 }
 
 /// One backoff strategy under comparison.

@@ -49,15 +49,21 @@ pub struct RateLimit {
     pub burst: u32,
 }
 
+/// `workers` of a server with no capacity limit: every arrival is served at once.
+pub const UNLIMITED_WORKERS: u32 = u32::MAX;
+
 /// The queue server's parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueConfig {
-    /// Attempts served at once.
+    /// Attempts served at once ([`UNLIMITED_WORKERS`]: no limit).
     pub workers: u32,
     /// Waiting-room places (`None`: unbounded).
     pub queue: Option<u32>,
-    /// Service time of one attempt.
+    /// Service time of one attempt on an otherwise empty server.
     pub service: Dist,
+    /// Load-dependent service: added to an attempt's service time per *other* attempt at the
+    /// server (waiting or in service) when its service starts.
+    pub contention: SimDuration,
     /// The status for an arrival that finds the waiting room full.
     pub overload_status: u16,
     /// The hint sent with overload answers.
@@ -131,8 +137,10 @@ pub(super) struct Job {
 /// The queue server's state.
 struct Queue<'a> {
     config: &'a QueueConfig,
+    /// The workers used so far: created on first use, lowest first, up to `config.workers`
+    /// (so a server with no limit holds only as many as were ever busy at once).
     workers: Vec<Job>,
-    /// Idle workers, the next to take work last.
+    /// Idle workers among those used, the next to take work last.
     free: Vec<u32>,
     /// Waiting attempts `(client, tag)`, first come first.
     waiting: VecDeque<(u32, u32)>,
@@ -141,6 +149,27 @@ struct Queue<'a> {
     /// The rate limiter's bucket, as of `refilled`.
     tokens: f64,
     refilled: SimTime,
+}
+
+impl Queue<'_> {
+    /// An idle worker, taking it: a freed one first, else a new one while under the limit.
+    /// Workers are numbered in the order of first use, so the lowest idle one is taken first
+    /// until all have been used, as if all had existed from the start.
+    #[inline]
+    fn idle_worker(&mut self) -> Option<u32> {
+        if let Some(slot) = self.free.pop() {
+            return Some(slot);
+        }
+        let next = self.workers.len() as u32;
+        (next < self.config.workers).then(|| {
+            self.workers.push(Job {
+                client: 0,
+                tag: 0,
+                work: 0,
+            });
+            next
+        })
+    }
 }
 
 enum Kind<'a> {
@@ -170,15 +199,8 @@ impl<'a> Server<'a> {
         let kind = match config {
             ServerConfig::Queue(q) => Kind::Queue(Queue {
                 config: q,
-                workers: vec![
-                    Job {
-                        client: 0,
-                        tag: 0,
-                        work: 0
-                    };
-                    q.workers as usize
-                ],
-                free: (0..q.workers).rev().collect(),
+                workers: Vec::new(),
+                free: Vec::new(),
                 waiting: VecDeque::new(),
                 capacity: q.queue.map_or(usize::MAX, |n| n as usize),
                 mean_service_ns: q.service.mean_nanos(),
@@ -196,10 +218,12 @@ impl<'a> Server<'a> {
         }
     }
 
-    /// Workers (1 for the OCC row, for the busy share).
+    /// Workers (1 for the OCC row, for the busy share); with no limit, the most that were
+    /// ever busy at once.
     pub fn workers(&self) -> usize {
         match &self.kind {
-            Kind::Queue(q) => q.workers.len(),
+            Kind::Queue(q) if q.config.workers == UNLIMITED_WORKERS => q.workers.len().max(1),
+            Kind::Queue(q) => q.config.workers as usize,
             Kind::Occ { .. } => 1,
         }
     }
@@ -237,7 +261,7 @@ impl<'a> Server<'a> {
                 };
             }
         }
-        if let Some(slot) = q.free.pop() {
+        if let Some(slot) = q.idle_worker() {
             self.in_flight += 1;
             let service = self.serve(now, slot, visit);
             Admission::Serve { slot, service }
@@ -250,7 +274,7 @@ impl<'a> Server<'a> {
                 RetryAfterHint::Off => None,
                 RetryAfterHint::Fixed(d) => Some(d),
                 RetryAfterHint::Drain => Some(SimDuration::from_secs_f64(
-                    q.waiting.len() as f64 * q.mean_service_ns / q.workers.len() as f64 / 1e9,
+                    q.waiting.len() as f64 * q.mean_service_ns / q.config.workers as f64 / 1e9,
                 )),
             };
             Admission::Reject {
@@ -286,8 +310,8 @@ impl<'a> Server<'a> {
     }
 
     /// Worker `slot` starts serving `visit` at `now`: its service demand is drawn from its
-    /// own stream, then slowed by active `slow` faults. The worker is done after the returned
-    /// time (the engine schedules that).
+    /// own stream, plus `contention` per other attempt at the server, then slowed by active
+    /// `slow` faults. The worker is done after the returned time (the engine schedules that).
     pub fn serve(&mut self, now: SimTime, slot: u32, visit: Visit) -> SimDuration {
         let Kind::Queue(q) = &mut self.kind else {
             unreachable!("only a queue server has workers");
@@ -297,6 +321,11 @@ impl<'a> Server<'a> {
             .config
             .service
             .sample(&mut self.service_streams.get(key, sub));
+        if q.config.contention > SimDuration::ZERO {
+            // `in_flight` counts the starting attempt too: it is already at the server.
+            let others = u64::from(self.in_flight.saturating_sub(1));
+            work = work.saturating_add(q.config.contention.as_nanos().saturating_mul(others));
+        }
         for fault in self.faults {
             if let FaultKind::Slow { factor } = fault.kind
                 && fault.active(now)
@@ -397,6 +426,7 @@ mod tests {
             workers,
             queue: room,
             service: Dist::Constant { mean: ms(10) },
+            contention: SimDuration::ZERO,
             overload_status: 503,
             retry_after: RetryAfterHint::Off,
             rate_limit: None,
@@ -444,6 +474,47 @@ mod tests {
         assert_eq!(s.admit(T0, visit(3)), reject(503, None));
         assert_eq!(s.in_flight(), 3, "a rejected attempt never enters");
         assert_eq!(s.workers(), 2);
+    }
+
+    #[test]
+    fn contention_adds_per_other_attempt_at_the_server_when_service_starts() {
+        let config = ServerConfig::Queue(QueueConfig {
+            contention: ms(1),
+            ..queue(1, None)
+        });
+        let mut s = server(&config, &[]);
+        // Alone: the plain 10 ms. The next two wait, so the server holds three.
+        assert_eq!(s.admit(T0, visit(0)), serve(0, ms(10)));
+        assert_eq!(s.admit(T0, visit(1)), Admission::Wait);
+        assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
+        s.depart(0);
+        // Client 1 starts with client 2 still waiting: one other, 11 ms.
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((1, 1)));
+        assert_eq!(s.serve(at(10), 0, visit(1)), ms(11));
+        s.depart(0);
+        assert_eq!(s.next_waiting(0, |_, _| true), Some((2, 1)));
+        assert_eq!(s.serve(at(21), 0, visit(2)), ms(10));
+    }
+
+    #[test]
+    fn unlimited_workers_serve_every_arrival_at_once() {
+        let config = ServerConfig::Queue(QueueConfig {
+            contention: ms(1),
+            ..queue(UNLIMITED_WORKERS, Some(0))
+        });
+        let mut s = server(&config, &[]);
+        for c in 0..50 {
+            assert_eq!(s.admit(T0, visit(c)), serve(c, ms(10 + c as u64)));
+        }
+        assert_eq!((s.in_flight(), s.workers()), (50, 50));
+        s.depart(7);
+        assert_eq!(s.next_waiting(7, |_, _| true), None);
+        assert_eq!(
+            s.admit(at(1), visit(50)),
+            serve(7, ms(59)),
+            "a freed worker first"
+        );
+        assert_eq!(s.workers(), 50, "the most busy at once");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! - `burst`: `clients` clients, one request each, first sends uniform in `[start, start + spread]`;
 //! - `poisson`: an open loop, `rate` requests per second from `start` for `duration`, each
-//!   request its own client;
+//!   request its own client; the rate is a number, a number with a spike, or a piecewise
+//!   profile ([`PoissonRate`], generated exactly by [`super::profile`]);
 //! - `closed`: `clients` clients that loop forever: think (exponential, mean `think`), request,
 //!   outcome, think again.
 //!
@@ -11,8 +12,63 @@
 
 use rand::RngExt;
 
+use super::profile::RateProfile;
+use crate::param::ParamError;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime, f64_to_nanos};
+
+/// The rate of a Poisson workload as written; times count from the workload's `start`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PoissonRate {
+    /// Requests per second, constant.
+    Constant(f64),
+    /// `base` requests per second, stepping to `rate` at `at` for `length`.
+    Spike {
+        /// The rate before and after the spike.
+        base: f64,
+        /// When the spike begins.
+        at: SimDuration,
+        /// How long it lasts.
+        length: SimDuration,
+        /// The rate during the spike.
+        rate: f64,
+    },
+    /// A piecewise-linear profile through these points (see [`super::profile`]).
+    Profile(Vec<(SimDuration, f64)>),
+}
+
+impl PoissonRate {
+    /// The points of the profile, times counted from the workload's start.
+    pub fn points(&self) -> Vec<(SimDuration, f64)> {
+        match self {
+            PoissonRate::Constant(r) => vec![(SimDuration::ZERO, *r)],
+            &PoissonRate::Spike {
+                base,
+                at,
+                length,
+                rate,
+            } => vec![
+                (SimDuration::ZERO, base),
+                (at, base),
+                (at, rate),
+                (at + length, rate),
+                (at + length, base),
+            ],
+            PoissonRate::Profile(points) => points.clone(),
+        }
+    }
+
+    /// The rate profile on the run's clock: the points moved by `start`. Errors name the
+    /// point (`rate[2]`).
+    pub fn profile(&self, start: SimDuration) -> Result<RateProfile, ParamError> {
+        RateProfile::new(
+            self.points()
+                .into_iter()
+                .map(|(t, r)| (SimTime(start.as_nanos()) + t, r))
+                .collect(),
+        )
+    }
+}
 
 /// A workload, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,8 +84,8 @@ pub enum Workload {
     },
     /// Open-loop Poisson arrivals.
     Poisson {
-        /// Requests per second.
-        rate: f64,
+        /// Requests per second (validated: its profile exists).
+        rate: PoissonRate,
         /// When arrivals begin.
         start: SimDuration,
         /// How long arrivals go on.
@@ -66,12 +122,44 @@ impl Workload {
 
     /// Expected number of Poisson arrivals (for sizing buffers).
     pub fn expected_requests(&self) -> usize {
-        match *self {
-            Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients as usize,
-            Workload::Poisson { rate, duration, .. } => {
-                (rate * duration.as_secs_f64()).min(1e7) as usize
-            }
+        match self {
+            Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => *clients as usize,
+            Workload::Poisson { .. } => self
+                .poisson_profile()
+                .map_or(0.0, |(p, start, end)| p.expected_arrivals(start, end))
+                .min(1e7) as usize,
         }
+    }
+
+    /// A Poisson workload's rate profile on the run's clock, and the span `[start, end)` of
+    /// its arrivals; `None` for other kinds.
+    pub fn poisson_profile(&self) -> Option<(RateProfile, SimTime, SimTime)> {
+        let Workload::Poisson {
+            rate,
+            start,
+            duration,
+        } = self
+        else {
+            return None;
+        };
+        // Checked when the scenario was: the profile exists.
+        let profile = rate.profile(*start).ok()?;
+        let from = SimTime(start.as_nanos());
+        Some((profile, from, from + *duration))
+    }
+
+    /// The spans where the offered rate is above its base (a Poisson workload's spikes and
+    /// ramps), cut to its arrivals; empty for other kinds.
+    pub fn trigger_windows(&self) -> Vec<(SimTime, SimTime)> {
+        let Some((profile, _, end)) = self.poisson_profile() else {
+            return Vec::new();
+        };
+        profile
+            .trigger_windows()
+            .into_iter()
+            .filter(|w| w.0 < end)
+            .map(|(a, b)| (a, b.min(end)))
+            .collect()
     }
 }
 
@@ -83,29 +171,28 @@ pub(crate) fn exponential(rng: &mut SimRng, mean_ns: f64) -> SimDuration {
     ))
 }
 
-/// An open-loop source: Poisson arrivals (exponential gaps) until `end`.
+/// An open-loop source: the arrivals of a rate profile (exact, see [`super::profile`])
+/// until `end`, drawn from `rng`.
 pub(crate) struct PoissonSource {
     rng: SimRng,
-    mean_gap_ns: f64,
-    end: SimTime,
+    arrivals: super::profile::Arrivals,
 }
 
 impl PoissonSource {
-    /// `rate` arrivals per second from `start` for `duration`, drawn from `rng`.
-    pub fn new(rate: f64, start: SimDuration, duration: SimDuration, rng: SimRng) -> Self {
+    /// The arrivals of `profile` before `end`, drawn from `rng`.
+    pub fn new(profile: &RateProfile, end: SimTime, rng: SimRng) -> Self {
         PoissonSource {
             rng,
-            mean_gap_ns: 1e9 / rate,
-            end: SimTime(start.as_nanos()) + duration,
+            arrivals: profile.arrivals(end),
         }
     }
 
-    /// The arrival that follows one at `t` (the first follows the start), or `None` when it
-    /// falls past the end. Draws one gap either way.
+    /// The next arrival, or `None` once past the end. For a constant rate from `start`, the
+    /// first is `start + gap` and each next `previous + gap`, one exponential gap per call,
+    /// exactly as a plain exponential-gap loop would draw them.
     #[inline]
-    pub fn next_after(&mut self, t: SimTime) -> Option<SimTime> {
-        let next = t + exponential(&mut self.rng, self.mean_gap_ns);
-        (next < self.end).then_some(next)
+    pub fn next(&mut self) -> Option<SimTime> {
+        self.arrivals.next_arrival(&mut self.rng)
     }
 }
 

@@ -18,6 +18,7 @@ use super::{Plan, Unit};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::rng::mix_key;
+use crate::sim::recovery::Recovery;
 use crate::sim::{Counts, RunResult, TimeSeries};
 
 /// The journal's file name in a result folder.
@@ -72,6 +73,9 @@ pub struct UnitRecord {
     /// Latency histogram of succeeded requests as `(microseconds, count)` pairs, ascending;
     /// the value is the highest equivalent of its HDR bucket.
     pub latency_us: Vec<(u64, u64)>,
+    /// Recovery from the trigger, for runs with one (absent from the line otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
     /// The time series (replication 0 only).
     pub series: Option<TimeSeries>,
 }
@@ -100,6 +104,7 @@ impl UnitRecord {
                 .iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect(),
+            recovery: r.recovery,
             series: r.series.clone(),
         }
     }

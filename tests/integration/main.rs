@@ -14,5 +14,6 @@ mod fuzz;
 mod interrupt;
 mod regressions;
 mod scenarios;
+mod storms;
 mod untrusted_io;
 mod validation;

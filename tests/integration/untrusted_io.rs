@@ -370,7 +370,7 @@ fn wrong_types_name_the_key_its_place_the_value_and_what_is_allowed() {
     let cases: &[(&str, &str)] = &[
         (
             "[server]\nworkers = \"four\"\n",
-            "e.toml:2:11: invalid value for `server.workers`: \"four\": a whole number",
+            "e.toml:2:11: invalid value for `server.workers`: \"four\": an integer from 1 to 10000000, or \"unlimited\"",
         ),
         (
             "[workload]\nclients = [1]\n",
@@ -449,7 +449,7 @@ fn wrong_types_name_the_key_its_place_the_value_and_what_is_allowed() {
     assert_bad_input(
         &o,
         &[
-            "error: --set server.workers=\"four\": invalid value for `server.workers`: \"four\": a whole number",
+            "error: --set server.workers=\"four\": invalid value for `server.workers`: \"four\": an integer from 1 to 10000000, or \"unlimited\"",
         ],
     );
     // A quoted sweep key keeps its dots.

@@ -24,6 +24,9 @@ pub(crate) struct Herd {
     bucket_ms: Option<f64>,
     capacity: Option<Capacity>,
     faults: Vec<FaultWindow>,
+    /// The offered rate over time `(ms, requests/s)` of a Poisson workload, drawn in a strip
+    /// under the panels so that a load trigger (a spike, a ramp) is visible.
+    offered: Option<Vec<(f64, f64)>>,
     /// A logarithmic count axis (decades), where a low band under the capacity line stays
     /// visible beside spikes a hundred times higher.
     log: bool,
@@ -112,6 +115,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
     }
     let scenario = f.scenario.as_ref();
     let capacity = scenario.and_then(|s| s.capacity.clone());
+    let offered = scenario.and_then(|s| s.offered.clone());
     let faults: Vec<FaultWindow> = scenario
         .map(|s| {
             s.faults
@@ -137,6 +141,11 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
     guide.push_str(
         "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band.",
     );
+    if offered.is_some() {
+        guide.push_str(
+            " The strip below is the offered rate (new requests per second) on the same time axis: a spike or ramp there is the load trigger; compare the attempts after it ends with those before.",
+        );
+    }
     if peaks.len() > 1 {
         let mut sorted = peaks.clone();
         sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -157,6 +166,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
             bucket_ms,
             capacity,
             faults,
+            offered,
             log: false,
         },
     ))
@@ -196,6 +206,15 @@ impl Herd {
             ));
         }
         let body = style::frame(root, title, None, &legend)?;
+        // With an offered rate, a strip at the bottom holds it; the panels take the rest.
+        let (body, strip) = match &self.offered {
+            Some(_) => {
+                let (_, h) = body.dim_in_pixel();
+                let (top, bottom) = body.split_vertically(h as i32 - (h as i32 / 5).max(90));
+                (top, Some(bottom))
+            }
+            None => (body, None),
+        };
 
         // The time axis ends shortly after the last attempt (or the last fault window): the
         // quiet tail up to the horizon says nothing.
@@ -294,6 +313,34 @@ impl Herd {
                     INK.stroke_width(2),
                 ))?;
             }
+        }
+        if let (Some(strip), Some(line)) = (strip, &self.offered) {
+            let r_max = style::from_zero(line.iter().map(|p| p.1).fold(0.0, f64::max), 0.1);
+            let mut chart = ChartBuilder::on(&strip.margin(0, 10, 10, 20))
+                .margin(6)
+                .x_label_area_size(40)
+                .y_label_area_size(78)
+                .build_cartesian_2d(0.0..x_max, 0.0..r_max.max(1.0))?;
+            chart
+                .configure_mesh()
+                .house_style()
+                .x_labels(8)
+                .y_labels(3)
+                .x_label_formatter(&|v| style::tick(*v))
+                .y_label_formatter(&|v| style::tick(*v))
+                .x_desc(format!("time ({})", unit.name))
+                .y_desc("offered req/s")
+                .draw()?;
+            let points = line
+                .iter()
+                .map(|&(t, r)| ((t / unit.div).min(x_max), r))
+                .collect::<Vec<_>>();
+            chart.draw_series(AreaSeries::new(
+                points.clone(),
+                0.0,
+                FIRST_ATTEMPTS.mix(0.5).filled(),
+            ))?;
+            chart.draw_series(LineSeries::new(points, INK.stroke_width(2)))?;
         }
         Ok(())
     }

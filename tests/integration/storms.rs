@@ -1,0 +1,109 @@
+//! Retry storms and load shapes end to end: a load spike that must leave immediate retries
+//! stuck and one they must recover from (server contention, rate profiles, the recovery
+//! columns together), and rate profiles that must not change a constant workload's bytes.
+
+use std::path::Path;
+
+use jitterlab::metric::Metric;
+
+use crate::common::{TempDir, execute, jitterlab, plan, sim_doc, stderr};
+
+fn collapse(
+    sets: &[&str],
+) -> (
+    jitterlab::sweep::Plan,
+    Vec<jitterlab::sweep::journal::UnitRecord>,
+) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sims/collapse-spike.toml");
+    let mut all = vec!["replications=4"];
+    all.extend_from_slice(sets);
+    let p = plan(&sim_doc(&path, &all));
+    let records = execute(&p);
+    (p, records)
+}
+
+/// 40/s, 10 s at 100/s: in-flight work makes service slower than the timeout, every attempt
+/// times out, 3 tries per request exceed what the server can ever complete (100/s): stuck.
+#[test]
+fn a_long_high_spike_leaves_immediate_retries_stuck() {
+    let (p, r) = collapse(&["workload.spike.rate=100.0", "workload.spike.length=\"10s\""]);
+    let get = |m| crate::common::metric(&p, &r, 0, "immediate", m);
+    for ((rec, before), after) in get(Metric::Recovered)
+        .into_iter()
+        .zip(get(Metric::GoodputBefore))
+        .zip(get(Metric::GoodputAfter))
+    {
+        assert_eq!(rec, 0.0, "stuck");
+        assert!(before > 35.0 && after < 0.1 * before, "{before} -> {after}");
+    }
+    assert!(
+        get(Metric::RecoveryMs).iter().all(|x| x.is_nan()),
+        "no time to recover"
+    );
+}
+
+/// The same server with a mild spike (60/s for 5 s) stays below the timeout: both strategies
+/// are back at once.
+#[test]
+fn a_mild_spike_recovers() {
+    let (p, r) = collapse(&["workload.spike.rate=60.0"]);
+    for s in ["immediate", "backoff"] {
+        let get = |m| crate::common::metric(&p, &r, 0, s, m);
+        assert_eq!(get(Metric::Recovered), vec![1.0; 4], "{s}");
+        assert!(get(Metric::RecoveryMs).iter().all(|&x| x < 10_000.0), "{s}");
+        let (before, after) = (get(Metric::GoodputBefore), get(Metric::GoodputAfter));
+        for (b, a) in before.iter().zip(&after) {
+            assert!((a - b).abs() < 0.15 * b, "{s}: {b} -> {a}");
+        }
+    }
+}
+
+/// `jitterlab run` on a constant rate and on a stepped profile whose step comes after the
+/// arrivals end: the same arrivals, so the same result files byte for byte.
+#[test]
+fn a_step_profile_reproduces_the_constant_workload_bytes() {
+    let tmp = TempDir::new("profile-bytes");
+    let body = |rate: &str| {
+        format!(
+            "name = \"p\"\nhorizon = \"20s\"\nreplications = 2\n[workload]\nkind = \"poisson\"\nrate = {rate}\nstart = \"1s\"\nduration = \"9s\"\n[server]\nworkers = 20\nservice = {{ dist = \"exponential\", mean = \"100ms\" }}\n[backoff]\nstrategies = [\"full\", \"none\"]\n"
+        )
+    };
+    let files = [
+        ("constant.toml", body("300.0")),
+        // Times count from start: 300/s until 9 s after it (10 s on the clock), then a step.
+        (
+            "step.toml",
+            body("[[\"0s\", 300], [\"5s\", 300], [\"9s\", 300], [\"9s\", 900]]"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tmp.join(name), text).unwrap();
+        let out = name.trim_end_matches(".toml");
+        let o = jitterlab(
+            tmp.path(),
+            &["run", name, "--out", out, "--quiet", "--no-plots"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "latency.csv",
+        "aggregate.csv",
+    ] {
+        let a = std::fs::read(tmp.join("constant").join(f)).unwrap();
+        let b = std::fs::read(tmp.join("step").join(f)).unwrap();
+        assert!(a == b, "{f} differs");
+    }
+    // And a step up inside the arrivals changes them.
+    let text = body("[[\"0s\", 300], [\"4s\", 300], [\"4s\", 900]]");
+    std::fs::write(tmp.join("up.toml"), text).unwrap();
+    let o = jitterlab(
+        tmp.path(),
+        &["run", "up.toml", "--out", "up", "--quiet", "--no-plots"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = std::fs::read(tmp.join("constant/summary.csv")).unwrap();
+    let b = std::fs::read(tmp.join("up/summary.csv")).unwrap();
+    assert!(a != b);
+}
