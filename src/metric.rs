@@ -44,6 +44,8 @@ pub enum Metric {
     GaveUpBudget,
     /// `rejected_by_breaker`: requests the circuit breaker refused.
     RejectedByBreaker,
+    /// `throttled`: requests the client's adaptive throttle rejected locally.
+    Throttled,
     /// `unfinished`: requests still going when the clock stopped.
     Unfinished,
     /// `success_rate`: succeeded / requests.
@@ -176,7 +178,7 @@ impl Spec {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -189,6 +191,7 @@ impl Metric {
         Metric::GaveUpDeadline,
         Metric::GaveUpBudget,
         Metric::RejectedByBreaker,
+        Metric::Throttled,
         Metric::Unfinished,
         Metric::SuccessRate,
         Metric::LatencyMeanMs,
@@ -245,6 +248,7 @@ impl Metric {
                     c.rejected_by_breaker
                 })
             }
+            Metric::Throttled => Spec::count("throttled", "throttled", Lower, |c| c.throttled),
             Metric::Unfinished => Spec::count("unfinished", "unfinished", Lower, |c| c.unfinished),
             Metric::SuccessRate => Spec {
                 name: "success_rate",

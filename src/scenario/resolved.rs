@@ -9,7 +9,7 @@ use crate::policy::BudgetConfig;
 use crate::policy::{Idempotency, RetryOnItem};
 use crate::sim::faults::{FaultKind, OutageAnswer};
 use crate::sim::workload::Workload;
-use crate::sim::{RetryAfterHint, ServerConfig, Strategy};
+use crate::sim::{RetryAfterHint, Scope, ServerConfig, Strategy};
 use crate::time::{SimDuration, format_limit};
 
 fn s(v: impl ToString) -> Value {
@@ -67,6 +67,18 @@ impl Scenario {
                 ("clients", Value::Integer(clients as i64)),
                 ("think", s(think)),
                 ("start", s(start)),
+            ]),
+            Workload::PoissonClients {
+                clients,
+                rate,
+                start,
+                duration,
+            } => table(vec![
+                ("kind", s("poisson_clients")),
+                ("clients", Value::Integer(clients as i64)),
+                ("rate", Value::Float(rate)),
+                ("start", s(start)),
+                ("duration", s(duration)),
             ]),
         };
         root.insert("workload".into(), workload);
@@ -137,37 +149,7 @@ impl Scenario {
             ("concurrency", count_or(c.concurrency, "unlimited")),
         ];
         if let Some((b, scope)) = &c.budget {
-            let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
-            match *b {
-                BudgetConfig::TokenBucket {
-                    capacity,
-                    retry_cost,
-                    timeout_cost,
-                    success_refund,
-                } => pairs.extend([
-                    ("capacity", Value::Integer(capacity as i64)),
-                    ("retry_cost", Value::Integer(retry_cost as i64)),
-                    ("timeout_cost", Value::Integer(timeout_cost as i64)),
-                    ("success_refund", Value::Integer(success_refund as i64)),
-                ]),
-                BudgetConfig::Ratio {
-                    percent,
-                    min_per_sec,
-                    window,
-                } => pairs.extend([
-                    ("percent", Value::Float(percent)),
-                    ("min_per_sec", Value::Float(min_per_sec)),
-                    ("window", s(window)),
-                ]),
-                BudgetConfig::Grpc {
-                    max_tokens,
-                    token_ratio,
-                } => pairs.extend([
-                    ("max_tokens", Value::Float(max_tokens)),
-                    ("token_ratio", Value::Float(token_ratio)),
-                ]),
-            }
-            client.push(("budget", table(pairs)));
+            client.push(("budget", budget(b, *scope)));
         }
         if let Some((b, scope)) = &c.breaker {
             client.push((
@@ -177,6 +159,16 @@ impl Scenario {
                     ("min_requests", Value::Integer(b.min_requests as i64)),
                     ("window", s(b.window)),
                     ("open_for", s(b.open_for)),
+                    ("scope", s(scope.name())),
+                ]),
+            ));
+        }
+        if let Some((t, scope)) = &c.throttle {
+            client.push((
+                "throttle",
+                table(vec![
+                    ("k", Value::Float(t.k)),
+                    ("window", s(t.window)),
                     ("scope", s(scope.name())),
                 ]),
             ));
@@ -236,17 +228,58 @@ impl Scenario {
     }
 }
 
-/// A strategy as a bare name when it is the plain jitter with the shared keys, else a table.
+/// A budget table: its kind, scope and every parameter.
+fn budget(b: &BudgetConfig, scope: Scope) -> Value {
+    let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
+    match *b {
+        BudgetConfig::TokenBucket {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_refund,
+        } => pairs.extend([
+            ("capacity", Value::Integer(capacity as i64)),
+            ("retry_cost", Value::Integer(retry_cost as i64)),
+            ("timeout_cost", Value::Integer(timeout_cost as i64)),
+            ("success_refund", Value::Integer(success_refund as i64)),
+        ]),
+        BudgetConfig::Ratio {
+            percent,
+            min_per_sec,
+            window,
+        } => pairs.extend([
+            ("percent", Value::Float(percent)),
+            ("min_per_sec", Value::Float(min_per_sec)),
+            ("window", s(window)),
+        ]),
+        BudgetConfig::Grpc {
+            max_tokens,
+            token_ratio,
+        } => pairs.extend([
+            ("max_tokens", Value::Float(max_tokens)),
+            ("token_ratio", Value::Float(token_ratio)),
+        ]),
+        BudgetConfig::Adaptive(a) => pairs.extend([
+            ("size", Value::Float(a.size)),
+            ("fill", Value::Float(a.fill)),
+        ]),
+        BudgetConfig::RetryBreaker(r) => pairs.push(("ratio", Value::Float(r.ratio))),
+    }
+    table(pairs)
+}
+
+/// A strategy as a bare name when it is the plain jitter with the shared keys, else a table
+/// (with its client overrides, if any).
 fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     let p = *st.backoff.params();
     let plain = BackoffParams {
         jitter: p.jitter,
         ..*shared
     };
-    if p == plain && st.name == p.jitter.name() {
+    if p == plain && st.name == p.jitter.name() && st.client.is_empty() {
         return s(&st.name);
     }
-    table(vec![
+    let mut pairs = vec![
         ("name", s(&st.name)),
         ("jitter", s(p.jitter.name())),
         ("base", s(p.base)),
@@ -254,5 +287,16 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
         ("cap", s(p.cap)),
         ("growth", Value::Float(p.growth)),
         ("factor", Value::Float(p.factor)),
-    ])
+    ];
+    if let Some(max) = st.client.max_attempts {
+        pairs.push(("max_attempts", count_or(max, "unlimited")));
+    }
+    if let Some(b) = &st.client.budget {
+        pairs.push((
+            "budget",
+            b.as_ref()
+                .map_or_else(|| s("off"), |(b, scope)| budget(b, *scope)),
+        ));
+    }
+    table(pairs)
 }

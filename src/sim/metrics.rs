@@ -1,8 +1,8 @@
 //! What one run measures: request outcomes, attempts, latency, peaks, the time series.
 //!
 //! Every request ends exactly once, in one of the outcome counters, or is still unfinished
-//! when the clock stops: `succeeded + failed + gave_up_* + rejected_by_breaker + unfinished =
-//! requests` ([`RunResult::check_conservation`]).
+//! when the clock stops: `succeeded + failed + gave_up_* + rejected_by_breaker + throttled +
+//! unfinished = requests` ([`RunResult::check_conservation`]).
 
 use hdrhistogram::Histogram;
 
@@ -23,6 +23,8 @@ pub enum Ending {
     GaveUpBudget,
     /// The circuit breaker refused the attempt.
     RejectedByBreaker,
+    /// The client's adaptive throttle rejected the attempt locally (it was never sent).
+    Throttled,
 }
 
 /// Request outcome counts.
@@ -44,6 +46,8 @@ pub struct Counts {
     pub gave_up_budget: u64,
     /// See [`Ending::RejectedByBreaker`].
     pub rejected_by_breaker: u64,
+    /// See [`Ending::Throttled`].
+    pub throttled: u64,
     /// Started but not ended when the clock stopped.
     pub unfinished: u64,
 }
@@ -58,6 +62,7 @@ impl Counts {
             Ending::GaveUpDeadline => &mut self.gave_up_deadline,
             Ending::GaveUpBudget => &mut self.gave_up_budget,
             Ending::RejectedByBreaker => &mut self.rejected_by_breaker,
+            Ending::Throttled => &mut self.throttled,
         } += 1;
     }
 
@@ -69,6 +74,7 @@ impl Counts {
             + self.gave_up_deadline
             + self.gave_up_budget
             + self.rejected_by_breaker
+            + self.throttled
     }
 }
 

@@ -35,5 +35,5 @@ mod server;
 pub use client::{ClientConfig, Scope};
 pub use engine::run;
 pub use metrics::{Counts, Ending, RunResult, TimeSeries};
-pub use model::{Model, RunSpec, Strategy};
+pub use model::{ClientOverrides, Model, RunSpec, Strategy};
 pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig};

@@ -4,13 +4,19 @@
 //! - `poisson`: an open loop, `rate` requests per second from `start` for `duration`, each
 //!   request its own client;
 //! - `closed`: `clients` clients that loop forever: think (exponential, mean `think`), request,
-//!   outcome, think again.
+//!   outcome, think again;
+//! - `poisson_clients`: `clients` persistent open-loop clients, each an independent Poisson
+//!   source of `rate` requests per second from `start` for `duration`. A client's requests may
+//!   overlap (open loop), and its per-client guards (budget, breaker, throttle with `scope =
+//!   "client"`) carry across all of them.
 //!
-//! Arrival times come from the `Arrivals` stream and think times from each client's `Think`
-//! stream, so every strategy at a point sees the same arrivals.
+//! Arrival times come from the `Arrivals` stream (source `s` of `poisson_clients`: its entity
+//! `(s, 1)`) and think times from each client's `Think` stream, so every strategy at a point
+//! sees the same arrivals.
 
 use rand::RngExt;
 
+use super::profile::RateProfile;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime, f64_to_nanos};
 
@@ -44,6 +50,17 @@ pub enum Workload {
         /// When the clients begin thinking.
         start: SimDuration,
     },
+    /// Persistent open-loop clients, each its own Poisson source.
+    PoissonClients {
+        /// How many clients (sources).
+        clients: u32,
+        /// Requests per second of each client.
+        rate: f64,
+        /// When arrivals begin.
+        start: SimDuration,
+        /// How long arrivals go on.
+        duration: SimDuration,
+    },
 }
 
 impl Workload {
@@ -53,14 +70,24 @@ impl Workload {
             Workload::Burst { .. } => "burst",
             Workload::Poisson { .. } => "poisson",
             Workload::Closed { .. } => "closed",
+            Workload::PoissonClients { .. } => "poisson_clients",
         }
     }
 
-    /// How many clients exist from the start (Poisson clients are created as they arrive).
+    /// How many clients exist from the start (open-loop requests are created as they arrive).
     pub fn initial_clients(&self) -> u32 {
         match *self {
             Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients,
-            Workload::Poisson { .. } => 0,
+            Workload::Poisson { .. } | Workload::PoissonClients { .. } => 0,
+        }
+    }
+
+    /// How many owners of per-client guards exist from the start: the initial clients, or the
+    /// persistent sources of `poisson_clients`.
+    pub fn owners(&self) -> u32 {
+        match *self {
+            Workload::PoissonClients { clients, .. } => clients,
+            _ => self.initial_clients(),
         }
     }
 
@@ -71,8 +98,21 @@ impl Workload {
             Workload::Poisson { rate, duration, .. } => {
                 (rate * duration.as_secs_f64()).min(1e7) as usize
             }
+            Workload::PoissonClients {
+                clients,
+                rate,
+                duration,
+                ..
+            } => (f64::from(clients) * rate * duration.as_secs_f64()).min(1e7) as usize,
         }
     }
+}
+
+/// The rate profile of source `client` of a `poisson_clients` workload of `rate` requests per
+/// second per client, from its start: the one place that reads a client's rate (the same
+/// constant for every client today; a per-client profile can come here).
+pub(crate) fn client_profile(rate: f64, _client: u32) -> RateProfile {
+    RateProfile::constant(rate).expect("workload.rate is checked by the scenario")
 }
 
 /// Draws an exponential gap with the given mean.

@@ -190,7 +190,7 @@ fn t95(df: u32) -> f64 {
 
 /// The summary metrics as DESIGN §6 writes them, copied here on purpose rather than taken from
 /// the library: the fixtures follow the contract, not the code under test.
-const METRICS: [&str; 24] = [
+const METRICS: [&str; 25] = [
     "requests",
     "attempts",
     "amplification",
@@ -200,6 +200,7 @@ const METRICS: [&str; 24] = [
     "gave_up_deadline",
     "gave_up_budget",
     "rejected_by_breaker",
+    "throttled",
     "unfinished",
     "success_rate",
     "latency_mean_ms",
@@ -310,6 +311,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     succeeded,
                     0.0,
                     run.gave_up as f64,
+                    0.0,
                     0.0,
                     0.0,
                     0.0,
