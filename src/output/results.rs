@@ -646,6 +646,7 @@ bucket = "10ms"
             rejections: 2,
             timeouts: 1,
             in_system: 6,
+            retry_dispersion: Some(2.5),
         }];
         let pareto = vec![ParetoRow {
             point: 0,

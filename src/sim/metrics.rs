@@ -148,6 +148,11 @@ impl TimeSeries {
         self.arrivals.is_empty()
     }
 
+    /// The re-synchronisation measure of the retries, per bucket (see [`super::resync`]).
+    pub fn retry_dispersion(&self) -> Vec<Option<f64>> {
+        super::resync::dispersion(&self.retries, super::resync::window_buckets(self.bucket))
+    }
+
     /// Keeps the first `buckets` buckets.
     pub(crate) fn truncate(&mut self, buckets: usize) {
         for v in self.columns_mut() {

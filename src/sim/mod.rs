@@ -9,7 +9,7 @@
 //!
 //! Layout, each module using only those listed before it:
 //! - inputs and vocabulary: [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
-//!   [`metrics`] (what a run measures), `answer` (what comes back for an attempt);
+//!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt);
 //! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
 //!   delays), `server` (admission, service, OCC), `client` (the request state machine around
 //!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
@@ -22,6 +22,7 @@ pub mod faults;
 pub mod metrics;
 pub mod profile;
 pub mod queue;
+pub mod resync;
 pub mod workload;
 
 mod answer;

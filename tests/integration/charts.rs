@@ -267,7 +267,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
         String::new()
     };
     let mut timeseries = format!(
-        "point,strategy{ts_keys},t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system\n"
+        "point,strategy{ts_keys},t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system,retry_dispersion\n"
     );
     let mut attempts = format!("point,strategy{key_header},attempt,succeeded,share\n");
     let mut latency = format!("point,strategy{key_header},latency_ms,cdf\n");
@@ -353,7 +353,8 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     for (b, bucket) in run.buckets.iter().enumerate() {
                         writeln!(
                             timeseries,
-                            "{pi},{}{},{},{},{},{},{},{},0,{}",
+                            // retry_dispersion left empty: the fixtures draw no resync chart.
+                            "{pi},{}{},{},{},{},{},{},{},0,{},",
                             jitter.name(),
                             if spec.sweep_in_timeseries {
                                 vals.as_str()

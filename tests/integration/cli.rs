@@ -305,7 +305,7 @@ fn run_writes_the_result_folder_of_the_contract() {
     );
     assert_eq!(
         first_line(&out.join("timeseries.csv")),
-        "point,strategy,t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system"
+        "point,strategy,t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system,retry_dispersion"
     );
     assert_eq!(
         first_line(&out.join("attempts.csv")),

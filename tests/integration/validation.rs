@@ -1081,3 +1081,40 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Re-synchronisation.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn retry_dispersion_separates_a_reforming_herd_from_full_jitter() {
+    // The built-in default (the thundering herd after a 5 s outage), replication 0: without
+    // jitter the retries come back as one wave per backoff step, with full jitter they arrive
+    // nearly like independent clients. The median over the run of the trailing-second index of
+    // dispersion tells them apart by orders of magnitude.
+    let builtin = jitterlab::scenario::library::get(jitterlab::scenario::library::DEFAULT)
+        .expect("the default is built in");
+    let scenario = builtin.doc().base().unwrap();
+    let median = |name: &str| {
+        let strategy = scenario.strategies.iter().find(|s| s.name == name).unwrap();
+        let r = sim::run(RunSpec {
+            model: &scenario.model,
+            strategy,
+            seed: scenario.seed,
+            replication: 0,
+            keep_series: true,
+        });
+        let mut d: Vec<f64> = r
+            .series
+            .unwrap()
+            .retry_dispersion()
+            .into_iter()
+            .flatten()
+            .collect();
+        d.sort_by(f64::total_cmp);
+        d[d.len() / 2]
+    };
+    let (herd, full) = (median("no_jitter"), median("full"));
+    assert!(herd > 1000.0, "no_jitter: {herd}");
+    assert!(full < 10.0, "full: {full}");
+}
