@@ -461,6 +461,10 @@ impl Retrier {
         O: FnMut(&AttemptEvent<'_, E>),
     {
         let start = clock.now();
+        if let Some(budget) = &self.budget {
+            // Brooker's adaptive bucket and retry breaker count a request as it begins.
+            lock(budget).on_begin(start);
+        }
         let mut state = BackoffState::new();
         let mut timeout = self.policy.attempt_timeout(start, start).limit();
         let mut attempt = 1u32;

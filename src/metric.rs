@@ -82,6 +82,8 @@ pub enum Metric {
     Recovered,
     /// `recovery_ms`: from the trigger's end until goodput was back (undefined when stuck).
     RecoveryMs,
+    /// `throttled`: requests the client's adaptive throttle rejected locally.
+    Throttled,
 }
 
 /// How a metric's values are shown.
@@ -203,7 +205,7 @@ impl Spec {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 28;
+    pub const COUNT: usize = 29;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -235,15 +237,17 @@ impl Metric {
         Metric::GoodputAfter,
         Metric::Recovered,
         Metric::RecoveryMs,
+        Metric::Throttled,
     ];
 
-    /// The recovery metrics, added after the first result folders were written: a folder
-    /// without their columns still reads (they are undefined there).
-    pub const RECOVERY: [Metric; 4] = [
+    /// The metrics added after the first result folders were written (recovery, throttling):
+    /// a folder without their columns still reads (they are undefined there).
+    pub const ADDED_LATER: [Metric; 5] = [
         Metric::GoodputBefore,
         Metric::GoodputAfter,
         Metric::Recovered,
         Metric::RecoveryMs,
+        Metric::Throttled,
     ];
 
     /// The metric's row of the table: everything about it in one place.
@@ -285,6 +289,7 @@ impl Metric {
                     c.rejected_by_breaker
                 })
             }
+            Metric::Throttled => Spec::count("throttled", "throttled", Lower, |c| c.throttled),
             Metric::Unfinished => Spec::count("unfinished", "unfinished", Lower, |c| c.unfinished),
             Metric::SuccessRate => Spec {
                 name: "success_rate",

@@ -6,8 +6,9 @@
 //!
 //! A stream is named by a tuple `(master seed, replication, stream kind, entity id)` and its
 //! seed is made by chaining SplitMix64 over the tuple ([`stream`]). Arrivals, service demands,
-//! faults, network legs and each client's jitter have their own streams, so every strategy at a
-//! point sees the same arrivals, service demands and faults (common random numbers).
+//! faults, network legs, each client's jitter and each adaptive throttle have their own
+//! streams, so every strategy at a point sees the same arrivals, service demands and faults
+//! (common random numbers).
 
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -35,6 +36,9 @@ pub enum StreamKind {
     Delays = 7,
     /// Free for library users and tests.
     User = 8,
+    /// The draws of a client-side adaptive throttle (entity: the throttle: 0 when shared,
+    /// else its client).
+    Throttle = 9,
 }
 
 /// One step of SplitMix64 (Steele, Lea, Flood 2014): a bijective, well-mixing finaliser.

@@ -140,7 +140,7 @@ pub fn write_all(
                 })?;
             }
             if let Some(series) = runs[0].series.as_ref() {
-                for i in 0..series.arrivals.len() {
+                for (i, dispersion) in series.retry_dispersion().into_iter().enumerate() {
                     timeseries.push(&TimeseriesRow {
                         point: p as u32,
                         strategy: strategy_name(p, s),
@@ -153,6 +153,7 @@ pub fn write_all(
                         rejections: series.rejections[i],
                         timeouts: series.timeouts[i],
                         in_system: series.in_system[i],
+                        retry_dispersion: dispersion,
                     })?;
                 }
             }

@@ -3,6 +3,7 @@
 //! | file | drawn when | from |
 //! |------|------------|------|
 //! | `herd` | always | `timeseries.csv` (point 0 of a sweep) and `scenario.toml` |
+//! | `resync` | some retries | `timeseries.csv` (point 0): `retry_dispersion` per strategy |
 //! | `load` | always | `aggregate.csv` (bars per strategy, or panels against the swept key) |
 //! | `sweep_<metric>` | one-key sweep | `aggregate.csv` |
 //! | `latency` | always | `latency.csv` (point 0) |
@@ -24,6 +25,7 @@ mod heatmap;
 mod herd;
 mod load;
 mod pareto;
+mod resync;
 mod style;
 
 /// Registers the embedded font (DejaVu Sans) with plotters as "sans-serif", once per
@@ -66,6 +68,7 @@ enum Kind {
     Attempts(dist::Attempts),
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
+    Resync(resync::Resync),
 }
 
 impl Chart {
@@ -78,6 +81,7 @@ impl Chart {
             Kind::Attempts(c) => c.draw(root, &self.title),
             Kind::Heatmap(c) => c.draw(root, &self.title),
             Kind::Pareto(c) => c.draw(root, &self.title),
+            Kind::Resync(c) => c.draw(root, &self.title),
         }
     }
 
@@ -166,6 +170,9 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
             herd::LOG_GUIDE.into(),
             Kind::Herd(log),
         );
+    }
+    if let Some((title, guide, c)) = resync::build(folder) {
+        push("resync".into(), title, guide, Kind::Resync(c));
     }
     if folder.sweep_keys.len() == 1 {
         if let Some((title, guide, c)) = load::build_sweep_panels(folder) {

@@ -530,7 +530,7 @@ impl Table {
         if metric_columns {
             for m in Metric::ALL
                 .into_iter()
-                .filter(|m| !Metric::RECOVERY.contains(m))
+                .filter(|m| !Metric::ADDED_LATER.contains(m))
             {
                 self.col(m.name())?;
             }
@@ -696,6 +696,7 @@ bucket = "10ms"
             rejections: 2,
             timeouts: 1,
             in_system: 6,
+            retry_dispersion: Some(2.5),
         }];
         let pareto = vec![ParetoRow {
             point: 0,

@@ -197,6 +197,10 @@ pub struct TimeseriesRow {
     pub timeouts: u32,
     /// Attempts at the server at the end of the bucket.
     pub in_system: u32,
+    /// Index of dispersion of retries over the trailing second (re-synchronisation; empty
+    /// when no retry is in the window). See [`crate::sim::resync`].
+    #[serde(default, with = "optional")]
+    pub retry_dispersion: Option<f64>,
 }
 
 impl Row for TimeseriesRow {
@@ -412,7 +416,7 @@ mod tests {
         assert_eq!(summary[5 + 24], "events");
         assert_eq!(
             summary[6 + 24..].join(","),
-            "goodput_before,goodput_after,recovered,recovery_ms"
+            "goodput_before,goodput_after,recovered,recovery_ms,throttled"
         );
         assert_eq!(summary.len(), 6 + Metric::COUNT);
     }
@@ -421,7 +425,8 @@ mod tests {
     fn timeseries_columns_are_the_series_counters() {
         let header = header::<TimeseriesRow>(&[]);
         assert_eq!(header[..3], ["point", "strategy", "t_ms"]);
-        assert_eq!(header[3..], crate::sim::TimeSeries::COLUMNS);
+        assert_eq!(header[3..10], crate::sim::TimeSeries::COLUMNS);
+        assert_eq!(header[10..], ["retry_dispersion"]);
     }
 
     #[test]

@@ -13,6 +13,11 @@
 //! - `grpc` — gRPC retry throttling: `max_tokens` tokens, starting full; each failed attempt
 //!   takes 1, each success gives back `token_ratio`; retries are allowed only while more than
 //!   half the tokens are left.
+//! - `adaptive` and `retry_breaker` — the two per-client limits of Brooker's 2022 retry
+//!   simulator ([`crate::policy::adaptive`]): a bucket of `size` tokens that each new request
+//!   refills by `fill`, a retry needing more than 1 token; and a breaker that stops retries
+//!   while failed attempts per request since the start exceed `ratio`. Both count a request
+//!   when it *begins* ([`Budget::on_begin`]), before its first attempt, as the reference does.
 //!
 //! [`BudgetConfig`] is the validated configuration, [`Budget`] the state. The state is pure:
 //! every method takes `now`. [`crate::policy::RetryPolicy::decide`] makes all the calls a
@@ -22,6 +27,9 @@
 use std::fmt;
 
 use crate::param::{ParamError, ValueError};
+use crate::policy::adaptive::{
+    AdaptiveBucket, AdaptiveBucketConfig, RetryBreaker, RetryBreakerConfig,
+};
 use crate::policy::window::SlidingWindow;
 use crate::time::{SimDuration, SimTime};
 
@@ -60,11 +68,16 @@ pub enum BudgetConfig {
         /// Tokens returned per success (default 0.1).
         token_ratio: f64,
     },
+    /// Brooker 2022's adaptive retry bucket.
+    Adaptive(AdaptiveBucketConfig),
+    /// Brooker 2022's retry circuit breaker.
+    RetryBreaker(RetryBreakerConfig),
 }
 
 impl BudgetConfig {
     /// The kind names used in scenario files.
-    pub const KINDS: [&'static str; 3] = ["token_bucket", "ratio", "grpc"];
+    pub const KINDS: [&'static str; 5] =
+        ["token_bucket", "ratio", "grpc", "adaptive", "retry_breaker"];
 
     /// The default parameters of the kind named `kind` (`token_bucket`, `ratio` or `grpc`).
     pub fn defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
@@ -84,9 +97,11 @@ impl BudgetConfig {
                 max_tokens: 10.0,
                 token_ratio: 0.1,
             }),
+            "adaptive" => Ok(BudgetConfig::Adaptive(AdaptiveBucketConfig::default())),
+            "retry_breaker" => Ok(BudgetConfig::RetryBreaker(RetryBreakerConfig::default())),
             _ => Err(ValueError::new(
                 format!("{kind:?}"),
-                "one of token_bucket, ratio, grpc",
+                "one of token_bucket, ratio, grpc, adaptive, retry_breaker",
             )),
         }
     }
@@ -97,7 +112,17 @@ impl BudgetConfig {
             BudgetConfig::TokenBucket { .. } => "token_bucket",
             BudgetConfig::Ratio { .. } => "ratio",
             BudgetConfig::Grpc { .. } => "grpc",
+            BudgetConfig::Adaptive(_) => "adaptive",
+            BudgetConfig::RetryBreaker(_) => "retry_breaker",
         }
+    }
+
+    /// True for the kinds kept per client unless a scope says otherwise (Brooker's two).
+    pub const fn per_client_by_default(&self) -> bool {
+        matches!(
+            self,
+            BudgetConfig::Adaptive(_) | BudgetConfig::RetryBreaker(_)
+        )
     }
 
     /// Checks the parameters; errors name the field (`capacity`).
@@ -186,6 +211,8 @@ impl BudgetConfig {
                     ));
                 }
             }
+            BudgetConfig::Adaptive(c) => c.validate()?,
+            BudgetConfig::RetryBreaker(c) => c.validate()?,
         }
         Ok(())
     }
@@ -219,6 +246,14 @@ impl fmt::Display for BudgetConfig {
                 f,
                 "{{ kind = \"grpc\", max_tokens = {max_tokens:?}, token_ratio = {token_ratio:?} }}"
             ),
+            BudgetConfig::Adaptive(c) => write!(
+                f,
+                "{{ kind = \"adaptive\", size = {:?}, fill = {:?} }}",
+                c.size, c.fill
+            ),
+            BudgetConfig::RetryBreaker(c) => {
+                write!(f, "{{ kind = \"retry_breaker\", ratio = {:?} }}", c.ratio)
+            }
         }
     }
 }
@@ -275,6 +310,8 @@ enum State {
         max: u64,
         ratio: u64,
     },
+    Adaptive(AdaptiveBucket),
+    RetryBreaker(RetryBreaker),
 }
 
 impl Budget {
@@ -299,6 +336,8 @@ impl Budget {
                 max: milli(max_tokens),
                 ratio: milli(token_ratio),
             },
+            BudgetConfig::Adaptive(c) => State::Adaptive(AdaptiveBucket::new(c)?),
+            BudgetConfig::RetryBreaker(c) => State::RetryBreaker(RetryBreaker::new(c)?),
         };
         Ok(Budget { config, state })
     }
@@ -308,11 +347,27 @@ impl Budget {
         &self.config
     }
 
-    /// A new request is sent (the ratio budget counts it; the others ignore it).
+    /// A new request is sent: called with its first attempt's report (the ratio budget counts
+    /// it; the others ignore it).
     #[inline]
     pub fn on_request(&mut self, now: SimTime) {
         if let State::Ratio { window, .. } = &mut self.state {
             window.add(now, 1, 0);
+        }
+    }
+
+    /// A new request begins, before its first attempt is sent: Brooker's adaptive bucket
+    /// deposits `fill`, his retry breaker counts the request (the reference's `start()`); the
+    /// other kinds ignore it. Callers make this call themselves ([`RetryPolicy::decide`]
+    /// cannot: it first hears of a request when its first attempt has ended).
+    ///
+    /// [`RetryPolicy::decide`]: crate::policy::RetryPolicy::decide
+    #[inline]
+    pub fn on_begin(&mut self, now: SimTime) {
+        match &mut self.state {
+            State::Adaptive(b) => b.on_request(now),
+            State::RetryBreaker(b) => b.on_request(now),
+            _ => {}
         }
     }
 
@@ -352,6 +407,8 @@ impl Budget {
                 allowed
             }
             (State::Grpc { tokens, max, .. }, _) => *tokens * 2 > *max,
+            (State::Adaptive(b), _) => b.try_retry(now),
+            (State::RetryBreaker(b), _) => b.try_retry(now),
             // The state is built from the config, so the kinds always match.
             _ => false,
         }
@@ -383,16 +440,20 @@ impl Budget {
         }
     }
 
-    /// An attempt failed with a retryable outcome (gRPC takes one token; the others ignore it).
+    /// An attempt failed with a retryable outcome (gRPC takes one token, the retry breaker
+    /// counts it; the others ignore it).
     #[inline]
-    pub fn on_failure(&mut self, _now: SimTime) {
-        if let State::Grpc { tokens, .. } = &mut self.state {
-            *tokens = tokens.saturating_sub(MILLI);
+    pub fn on_failure(&mut self, now: SimTime) {
+        match &mut self.state {
+            State::Grpc { tokens, .. } => *tokens = tokens.saturating_sub(MILLI),
+            State::RetryBreaker(b) => b.on_failure(now),
+            _ => {}
         }
     }
 
-    /// Tokens left (token bucket and gRPC), or retries still allowed in the window at `now`
-    /// (ratio). For reports and tests.
+    /// Tokens left (token bucket, gRPC, adaptive), retries still allowed in the window at `now`
+    /// (ratio), or how far failed attempts per request are below `ratio` (retry breaker). For
+    /// reports and tests.
     pub fn available(&self, now: SimTime) -> f64 {
         match (&self.state, &self.config) {
             (State::TokenBucket { tokens }, _) => f64::from(*tokens),
@@ -401,6 +462,10 @@ impl Budget {
                 (percent / 100.0 * requests as f64 + reserve - retries as f64).max(0.0)
             }
             (State::Grpc { tokens, .. }, _) => *tokens as f64 / MILLI as f64,
+            (State::Adaptive(b), _) => b.tokens(),
+            (State::RetryBreaker(b), BudgetConfig::RetryBreaker(c)) => {
+                (c.ratio - b.failure_ratio()).max(0.0)
+            }
             _ => 0.0,
         }
     }

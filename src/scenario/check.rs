@@ -17,6 +17,8 @@ use crate::param::ParamError;
 use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
 use crate::policy::RetryAfterPolicy;
+use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
+use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{Idempotency, RetryOn};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::dist::Dist;
@@ -24,7 +26,8 @@ use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
-    ClientConfig, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
+    ClientConfig, ClientOverrides, Model, QueueConfig, RateLimit, RetryAfterHint, Scope,
+    ServerConfig, Strategy,
 };
 use crate::time::{SimDuration, SimTime, parse_limit};
 
@@ -140,7 +143,11 @@ fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
 }
 
 fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
-    match value.as_deref().unwrap_or("shared") {
+    scope_or(key, value, Scope::Shared)
+}
+
+fn scope_or(key: &str, value: &Option<String>, default: Scope) -> Result<Scope> {
+    match value.as_deref().unwrap_or(default.name()) {
         "shared" => Ok(Scope::Shared),
         "client" => Ok(Scope::Client),
         other => Err(Error::invalid(
@@ -219,11 +226,10 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
             "\"burst\" with server.kind = \"occ\" (one write per client, as in Brooker 2015)",
         ));
     }
-    if client.max_attempts.is_none()
-        && latency.is_zero()
-        && strategies
-            .iter()
-            .any(|s| s.backoff.jitter() == Jitter::None)
+    if latency.is_zero()
+        && strategies.iter().any(|s| {
+            s.backoff.jitter() == Jitter::None && s.client_config(&client).max_attempts.is_none()
+        })
     {
         return Err(Error::invalid(
             "client.max_attempts",
@@ -286,7 +292,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.clients", &w.clients, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let rate = poisson_rate(&w.rate, &w.spike)?;
+            let rate = poisson_rate(&w.rate, 100.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
             let workload = Workload::Poisson {
                 rate,
@@ -317,19 +323,49 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
                 start,
             })
         }
+        "poisson_clients" => {
+            only_for("workload.spread", &w.spread, "workload.kind", kind)?;
+            only_for("workload.think", &w.think, "workload.kind", kind)?;
+            let clients = count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?;
+            // Each client's own profile: the same shape for every client.
+            let rate = poisson_rate(&w.rate, 10.0, &w.spike)?;
+            let duration = dur("workload.duration", &w.duration, "60s")?;
+            let workload = Workload::PoissonClients {
+                clients,
+                rate,
+                start,
+                duration,
+            };
+            let expected = workload
+                .poisson_profile()
+                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
+            if expected > MAX_CLIENTS as f64 {
+                return Err(Error::invalid(
+                    "workload.rate",
+                    format!("{} expected requests", expected.round()),
+                    "at most 10 million requests over workload.duration from all workload.clients",
+                ));
+            }
+            Ok(workload)
+        }
         other => Err(Error::invalid(
             "workload.kind",
             format!("{other:?}"),
-            "one of burst, poisson, closed",
+            "one of burst, poisson, closed, poisson_clients",
         )),
     }
 }
 
-/// `workload.rate` (a number, default 100, or a profile) with the optional `workload.spike`.
-fn poisson_rate(rate: &Option<toml::Value>, spike: &Option<SpikeFile>) -> Result<PoissonRate> {
+/// `workload.rate` (a number, `default` when absent, or a profile) with the optional
+/// `workload.spike`.
+fn poisson_rate(
+    rate: &Option<toml::Value>,
+    default: f64,
+    spike: &Option<SpikeFile>,
+) -> Result<PoissonRate> {
     let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
     let rate = match rate {
-        None => PoissonRate::Constant(100.0),
+        None => PoissonRate::Constant(default),
         Some(toml::Value::Array(points)) => {
             if spike.is_some() {
                 return Err(Error::invalid(
@@ -513,7 +549,26 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         (false, true) => Idempotency::WithKey,
         (false, false) => Idempotency::NonIdempotent,
     };
-    let budget = c.budget.as_ref().map(budget).transpose()?;
+    let budget = c
+        .budget
+        .as_ref()
+        .map(|b| budget("client.budget", b))
+        .transpose()?;
+    let throttle = match &c.throttle {
+        None => None,
+        Some(t) => {
+            let d = ThrottleConfig::default();
+            let config = ThrottleConfig {
+                k: t.k.unwrap_or(d.k),
+                window: t
+                    .window
+                    .as_ref()
+                    .map_or(Ok(d.window), |w| duration("client.throttle.window", w))?,
+            };
+            config.validate().map_err(under("client.throttle"))?;
+            Some((config, scope("client.throttle.scope", &t.scope)?))
+        }
+    };
     let breaker = match &c.breaker {
         None => None,
         Some(b) => {
@@ -570,12 +625,14 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         idempotency,
         budget,
         breaker,
+        throttle,
         concurrency,
     })
 }
 
-fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
-    let key = |k: &str| format!("client.budget.{k}");
+/// A budget table at `table` (`client.budget`, or a strategy's `backoff.strategies[i].budget`).
+fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
     let mut config = BudgetConfig::defaults(&b.kind).map_err(|e| Error::for_key(key("kind"), e))?;
     // Each kind takes its own keys; a key of another kind is a mistake worth naming.
     let given = [
@@ -588,6 +645,9 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("window", b.window.is_some()),
         ("max_tokens", b.max_tokens.is_some()),
         ("token_ratio", b.token_ratio.is_some()),
+        ("size", b.size.is_some()),
+        ("fill", b.fill.is_some()),
+        ("ratio", b.ratio.is_some()),
     ];
     let own: &[&str] = match config {
         BudgetConfig::TokenBucket { .. } => {
@@ -595,13 +655,15 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         }
         BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window"],
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
+        BudgetConfig::Adaptive(_) => &["size", "fill"],
+        BudgetConfig::RetryBreaker(_) => &["ratio"],
     };
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
         return Err(Error::invalid(
             key(k),
             "given",
             format!(
-                "not used when client.budget.kind = \"{}\" (its keys: {}); remove it",
+                "not used when {table}.kind = \"{}\" (its keys: {}); remove it",
                 config.kind(),
                 own.join(", ")
             ),
@@ -642,9 +704,22 @@ fn budget(b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             *max_tokens = b.max_tokens.unwrap_or(*max_tokens);
             *token_ratio = b.token_ratio.unwrap_or(*token_ratio);
         }
+        BudgetConfig::Adaptive(AdaptiveBucketConfig { size, fill }) => {
+            *size = b.size.unwrap_or(*size);
+            *fill = b.fill.unwrap_or(*fill);
+        }
+        BudgetConfig::RetryBreaker(RetryBreakerConfig { ratio }) => {
+            *ratio = b.ratio.unwrap_or(*ratio);
+        }
     }
-    config.validate().map_err(under("client.budget"))?;
-    Ok((config, scope(&key("scope"), &b.scope)?))
+    config.validate().map_err(under(table))?;
+    // Brooker's two kinds are per client unless told otherwise, as in his simulator.
+    let default_scope = if config.per_client_by_default() {
+        Scope::Client
+    } else {
+        Scope::Shared
+    };
+    Ok((config, scope_or(&key("scope"), &b.scope, default_scope)?))
 }
 
 fn backoff_defaults(b: &BackoffFile) -> Result<BackoffParams> {
@@ -687,6 +762,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                         &toml::Table::new(),
                         BackoffParams { jitter, ..defaults },
                     )?,
+                    client: ClientOverrides::default(),
                 }
             }
             toml::Value::Table(t) => strategy_table(&key, t, defaults)?,
@@ -694,7 +770,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                 return Err(Error::invalid(
                     key,
                     other,
-                    "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor }",
+                    "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget }",
                 ));
             }
         };
@@ -737,6 +813,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             .ok_or_else(|| Error::invalid(format!("{key}.{k}"), v, "a number"))
     };
     let mut jitter = None;
+    let mut client = ClientOverrides::default();
     for (k, v) in t {
         let sub = format!("{key}.{k}");
         match k.as_str() {
@@ -753,11 +830,40 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             "multiplier" => params.multiplier = number(k, v)?,
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
+            "max_attempts" => {
+                let given: CountOr = v
+                    .clone()
+                    .try_into()
+                    .map_err(|_| Error::invalid(&sub, v, "an integer >= 1, or \"unlimited\""))?;
+                client.max_attempts = Some(count_or(&sub, &Some(given), None, &["unlimited"], 1)?);
+            }
+            "budget" => {
+                client.budget = Some(match v {
+                    toml::Value::String(w) if w == "off" => None,
+                    toml::Value::Table(_) => {
+                        let file: BudgetFile = v.clone().try_into().map_err(|e| {
+                            Error::invalid(
+                                &sub,
+                                v,
+                                format!("a budget table like client.budget ({e})"),
+                            )
+                        })?;
+                        Some(budget(&sub, &file)?)
+                    }
+                    _ => {
+                        return Err(Error::invalid(
+                            sub,
+                            v,
+                            "a budget table like client.budget, or \"off\"",
+                        ));
+                    }
+                })
+            }
             _ => {
                 return Err(Error::invalid(
                     sub,
                     "given",
-                    "one of the keys name, jitter, base, multiplier, cap, growth, factor",
+                    "one of the keys name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget",
                 ));
             }
         }
@@ -773,6 +879,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
     Ok(Strategy {
         name: name.unwrap_or_else(|| jitter.name().to_string()),
         backoff: backoff(key, t, params)?,
+        client,
     })
 }
 

@@ -173,6 +173,21 @@ pub struct BudgetFile {
     pub max_tokens: Option<f64>,
     #[serde(default)]
     pub token_ratio: Option<f64>,
+    #[serde(default)]
+    pub size: Option<f64>,
+    #[serde(default)]
+    pub fill: Option<f64>,
+    #[serde(default)]
+    pub ratio: Option<f64>,
+}
+
+/// `client.throttle`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThrottleFile {
+    pub k: Option<f64>,
+    pub window: Option<String>,
+    pub scope: Option<String>,
 }
 
 /// `client.breaker`.
@@ -200,6 +215,7 @@ pub struct ClientFile {
     pub idempotency_key: Option<bool>,
     pub budget: Option<BudgetFile>,
     pub breaker: Option<BreakerFile>,
+    pub throttle: Option<ThrottleFile>,
     pub concurrency: Option<CountOr>,
 }
 

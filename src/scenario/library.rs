@@ -40,6 +40,7 @@ macro_rules! builtin {
 pub const SCENARIOS: &[Builtin] = &[
     builtin!("brooker-2015"),
     builtin!("brooker-2015-sweep"),
+    builtin!("brooker-2022-budgets"),
     builtin!("choose-base-and-cap"),
     builtin!("collapse-spike"),
     builtin!("poisson-overload"),
@@ -358,7 +359,10 @@ mod tests {
         assert_eq!(suggest("brookr-2015"), ["brooker-2015"]);
         assert_eq!(suggest("brooker-2015.toml"), ["brooker-2015"]);
         assert_eq!(suggest("thundering_herd.toml"), ["thundering-herd"]);
-        assert_eq!(suggest("brooker"), ["brooker-2015", "brooker-2015-sweep"]);
+        assert_eq!(
+            suggest("brooker"),
+            ["brooker-2015", "brooker-2015-sweep", "brooker-2022-budgets"]
+        );
         assert!(suggest("zzz").is_empty());
         let e = lookup("poison-overload").unwrap_err().to_string();
         assert!(e.contains("did you mean poisson-overload?"), "{e}");

@@ -10,7 +10,7 @@ use crate::policy::{Idempotency, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::{FaultKind, OutageAnswer};
 use crate::sim::workload::{PoissonRate, Workload};
-use crate::sim::{RetryAfterHint, ServerConfig, Strategy};
+use crate::sim::{RetryAfterHint, Scope, ServerConfig, Strategy};
 use crate::time::{SimDuration, format_limit};
 
 fn s(v: impl ToString) -> Value {
@@ -23,6 +23,38 @@ fn table(pairs: Vec<(&str, Value)>) -> Value {
 
 fn count_or(v: Option<u32>, word: &str) -> Value {
     v.map_or_else(|| s(word), |n| Value::Integer(n as i64))
+}
+
+/// `workload.rate` (and `workload.spike`) as written back.
+fn rate_pairs(rate: &PoissonRate) -> Vec<(&'static str, Value)> {
+    match rate {
+        PoissonRate::Constant(r) => vec![("rate", Value::Float(*r))],
+        PoissonRate::Spike {
+            base,
+            at,
+            length,
+            rate,
+        } => vec![
+            ("rate", Value::Float(*base)),
+            (
+                "spike",
+                table(vec![
+                    ("at", s(at)),
+                    ("length", s(length)),
+                    ("rate", Value::Float(*rate)),
+                ]),
+            ),
+        ],
+        PoissonRate::Profile(points) => vec![(
+            "rate",
+            Value::Array(
+                points
+                    .iter()
+                    .map(|(t, r)| Value::Array(vec![s(t), Value::Float(*r)]))
+                    .collect(),
+            ),
+        )],
+    }
 }
 
 impl Scenario {
@@ -57,34 +89,7 @@ impl Scenario {
                 duration,
             } => {
                 let mut pairs = vec![("kind", s("poisson"))];
-                match rate {
-                    PoissonRate::Constant(r) => pairs.push(("rate", Value::Float(*r))),
-                    PoissonRate::Spike {
-                        base,
-                        at,
-                        length,
-                        rate,
-                    } => pairs.extend([
-                        ("rate", Value::Float(*base)),
-                        (
-                            "spike",
-                            table(vec![
-                                ("at", s(at)),
-                                ("length", s(length)),
-                                ("rate", Value::Float(*rate)),
-                            ]),
-                        ),
-                    ]),
-                    PoissonRate::Profile(points) => pairs.push((
-                        "rate",
-                        Value::Array(
-                            points
-                                .iter()
-                                .map(|(t, r)| Value::Array(vec![s(t), Value::Float(*r)]))
-                                .collect(),
-                        ),
-                    )),
-                }
+                pairs.extend(rate_pairs(rate));
                 pairs.extend([("start", s(start)), ("duration", s(duration))]);
                 table(pairs)
             }
@@ -98,6 +103,20 @@ impl Scenario {
                 ("think", s(think)),
                 ("start", s(start)),
             ]),
+            Workload::PoissonClients {
+                clients,
+                rate,
+                start,
+                duration,
+            } => {
+                let mut pairs = vec![
+                    ("kind", s("poisson_clients")),
+                    ("clients", Value::Integer(*clients as i64)),
+                ];
+                pairs.extend(rate_pairs(rate));
+                pairs.extend([("start", s(start)), ("duration", s(duration))]);
+                table(pairs)
+            }
         };
         root.insert("workload".into(), workload);
         let server = match &m.server {
@@ -174,37 +193,7 @@ impl Scenario {
             ("concurrency", count_or(c.concurrency, "unlimited")),
         ];
         if let Some((b, scope)) = &c.budget {
-            let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
-            match *b {
-                BudgetConfig::TokenBucket {
-                    capacity,
-                    retry_cost,
-                    timeout_cost,
-                    success_refund,
-                } => pairs.extend([
-                    ("capacity", Value::Integer(capacity as i64)),
-                    ("retry_cost", Value::Integer(retry_cost as i64)),
-                    ("timeout_cost", Value::Integer(timeout_cost as i64)),
-                    ("success_refund", Value::Integer(success_refund as i64)),
-                ]),
-                BudgetConfig::Ratio {
-                    percent,
-                    min_per_sec,
-                    window,
-                } => pairs.extend([
-                    ("percent", Value::Float(percent)),
-                    ("min_per_sec", Value::Float(min_per_sec)),
-                    ("window", s(window)),
-                ]),
-                BudgetConfig::Grpc {
-                    max_tokens,
-                    token_ratio,
-                } => pairs.extend([
-                    ("max_tokens", Value::Float(max_tokens)),
-                    ("token_ratio", Value::Float(token_ratio)),
-                ]),
-            }
-            client.push(("budget", table(pairs)));
+            client.push(("budget", budget(b, *scope)));
         }
         if let Some((b, scope)) = &c.breaker {
             client.push((
@@ -214,6 +203,16 @@ impl Scenario {
                     ("min_requests", Value::Integer(b.min_requests as i64)),
                     ("window", s(b.window)),
                     ("open_for", s(b.open_for)),
+                    ("scope", s(scope.name())),
+                ]),
+            ));
+        }
+        if let Some((t, scope)) = &c.throttle {
+            client.push((
+                "throttle",
+                table(vec![
+                    ("k", Value::Float(t.k)),
+                    ("window", s(t.window)),
                     ("scope", s(scope.name())),
                 ]),
             ));
@@ -280,17 +279,58 @@ impl Scenario {
     }
 }
 
-/// A strategy as a bare name when it is the plain jitter with the shared keys, else a table.
+/// A budget table: its kind, scope and every parameter.
+fn budget(b: &BudgetConfig, scope: Scope) -> Value {
+    let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
+    match *b {
+        BudgetConfig::TokenBucket {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_refund,
+        } => pairs.extend([
+            ("capacity", Value::Integer(capacity as i64)),
+            ("retry_cost", Value::Integer(retry_cost as i64)),
+            ("timeout_cost", Value::Integer(timeout_cost as i64)),
+            ("success_refund", Value::Integer(success_refund as i64)),
+        ]),
+        BudgetConfig::Ratio {
+            percent,
+            min_per_sec,
+            window,
+        } => pairs.extend([
+            ("percent", Value::Float(percent)),
+            ("min_per_sec", Value::Float(min_per_sec)),
+            ("window", s(window)),
+        ]),
+        BudgetConfig::Grpc {
+            max_tokens,
+            token_ratio,
+        } => pairs.extend([
+            ("max_tokens", Value::Float(max_tokens)),
+            ("token_ratio", Value::Float(token_ratio)),
+        ]),
+        BudgetConfig::Adaptive(a) => pairs.extend([
+            ("size", Value::Float(a.size)),
+            ("fill", Value::Float(a.fill)),
+        ]),
+        BudgetConfig::RetryBreaker(r) => pairs.push(("ratio", Value::Float(r.ratio))),
+    }
+    table(pairs)
+}
+
+/// A strategy as a bare name when it is the plain jitter with the shared keys, else a table
+/// (with its client overrides, if any).
 fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     let p = *st.backoff.params();
     let plain = BackoffParams {
         jitter: p.jitter,
         ..*shared
     };
-    if p == plain && st.name == p.jitter.name() {
+    if p == plain && st.name == p.jitter.name() && st.client.is_empty() {
         return s(&st.name);
     }
-    table(vec![
+    let mut pairs = vec![
         ("name", s(&st.name)),
         ("jitter", s(p.jitter.name())),
         ("base", s(p.base)),
@@ -298,5 +338,16 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
         ("cap", s(p.cap)),
         ("growth", Value::Float(p.growth)),
         ("factor", Value::Float(p.factor)),
-    ])
+    ];
+    if let Some(max) = st.client.max_attempts {
+        pairs.push(("max_attempts", count_or(max, "unlimited")));
+    }
+    if let Some(b) = &st.client.budget {
+        pairs.push((
+            "budget",
+            b.as_ref()
+                .map_or_else(|| s("off"), |(b, scope)| budget(b, *scope)),
+        ));
+    }
+    table(pairs)
 }

@@ -1,10 +1,16 @@
 //! The clients: one request at a time each, driven by the retry policy.
 //!
 //! A request's life: start → attempt → (answer | timeout) → [`RetryPolicy::decide`] → done,
-//! or sleep and attempt again. Guards around it (circuit breaker, retry budget, concurrency
-//! limiter) are the same `policy` state machines the executor uses, shared by all clients or
-//! one per client (`scope`). [`Clients`] holds them all; its calls move one request along and
-//! return what follows ([`Launch`], [`Next`]), which the engine turns into events.
+//! or sleep and attempt again. Guards around it (circuit breaker, retry budget, adaptive
+//! throttle, concurrency limiter) are the same `policy` state machines the executor uses,
+//! shared by all clients or one per client (`scope`). [`Clients`] holds them all; its calls
+//! move one request along and return what follows ([`Launch`], [`Next`]), which the engine
+//! turns into events.
+//!
+//! A client here is one request slot. Its *owner* is the client whose per-client guards it
+//! uses: itself, except in the `poisson_clients` workload, where every request of a persistent
+//! source is a slot of its own (so that a source's requests may overlap) and the source is the
+//! owner, so that its budget and throttle carry across its requests.
 
 use std::collections::VecDeque;
 
@@ -13,6 +19,7 @@ use super::metrics::Ending;
 use crate::backoff::{Backoff, BackoffState};
 use crate::policy::ConcurrencyLimiter;
 use crate::policy::RetryAfterPolicy;
+use crate::policy::throttle::{Throttle, ThrottleConfig};
 use crate::policy::{AttemptReport, AttemptTimeout, Decision, RetryPolicy, StopReason};
 use crate::policy::{Breaker, BreakerConfig};
 use crate::policy::{Budget, BudgetConfig};
@@ -58,8 +65,30 @@ pub struct ClientConfig {
     pub budget: Option<(BudgetConfig, Scope)>,
     /// A circuit breaker and its scope.
     pub breaker: Option<(BreakerConfig, Scope)>,
+    /// Client-side adaptive throttling (SRE book) and its scope.
+    pub throttle: Option<(ThrottleConfig, Scope)>,
     /// At most this many attempts in flight, shared by all clients.
     pub concurrency: Option<u32>,
+}
+
+#[cfg(test)]
+impl ClientConfig {
+    /// A client with `max_attempts` and nothing else: no timeout, deadline, budget, breaker,
+    /// throttle or limiter, every retryable answer retried, idempotent requests.
+    pub(crate) fn bare(max_attempts: Option<u32>) -> ClientConfig {
+        ClientConfig {
+            timeout: None,
+            deadline: None,
+            max_attempts,
+            retry_on: RetryOn::default(),
+            retry_after: RetryAfterPolicy::default(),
+            idempotency: Idempotency::Idempotent,
+            budget: None,
+            breaker: None,
+            throttle: None,
+            concurrency: None,
+        }
+    }
 }
 
 impl ClientConfig {
@@ -176,20 +205,25 @@ impl Client {
     }
 }
 
-/// Breakers, budgets and the concurrency limiter.
+/// Breakers, budgets, throttles and the concurrency limiter. Per-client guards are indexed
+/// by owner.
 struct Guards {
     budgets: Vec<Budget>,
     budget: Option<(BudgetConfig, Scope)>,
     breakers: Vec<Breaker>,
     breaker: Option<(BreakerConfig, Scope)>,
+    /// Each throttle with its own generator: stream `(index, 0)` of the `Throttle` family.
+    throttles: Vec<(Throttle, SimRng)>,
+    throttle: Option<(ThrottleConfig, Scope)>,
+    throttle_streams: StreamFamily,
     limiter: Option<ConcurrencyLimiter>,
     waiters: VecDeque<u32>,
 }
 
 impl Guards {
-    fn new(config: &ClientConfig, clients: usize) -> Self {
-        let count = |scope: Scope| if scope == Scope::Shared { 1 } else { clients };
-        Guards {
+    fn new(config: &ClientConfig, owners: usize, throttle_streams: StreamFamily) -> Self {
+        let count = |scope: Scope| if scope == Scope::Shared { 1 } else { owners };
+        let mut guards = Guards {
             budgets: config.budget.map_or_else(Vec::new, |(b, s)| {
                 (0..count(s)).map(|_| new_budget(b)).collect()
             }),
@@ -198,14 +232,31 @@ impl Guards {
                 (0..count(s)).map(|_| new_breaker(b)).collect()
             }),
             breaker: config.breaker,
+            throttles: Vec::new(),
+            throttle: config.throttle,
+            throttle_streams,
             limiter: config.concurrency.map(|n| {
                 ConcurrencyLimiter::new(n).expect("client.concurrency is checked by the scenario")
             }),
             waiters: VecDeque::new(),
+        };
+        if let Some((_, s)) = config.throttle {
+            for _ in 0..count(s) {
+                guards.push_throttle();
+            }
+        }
+        guards
+    }
+
+    fn push_throttle(&mut self) {
+        if let Some((t, _)) = self.throttle {
+            let rng = self.throttle_streams.get(self.throttles.len() as u64, 0);
+            let throttle = Throttle::new(t).expect("client.throttle is checked by the scenario");
+            self.throttles.push((throttle, rng));
         }
     }
 
-    /// Grows per-client guards for an open-loop client created during the run.
+    /// Grows per-client guards for an open-loop client created during the run (its own owner).
     fn add_client(&mut self) {
         if let Some((b, Scope::Client)) = self.budget {
             self.budgets.push(new_budget(b));
@@ -213,24 +264,46 @@ impl Guards {
         if let Some((b, Scope::Client)) = self.breaker {
             self.breakers.push(new_breaker(b));
         }
+        if let Some((_, Scope::Client)) = self.throttle {
+            self.push_throttle();
+        }
     }
 
+    /// The index of owner `o`'s guard of a kind configured with `scope`.
     #[inline]
-    fn budget_index(&self, c: u32) -> Option<usize> {
-        match self.budget {
-            None => None,
-            Some((_, Scope::Shared)) => Some(0),
-            Some((_, Scope::Client)) => Some(c as usize),
+    fn index(scope: Option<Scope>, o: u32) -> Option<usize> {
+        match scope? {
+            Scope::Shared => Some(0),
+            Scope::Client => Some(o as usize),
         }
     }
 
     #[inline]
-    fn breaker_index(&self, c: u32) -> Option<usize> {
-        match self.breaker {
-            None => None,
-            Some((_, Scope::Shared)) => Some(0),
-            Some((_, Scope::Client)) => Some(c as usize),
-        }
+    fn budget_index(&self, o: u32) -> Option<usize> {
+        Guards::index(self.budget.map(|b| b.1), o)
+    }
+
+    #[inline]
+    fn breaker_index(&self, o: u32) -> Option<usize> {
+        Guards::index(self.breaker.map(|b| b.1), o)
+    }
+
+    #[inline]
+    fn throttle_index(&self, o: u32) -> Option<usize> {
+        Guards::index(self.throttle.map(|t| t.1), o)
+    }
+}
+
+/// True when the backend *accepted* an attempt, for the adaptive throttle: it answered, and not
+/// with an overload rejection (429 or 503). A timeout or a connection error (a dropped or
+/// reset attempt) is not an accept: from the client's side the backend did not take it; nor is
+/// a fatal failure (which the simulator never produces), since nothing says the backend took it.
+#[inline]
+pub(super) fn accepted(outcome: Outcome) -> bool {
+    match outcome {
+        Outcome::Success => true,
+        Outcome::Status(code) => code != 429 && code != 503,
+        Outcome::Timeout | Outcome::Connection | Outcome::Fatal => false,
     }
 }
 
@@ -250,7 +323,7 @@ pub(super) enum Launch {
         tag: u32,
         timeout: Option<SimDuration>,
     },
-    /// Nothing was sent (deadline passed, breaker open): the request ends.
+    /// Nothing was sent (deadline passed, throttled, breaker open): the request ends.
     Refused(Ending),
 }
 
@@ -280,6 +353,9 @@ pub(super) struct Request {
 /// call schedules events, measures, or knows the server.
 pub(super) struct Clients {
     clients: Vec<Client>,
+    /// The owner of each client when it is not the client itself (`poisson_clients`: the
+    /// source); empty otherwise.
+    owners: Vec<u32>,
     guards: Guards,
     policy: RetryPolicy,
     idempotency: Idempotency,
@@ -288,18 +364,22 @@ pub(super) struct Clients {
 }
 
 impl Clients {
-    /// `initial` idle clients under `policy`.
+    /// `initial` idle clients under `policy`, and per-client guards for `owners` owners
+    /// (`initial`, or the sources of `poisson_clients`). Throttles draw from `throttle`.
     pub fn new(
         config: &ClientConfig,
         policy: RetryPolicy,
-        jitter: StreamFamily,
+        streams: (StreamFamily, StreamFamily),
         initial: u32,
+        owners: u32,
     ) -> Clients {
+        let (jitter, throttle) = streams;
         Clients {
             clients: (0..initial)
                 .map(|c| Client::new(jitter.get(c as u64, 0)))
                 .collect(),
-            guards: Guards::new(config, initial as usize),
+            owners: Vec::new(),
+            guards: Guards::new(config, owners as usize, throttle),
             policy,
             idempotency: config.idempotency,
             jitter,
@@ -317,6 +397,23 @@ impl Clients {
         self.clients.push(Client::new(self.jitter.get(c as u64, 0)));
         self.guards.add_client();
         c
+    }
+
+    /// A new idle client for one request of persistent source `owner`, whose per-client
+    /// guards it uses; returns its index.
+    pub fn add_owned(&mut self, owner: u32) -> u32 {
+        let c = self.clients.len() as u32;
+        self.clients.push(Client::new(self.jitter.get(c as u64, 0)));
+        // Every client of such a run is added here, so `owners[c]` is client `c`'s.
+        debug_assert_eq!(self.owners.len(), c as usize);
+        self.owners.push(owner);
+        c
+    }
+
+    /// The owner of client `c` (see the module docs).
+    #[inline]
+    fn owner(&self, c: u32) -> u32 {
+        self.owners.get(c as usize).copied().unwrap_or(c)
     }
 
     /// True when client `c` is waiting for the answer to its attempt tagged `tag`.
@@ -338,14 +435,18 @@ impl Clients {
         self.clients[c as usize].attempt_stream(c, tag)
     }
 
-    /// Client `c` begins a new request at `now`; false (and nothing begins) when it already
-    /// has one in flight, which the engine must never ask.
+    /// Client `c` begins a new request at `now` (a budget that counts requests as they begin
+    /// hears of it); false (and nothing begins) when it already has one in flight, which the
+    /// engine must never ask.
     #[inline]
     pub fn begin(&mut self, c: u32, now: SimTime) -> bool {
-        let client = &mut self.clients[c as usize];
-        if client.phase != Phase::Idle {
+        if self.clients[c as usize].phase != Phase::Idle {
             return false;
         }
+        if let Some(i) = self.guards.budget_index(self.owner(c)) {
+            self.guards.budgets[i].on_begin(now);
+        }
+        let client = &mut self.clients[c as usize];
         client.phase = Phase::Sleeping;
         client.requests += 1;
         client.start = now;
@@ -396,10 +497,19 @@ impl Clients {
             AttemptTimeout::Unbounded => None,
             AttemptTimeout::After(t) => Some(t),
         };
+        let owner = self.owner(c);
+        // The throttle is asked for every attempt, first or retry, before the breaker (an
+        // attempt the breaker refuses was still one the client wanted to send).
+        if let Some(i) = self.guards.throttle_index(owner) {
+            let (throttle, rng) = &mut self.guards.throttles[i];
+            if !throttle.admit(now, rng) {
+                return Launch::Refused(Ending::Throttled);
+            }
+        }
         // The breaker is asked last, as the attempt leaves: a half-open breaker's one probe is
         // then always an attempt that is really sent, never one that expires in the limiter's
         // queue and leaves the breaker waiting for a result that never comes.
-        if let Some(i) = self.guards.breaker_index(c)
+        if let Some(i) = self.guards.breaker_index(owner)
             && !self.guards.breakers[i].allow(now)
         {
             return Launch::Refused(Ending::RejectedByBreaker);
@@ -420,12 +530,18 @@ impl Clients {
         outcome: Outcome,
         hint: Option<SimDuration>,
     ) -> Next {
-        if let Some(i) = self.guards.breaker_index(c) {
+        let owner = self.owner(c);
+        if let Some(i) = self.guards.throttle_index(owner)
+            && accepted(outcome)
+        {
+            self.guards.throttles[i].0.on_accept(now);
+        }
+        if let Some(i) = self.guards.breaker_index(owner) {
             // Only failures that speak of the server's health count (timeouts, connection
             // errors, 429, 5xx); a 409 or 400 says nothing about it.
             self.guards.breakers[i].record(now, !outcome.is_server_failure());
         }
-        let budget_index = self.guards.budget_index(c);
+        let budget_index = self.guards.budget_index(owner);
         let client = &mut self.clients[c as usize];
         let report = AttemptReport {
             attempt: client.attempts(),
@@ -519,23 +635,17 @@ mod tests {
 
     /// Two idle clients with unlimited attempts and a constant 1 ms backoff.
     fn clients() -> Clients {
-        let config = ClientConfig {
-            timeout: None,
-            deadline: None,
-            max_attempts: None,
-            retry_on: RetryOn::default(),
-            retry_after: RetryAfterPolicy::default(),
-            idempotency: Idempotency::Idempotent,
-            budget: None,
-            breaker: None,
-            concurrency: None,
-        };
+        let config = ClientConfig::bare(None);
         let ms = SimDuration::from_millis(1);
         let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
         Clients::new(
             &config,
             policy,
-            StreamFamily::new(1, 0, StreamKind::Jitter),
+            (
+                StreamFamily::new(1, 0, StreamKind::Jitter),
+                StreamFamily::new(1, 0, StreamKind::Throttle),
+            ),
+            2,
             2,
         )
     }
@@ -581,6 +691,24 @@ mod tests {
             !c.awaits(1, 0),
             "tag 0 of a wrapped counter is never awaited"
         );
+    }
+
+    /// What the adaptive throttle counts as accepted: any answer but an overload rejection.
+    #[test]
+    fn accepts_are_answers_other_than_overload() {
+        for (outcome, yes) in [
+            (Outcome::Success, true),
+            (Outcome::Status(500), true),
+            (Outcome::Status(409), true),
+            (Outcome::Status(502), true),
+            (Outcome::Status(429), false),
+            (Outcome::Status(503), false),
+            (Outcome::Timeout, false),
+            (Outcome::Connection, false),
+            (Outcome::Fatal, false),
+        ] {
+            assert_eq!(accepted(outcome), yes, "{outcome:?}");
+        }
     }
 
     /// The client array is touched on nearly every event: keep a client small.

@@ -13,11 +13,12 @@ use super::meter::Meter;
 use super::metrics::{Ending, RunResult};
 use super::model::{Model, RunSpec};
 use super::network::Network;
+use super::profile::Arrivals;
 use super::queue::EventQueue;
 use super::server::{Admission, Server, Visit};
-use super::workload::{PoissonSource, Workload, burst_times, exponential};
+use super::workload::{PoissonSource, Workload, burst_times, client_profile, exponential};
 use crate::policy::Outcome;
-use crate::rng::{StreamFamily, StreamKind};
+use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
 
 /// Simulates one (point, strategy, replication).
@@ -42,6 +43,9 @@ struct Sim<'a> {
     think: StreamFamily,
     /// The open-loop source of a Poisson workload.
     poisson: Option<PoissonSource>,
+    /// The persistent sources of a `poisson_clients` workload: arrivals (relative to the
+    /// workload's start) and their stream.
+    sources: Vec<(Arrivals, SimRng)>,
 }
 
 impl<'a> Sim<'a> {
@@ -51,13 +55,20 @@ impl<'a> Sim<'a> {
         let (seed, rep) = (spec.seed, spec.replication);
         let family = |kind| StreamFamily::new(seed, rep, kind);
         let initial = model.workload.initial_clients();
-        let policy = model.client.retry_policy(spec.strategy.backoff.clone());
+        let client = spec.strategy.client_config(&model.client);
+        let policy = client.retry_policy(spec.strategy.backoff.clone());
         let mut sim = Sim {
             model,
             horizon: SimTime(model.horizon.as_nanos()),
             now: SimTime::ZERO,
             queue: EventQueue::with_capacity(1024),
-            clients: Clients::new(&model.client, policy, family(StreamKind::Jitter), initial),
+            clients: Clients::new(
+                &client,
+                policy,
+                (family(StreamKind::Jitter), family(StreamKind::Throttle)),
+                initial,
+                model.workload.owners(),
+            ),
             network: Network::new(model.latency, family(StreamKind::Network), initial as usize),
             server: Server::new(
                 &model.server,
@@ -68,6 +79,7 @@ impl<'a> Sim<'a> {
             meter: Meter::new(model.bucket, model.horizon),
             think: family(StreamKind::Think),
             poisson: None,
+            sources: Vec::new(),
         };
         sim.schedule_workload(seed, rep);
         sim
@@ -121,6 +133,25 @@ impl<'a> Sim<'a> {
                     .reserve(self.model.workload.expected_requests().min(1 << 24));
                 self.poisson = Some(source);
             }
+            Workload::PoissonClients {
+                clients,
+                ref rate,
+                start,
+                duration,
+            } => {
+                let streams = StreamFamily::new(seed, rep, StreamKind::Arrivals);
+                let profile = client_profile(rate);
+                for s in 0..clients {
+                    let mut rng = streams.get(s as u64, 1);
+                    let mut arrivals = profile.arrivals(SimTime(duration.as_nanos()));
+                    if let Some(t) = arrivals.next_arrival(&mut rng) {
+                        self.queue.push(t + start, Event::SourceArrival(s));
+                    }
+                    self.sources.push((arrivals, rng));
+                }
+                self.clients
+                    .reserve(self.model.workload.expected_requests().min(1 << 24));
+            }
         }
     }
 
@@ -148,6 +179,7 @@ impl<'a> Sim<'a> {
             }
             Event::Timeout(c, tag) => self.timeout(c, tag),
             Event::NextArrival => self.next_arrival(),
+            Event::SourceArrival(s) => self.source_arrival(s),
             Event::ReadReply(c, tag) => self.read_reply(c, tag),
             Event::WriteArrive(c, tag) => self.write_arrive(c, tag),
         }
@@ -189,6 +221,20 @@ impl<'a> Sim<'a> {
         if let Some(next) = next {
             self.queue.push(next, Event::NextArrival);
         }
+        self.start_request(c);
+    }
+
+    /// A request of persistent source `s`: a new client slot owned by `s`.
+    fn source_arrival(&mut self, s: u32) {
+        let Workload::PoissonClients { start, .. } = self.model.workload else {
+            return;
+        };
+        let (arrivals, rng) = &mut self.sources[s as usize];
+        if let Some(t) = arrivals.next_arrival(rng) {
+            self.queue.push(t + start, Event::SourceArrival(s));
+        }
+        let c = self.clients.add_owned(s);
+        self.network.add_client();
         self.start_request(c);
     }
 
@@ -403,13 +449,13 @@ mod tests {
 
     use super::*;
     use crate::backoff::{Backoff, Jitter};
-    use crate::policy::{Idempotency, RetryAfterPolicy, RetryOn};
     use crate::sim::client::ClientConfig;
     use crate::sim::dist::Dist;
     use crate::sim::metrics::Counts;
     use crate::sim::model::Strategy;
     use crate::sim::recovery::RecoveryConfig;
     use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
+    use crate::sim::workload::PoissonRate;
 
     fn ms(n: u64) -> SimDuration {
         SimDuration::from_millis(n)
@@ -449,17 +495,7 @@ mod tests {
             workload,
             server,
             latency,
-            client: ClientConfig {
-                timeout: None,
-                deadline: None,
-                max_attempts: Some(1),
-                retry_on: RetryOn::default(),
-                retry_after: RetryAfterPolicy::default(),
-                idempotency: Idempotency::Idempotent,
-                budget: None,
-                breaker: None,
-                concurrency: None,
-            },
+            client: ClientConfig::bare(Some(1)),
             faults: Vec::new(),
             bucket: ms(10),
             trigger: None,
@@ -470,10 +506,10 @@ mod tests {
     /// Runs `model` with a constant 10 ms backoff: every event as `(ms, event)`, and the
     /// result with its time series.
     fn timeline(model: &Model) -> (Vec<(u64, Event)>, RunResult) {
-        let strategy = Strategy {
-            name: "constant".into(),
-            backoff: Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
-        };
+        let strategy = Strategy::new(
+            "constant",
+            Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
+        );
         let mut sim = Sim::new(RunSpec {
             model,
             strategy: &strategy,
@@ -665,10 +701,10 @@ mod tests {
     fn tampered(steps: usize, tamper: impl FnOnce(&mut Sim)) -> RunResult {
         let mut m = model(burst(2), queue(1, None, 10), constant(1));
         m.client.max_attempts = Some(3);
-        let strategy = Strategy {
-            name: "constant".into(),
-            backoff: Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
-        };
+        let strategy = Strategy::new(
+            "constant",
+            Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
+        );
         let mut sim = Sim::new(RunSpec {
             model: &m,
             strategy: &strategy,
@@ -737,5 +773,199 @@ mod tests {
         );
         assert_eq!(r.counts.succeeded, 2);
         assert_eq!(r.latency_mean_ms, 15.0);
+    }
+
+    // Guards through the simulator: hand-computed runs of the throttle and Brooker's budgets.
+
+    use crate::policy::BudgetConfig;
+    use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
+    use crate::policy::throttle::ThrottleConfig;
+    use crate::sim::client::Scope;
+    use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
+    use rand::RngExt;
+
+    /// Every attempt of the whole run is answered 503 at once.
+    fn outage() -> Vec<Fault> {
+        vec![Fault {
+            kind: FaultKind::Outage(OutageAnswer::Status(503)),
+            start: SimTime::ZERO,
+            end: SimTime::ZERO + SimDuration::from_secs(3600),
+        }]
+    }
+
+    /// Runs `model` with immediate retries (`jitter = "none"`), seed 1, replication 0.
+    fn run_immediate(model: &Model) -> RunResult {
+        let strategy = Strategy::new(
+            "none",
+            Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap(),
+        );
+        let r = run(RunSpec {
+            model,
+            strategy: &strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: false,
+        });
+        assert!(r.check_conservation(), "{:?}", r.counts);
+        r
+    }
+
+    #[test]
+    fn throttle_rejects_with_the_book_probability_drawn_from_its_own_stream() {
+        // Eight clients send at t = 0 over a 1 ms network into a total outage; the shared
+        // throttle (K = 2) has seen no accept yet, so client i (0-based) meets i requests and
+        // 0 accepts: p = i / (i + 1), one uniform drawn per client after the first.
+        let mut m = model(burst(8), queue(1, None, 10), constant(1));
+        m.faults = outage();
+        m.client.throttle = Some((ThrottleConfig::default(), Scope::Shared));
+        let r = run_immediate(&m);
+        let mut rng = StreamFamily::new(1, 0, StreamKind::Throttle).get(0, 0);
+        let expected = (1..8u32)
+            .filter(|&i| rng.random::<f64>() < f64::from(i) / f64::from(i + 1))
+            .count() as u64;
+        assert!((1..7).contains(&expected), "a mixed case: {expected}");
+        assert_eq!(r.counts.throttled, expected);
+        // A throttled attempt is never sent; the sent ones end by the 503 (max_attempts 1).
+        assert_eq!(r.counts.attempts, 8 - expected);
+        assert_eq!(r.counts.gave_up_attempts, 8 - expected);
+    }
+
+    #[test]
+    fn throttle_of_a_healthy_backend_changes_nothing() {
+        // Instant answers, all accepted: requests - 2 accepts < 0 before every attempt, so
+        // nothing is rejected and no number drawn; the run is the run without a throttle.
+        let mut m = model(
+            Workload::Poisson {
+                rate: PoissonRate::Constant(200.0),
+                start: SimDuration::ZERO,
+                duration: SimDuration::from_secs(5),
+            },
+            queue(4, None, 1),
+            constant(0),
+        );
+        let plain = run_immediate(&m);
+        m.client.throttle = Some((ThrottleConfig::default(), Scope::Client));
+        let throttled = run_immediate(&m);
+        assert!(plain.counts.requests > 500);
+        assert_eq!(throttled.counts, plain.counts);
+        assert_eq!(throttled.events, plain.events);
+    }
+
+    #[test]
+    fn adaptive_bucket_shared_by_a_burst() {
+        // Ten clients begin at t = 0: ten deposits into a full bucket leave it at 5. Their
+        // first attempts fail at 2 ms, in client order: clients 0-3 take a token each
+        // (5 -> 1), client 4 finds exactly 1 token (not more than 1) and so do the rest. The
+        // four retries fail at 4 ms with the bucket at 1: 14 attempts, all ended by the budget.
+        let mut m = model(burst(10), queue(1, None, 10), constant(1));
+        m.faults = outage();
+        m.client.max_attempts = None;
+        m.client.budget = Some((
+            BudgetConfig::Adaptive(AdaptiveBucketConfig::default()),
+            Scope::Shared,
+        ));
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 14);
+        assert_eq!(r.counts.gave_up_budget, 10);
+    }
+
+    #[test]
+    fn adaptive_bucket_carries_across_a_persistent_clients_requests() {
+        // One persistent Poisson client, instant network and retries, every attempt failing:
+        // request 1 spends the 4 tokens above 1; request 2 brings 1.1 (one retry, 0.1 left);
+        // then every tenth request (12, 22, ...) is back at 1.1 and earns one retry. So R
+        // requests make R + 4 + 1 + (R - 2) / 10 attempts.
+        let mut m = model(
+            Workload::PoissonClients {
+                clients: 1,
+                rate: PoissonRate::Constant(5.0),
+                start: SimDuration::ZERO,
+                duration: SimDuration::from_secs(20),
+            },
+            queue(1, None, 10),
+            constant(0),
+        );
+        m.faults = outage();
+        m.client.max_attempts = None;
+        m.client.budget = Some((
+            BudgetConfig::Adaptive(AdaptiveBucketConfig::default()),
+            Scope::Client,
+        ));
+        let r = run_immediate(&m);
+        let n = r.counts.requests;
+        assert!(n > 50, "{n}");
+        assert_eq!(r.counts.attempts, n + 5 + (n - 2) / 10);
+        assert_eq!(r.counts.gave_up_budget, n);
+        // Per client: two persistent clients spend two start-up allowances.
+        m.workload = Workload::PoissonClients {
+            clients: 2,
+            rate: PoissonRate::Constant(2.5),
+            start: SimDuration::ZERO,
+            duration: SimDuration::from_secs(20),
+        };
+        let two = run_immediate(&m);
+        let extra = two.counts.attempts - two.counts.requests;
+        assert!(
+            (8..=8 + 2 + two.counts.requests / 10).contains(&extra),
+            "{extra}"
+        );
+    }
+
+    #[test]
+    fn retry_breaker_counts_the_failure_before_deciding() {
+        // Ten clients begin at t = 0 (10 requests); their first attempts fail at 2 ms in
+        // client order. Client 0 makes it 1 failure in 10 requests: 0.1 is not above 0.1, so
+        // it retries; client 1 makes it 2 / 10 and stops, as do the rest. Client 0's retry
+        // fails at 4 ms (11 / 10): 11 attempts, every request ended by the breaker's budget.
+        let mut m = model(burst(10), queue(1, None, 10), constant(1));
+        m.faults = outage();
+        m.client.max_attempts = Some(4);
+        m.client.budget = Some((
+            BudgetConfig::RetryBreaker(RetryBreakerConfig::default()),
+            Scope::Shared,
+        ));
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 11);
+        assert_eq!(r.counts.gave_up_budget, 10);
+        // Per client (the kind's default), each breaker sees 1 failure in 1 request: no retry.
+        m.client.budget = Some((
+            BudgetConfig::RetryBreaker(RetryBreakerConfig::default()),
+            Scope::Client,
+        ));
+        let r = run_immediate(&m);
+        assert_eq!((r.counts.attempts, r.counts.gave_up_budget), (10, 10));
+    }
+
+    #[test]
+    fn a_strategy_overrides_the_point_budget_and_attempts() {
+        let mut m = model(burst(10), queue(1, None, 10), constant(1));
+        m.faults = outage();
+        m.client.max_attempts = Some(3);
+        let strategy = Strategy {
+            name: "breaker".into(),
+            backoff: Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap(),
+            client: crate::sim::ClientOverrides {
+                max_attempts: Some(Some(4)),
+                budget: Some(Some((
+                    BudgetConfig::RetryBreaker(RetryBreakerConfig::default()),
+                    Scope::Shared,
+                ))),
+            },
+        };
+        let spec = |strategy| RunSpec {
+            model: &m,
+            strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: false,
+        };
+        let r = run(spec(&strategy));
+        assert_eq!((r.counts.attempts, r.counts.gave_up_budget), (11, 10));
+        // Without the overrides: three attempts each, no budget.
+        let plain = run_immediate(&m);
+        assert_eq!(
+            (plain.counts.attempts, plain.counts.gave_up_attempts),
+            (30, 10)
+        );
     }
 }

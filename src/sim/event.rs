@@ -27,4 +27,6 @@ pub enum Event {
     ReadReply(u32, u32),
     /// The conditional write of attempt `.1` reaches the row (OCC server).
     WriteArrive(u32, u32),
+    /// Persistent source `.0` of a `poisson_clients` workload sends a new request.
+    SourceArrival(u32),
 }

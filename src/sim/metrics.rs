@@ -1,10 +1,10 @@
 //! What one run measures: request outcomes, attempts, latency, peaks, the time series.
 //!
 //! Every request ends exactly once, in one of the outcome counters, or is still unfinished
-//! when the clock stops: `succeeded + failed + gave_up_* + rejected_by_breaker + unfinished =
-//! requests` ([`RunResult::conservation`]). Each side is counted on its own (endings as they
-//! happen, unfinished requests at the horizon, client by client) and the client ledger refuses
-//! a second ending, so the check observes the engine rather than restating its arithmetic.
+//! when the clock stops: `succeeded + failed + gave_up_* + rejected_by_breaker + throttled +
+//! unfinished = requests` ([`RunResult::conservation`]). Each side is counted on its own (endings
+//! as they happen, unfinished requests at the horizon, client by client) and the client ledger
+//! refuses a second ending, so the check observes the engine rather than restating its arithmetic.
 
 use hdrhistogram::Histogram;
 
@@ -26,6 +26,8 @@ pub enum Ending {
     GaveUpBudget,
     /// The circuit breaker refused the attempt.
     RejectedByBreaker,
+    /// The client's adaptive throttle rejected the attempt locally (it was never sent).
+    Throttled,
 }
 
 /// Request outcome counts.
@@ -47,6 +49,8 @@ pub struct Counts {
     pub gave_up_budget: u64,
     /// See [`Ending::RejectedByBreaker`].
     pub rejected_by_breaker: u64,
+    /// See [`Ending::Throttled`].
+    pub throttled: u64,
     /// Started but not ended when the clock stopped.
     pub unfinished: u64,
 }
@@ -61,6 +65,7 @@ impl Counts {
             Ending::GaveUpDeadline => &mut self.gave_up_deadline,
             Ending::GaveUpBudget => &mut self.gave_up_budget,
             Ending::RejectedByBreaker => &mut self.rejected_by_breaker,
+            Ending::Throttled => &mut self.throttled,
         } += 1;
     }
 
@@ -72,6 +77,7 @@ impl Counts {
             + self.gave_up_deadline
             + self.gave_up_budget
             + self.rejected_by_breaker
+            + self.throttled
     }
 }
 
@@ -143,6 +149,11 @@ impl TimeSeries {
     /// True when there are no buckets.
     pub fn is_empty(&self) -> bool {
         self.arrivals.is_empty()
+    }
+
+    /// The re-synchronisation measure of the retries, per bucket (see [`super::resync`]).
+    pub fn retry_dispersion(&self) -> Vec<Option<f64>> {
+        super::resync::dispersion(&self.retries, super::resync::window_buckets(self.bucket))
     }
 
     /// Keeps the first `buckets` buckets.

@@ -9,7 +9,7 @@
 //!
 //! Layout, each module using only those listed before it:
 //! - inputs and vocabulary: [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
-//!   [`metrics`] (what a run measures), `answer` (what comes back for an attempt);
+//!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt);
 //! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
 //!   delays), `server` (admission, service, OCC), `client` (the request state machine around
 //!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod profile;
 pub mod queue;
 pub mod recovery;
+pub mod resync;
 pub mod work;
 pub mod workload;
 
@@ -37,5 +38,5 @@ mod server;
 pub use client::{ClientConfig, Scope};
 pub use engine::run;
 pub use metrics::{Counts, Ending, RunResult, TimeSeries};
-pub use model::{Model, RunSpec, Strategy};
+pub use model::{ClientOverrides, Model, RunSpec, Strategy};
 pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};

@@ -1,13 +1,14 @@
 //! What one run simulates: the validated [`Model`] of a point, the [`Strategy`] under
 //! comparison, and the [`RunSpec`] that names a (point, strategy, replication).
 
-use super::client::ClientConfig;
+use super::client::{ClientConfig, Scope};
 use super::dist::Dist;
 use super::faults::Fault;
 use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
 use crate::backoff::Backoff;
+use crate::policy::BudgetConfig;
 use crate::time::{SimDuration, SimTime};
 
 /// Everything about a point except the backoff strategy: validated, ready to run.
@@ -41,6 +42,49 @@ pub struct Strategy {
     pub name: String,
     /// The validated backoff policy.
     pub backoff: Backoff,
+    /// Client keys this strategy sets for itself, over the point's `[client]`.
+    pub client: ClientOverrides,
+}
+
+/// Client keys a strategy sets for itself (`max_attempts`, `budget` in its
+/// `[[backoff.strategies]]` table), so that strategies differing in more than their backoff
+/// can be compared at one point. `None` keeps the point's value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientOverrides {
+    /// Attempts including the first (`Some(None)`: unlimited).
+    pub max_attempts: Option<Option<u32>>,
+    /// A retry budget and its scope (`Some(None)`: none).
+    pub budget: Option<Option<(BudgetConfig, Scope)>>,
+}
+
+impl ClientOverrides {
+    /// True when the strategy overrides nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == ClientOverrides::default()
+    }
+}
+
+impl Strategy {
+    /// A strategy that differs from the others in its backoff only.
+    pub fn new(name: impl Into<String>, backoff: Backoff) -> Strategy {
+        Strategy {
+            name: name.into(),
+            backoff,
+            client: ClientOverrides::default(),
+        }
+    }
+
+    /// The client side this strategy runs with: `base` with its overrides applied.
+    pub fn client_config(&self, base: &ClientConfig) -> ClientConfig {
+        let mut c = base.clone();
+        if let Some(max) = self.client.max_attempts {
+            c.max_attempts = max;
+        }
+        if let Some(budget) = self.client.budget {
+            c.budget = budget;
+        }
+        c
+    }
 }
 
 /// What [`run`](crate::sim::run) simulates.

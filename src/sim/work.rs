@@ -64,11 +64,12 @@ pub fn estimate(model: &Model, backoff: &Backoff) -> Work {
     let per_request = |attempts: f64| attempts * EVENTS_PER_ATTEMPT + 1.0;
     let (requests, clients) = match model.workload {
         Workload::Burst { clients, .. } => (f64::from(clients), f64::from(clients)),
-        Workload::Poisson {
-            ref rate, duration, ..
-        } => {
-            // The peak rate throughout: an upper bound for a profile, exact for a constant.
-            let peak = rate.points().iter().map(|&(_, r)| r).fold(0.0, f64::max);
+        Workload::Poisson { duration, .. } | Workload::PoissonClients { duration, .. } => {
+            // The peak offered rate throughout: an upper bound for a profile, exact for a
+            // constant. Every request of either kind takes a client slot of its own.
+            let peak = model.workload.poisson_profile().map_or(0.0, |(p, ..)| {
+                p.points().iter().map(|&(_, r)| r).fold(0.0, f64::max)
+            });
             let n = peak * duration.as_secs_f64().min(model.horizon.as_secs_f64());
             (n, n)
         }

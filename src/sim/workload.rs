@@ -5,10 +5,15 @@
 //!   request its own client; the rate is a number, a number with a spike, or a piecewise
 //!   profile ([`PoissonRate`], generated exactly by [`super::profile`]);
 //! - `closed`: `clients` clients that loop forever: think (exponential, mean `think`), request,
-//!   outcome, think again.
+//!   outcome, think again;
+//! - `poisson_clients`: `clients` persistent open-loop clients, each an independent Poisson
+//!   source of `rate` requests per second from `start` for `duration`. A client's requests may
+//!   overlap (open loop), and its per-client guards (budget, breaker, throttle with `scope =
+//!   "client"`) carry across all of them.
 //!
-//! Arrival times come from the `Arrivals` stream and think times from each client's `Think`
-//! stream, so every strategy at a point sees the same arrivals.
+//! Arrival times come from the `Arrivals` stream (source `s` of `poisson_clients`: its entity
+//! `(s, 1)`) and think times from each client's `Think` stream, so every strategy at a point
+//! sees the same arrivals.
 
 use rand::RngExt;
 
@@ -100,6 +105,18 @@ pub enum Workload {
         /// When the clients begin thinking.
         start: SimDuration,
     },
+    /// Persistent open-loop clients, each its own Poisson source.
+    PoissonClients {
+        /// How many clients (sources).
+        clients: u32,
+        /// Requests per second of each client: a constant or a profile, the same for every
+        /// client, its times counted from `start`.
+        rate: PoissonRate,
+        /// When arrivals begin.
+        start: SimDuration,
+        /// How long arrivals go on.
+        duration: SimDuration,
+    },
 }
 
 impl Workload {
@@ -109,14 +126,24 @@ impl Workload {
             Workload::Burst { .. } => "burst",
             Workload::Poisson { .. } => "poisson",
             Workload::Closed { .. } => "closed",
+            Workload::PoissonClients { .. } => "poisson_clients",
         }
     }
 
-    /// How many clients exist from the start (Poisson clients are created as they arrive).
+    /// How many clients exist from the start (open-loop requests are created as they arrive).
     pub fn initial_clients(&self) -> u32 {
         match *self {
             Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => clients,
-            Workload::Poisson { .. } => 0,
+            Workload::Poisson { .. } | Workload::PoissonClients { .. } => 0,
+        }
+    }
+
+    /// How many owners of per-client guards exist from the start: the initial clients, or the
+    /// persistent sources of `poisson_clients`.
+    pub fn owners(&self) -> u32 {
+        match *self {
+            Workload::PoissonClients { clients, .. } => clients,
+            _ => self.initial_clients(),
         }
     }
 
@@ -124,27 +151,40 @@ impl Workload {
     pub fn expected_requests(&self) -> usize {
         match self {
             Workload::Burst { clients, .. } | Workload::Closed { clients, .. } => *clients as usize,
-            Workload::Poisson { .. } => self
-                .poisson_profile()
-                .map_or(0.0, |(p, start, end)| p.expected_arrivals(start, end))
-                .min(1e7) as usize,
+            Workload::Poisson { .. } | Workload::PoissonClients { .. } => {
+                self.poisson_profile()
+                    .map_or(0.0, |(p, start, end)| p.expected_arrivals(start, end))
+                    .min(1e7) as usize
+            }
         }
     }
 
-    /// A Poisson workload's rate profile on the run's clock, and the span `[start, end)` of
-    /// its arrivals; `None` for other kinds.
+    /// An open workload's offered rate profile on the run's clock (for `poisson_clients`, all
+    /// clients together), and the span `[start, end)` of its arrivals; `None` for other kinds.
     pub fn poisson_profile(&self) -> Option<(RateProfile, SimTime, SimTime)> {
-        let Workload::Poisson {
-            rate,
-            start,
-            duration,
-        } = self
-        else {
-            return None;
+        let (rate, start, duration, clients) = match self {
+            Workload::Poisson {
+                rate,
+                start,
+                duration,
+            } => (rate, start, duration, 1.0),
+            Workload::PoissonClients {
+                clients,
+                rate,
+                start,
+                duration,
+            } => (rate, start, duration, f64::from(*clients)),
+            _ => return None,
         };
         // Checked when the scenario was: the profile exists.
-        let profile = rate.profile(*start).ok()?;
         let from = SimTime(start.as_nanos());
+        let profile = RateProfile::new(
+            rate.points()
+                .into_iter()
+                .map(|(t, r)| (from + t, r * clients))
+                .collect(),
+        )
+        .ok()?;
         Some((profile, from, from + *duration))
     }
 
@@ -161,6 +201,13 @@ impl Workload {
             .map(|(a, b)| (a, b.min(end)))
             .collect()
     }
+}
+
+/// The rate profile of each source of a `poisson_clients` workload, its times counted from
+/// the workload's start.
+pub(crate) fn client_profile(rate: &PoissonRate) -> RateProfile {
+    rate.profile(SimDuration::ZERO)
+        .expect("workload.rate is checked by the scenario")
 }
 
 /// Draws an exponential gap with the given mean.

@@ -49,7 +49,8 @@ pub struct UnitRecord {
     /// Master seed.
     pub seed: u64,
     /// Request outcome counts (stored as the array `[requests, attempts, succeeded, failed,
-    /// gave_up_attempts, gave_up_deadline, gave_up_budget, rejected_by_breaker, unfinished]`).
+    /// gave_up_attempts, gave_up_deadline, gave_up_budget, rejected_by_breaker, unfinished,
+    /// throttled]`; a journal written before `throttled` existed has 9 and reads it as 0).
     #[serde(with = "counts_array")]
     pub counts: Counts,
     /// Peak attempts per bucket.
@@ -142,7 +143,7 @@ mod counts_array {
     use crate::sim::Counts;
 
     /// The counters in array order.
-    const ORDER: [fn(&mut Counts) -> &mut u64; 9] = [
+    const ORDER: [fn(&mut Counts) -> &mut u64; 10] = [
         |c| &mut c.requests,
         |c| &mut c.attempts,
         |c| &mut c.succeeded,
@@ -152,6 +153,7 @@ mod counts_array {
         |c| &mut c.gave_up_budget,
         |c| &mut c.rejected_by_breaker,
         |c| &mut c.unfinished,
+        |c| &mut c.throttled,
     ];
 
     pub fn serialize<S: Serializer>(c: &Counts, s: S) -> Result<S::Ok, S::Error> {
@@ -160,7 +162,13 @@ mod counts_array {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Counts, D::Error> {
-        let values = <[u64; 9]>::deserialize(d)?;
+        let values = Vec::<u64>::deserialize(d)?;
+        if !(ORDER.len() - 1..=ORDER.len()).contains(&values.len()) {
+            return Err(serde::de::Error::invalid_length(
+                values.len(),
+                &"9 or 10 counts",
+            ));
+        }
         let mut c = Counts::default();
         for (field, value) in ORDER.iter().zip(values) {
             *field(&mut c) = value;
@@ -446,7 +454,7 @@ mod tests {
     use super::*;
 
     /// A record as the first journals wrote it, counts as a plain array.
-    const LINE: &str = r#"{"unit":3,"point":0,"strategy":1,"replication":1,"seed":11,"counts":[10,25,8,1,0,0,0,0,1],"peak_arrivals":7,"peak_retries":4,"makespan_ns":2500000,"server_busy_share":0.5,"wasted_work_share":0.0,"retry_after_share":0.0,"events":99,"by_attempt":[5,3],"latency_mean_ms":2.5,"latency_us":[[1000,4],[3000,4]],"series":null}"#;
+    const LINE: &str = r#"{"unit":3,"point":0,"strategy":1,"replication":1,"seed":11,"counts":[10,25,8,1,0,0,0,0,1,2],"peak_arrivals":7,"peak_retries":4,"makespan_ns":2500000,"server_busy_share":0.5,"wasted_work_share":0.0,"retry_after_share":0.0,"events":99,"by_attempt":[5,3],"latency_mean_ms":2.5,"latency_us":[[1000,4],[3000,4]],"series":null}"#;
 
     #[test]
     fn counts_are_named_in_memory_and_an_array_on_disk() {
@@ -459,10 +467,16 @@ mod tests {
                 succeeded: 8,
                 failed: 1,
                 unfinished: 1,
+                throttled: 2,
                 ..Counts::default()
             }
         );
         assert_eq!(serde_json::to_string(&r).unwrap(), LINE);
-        assert!(serde_json::from_str::<UnitRecord>(&LINE.replace("0,0,1]", "0,1]")).is_err());
+        // A journal from before `throttled` (9 counts) reads it as 0; fewer is an error.
+        let old: UnitRecord = serde_json::from_str(&LINE.replace("0,0,1,2]", "0,0,1]")).unwrap();
+        assert_eq!(old.counts.throttled, 0);
+        assert_eq!(old.counts.unfinished, 1);
+        assert!(serde_json::from_str::<UnitRecord>(&LINE.replace("0,0,1,2]", "0,1]")).is_err());
+        assert!(serde_json::from_str::<UnitRecord>(&LINE.replace("1,2]", "1,2,3]")).is_err());
     }
 }

@@ -259,7 +259,7 @@ fn a_misspelt_name_suggests_the_closest_builtins() {
         ),
         (
             &["init", "brooker", "x.toml"],
-            &["did you mean brooker-2015 or brooker-2015-sweep?"],
+            &["did you mean brooker-2015, brooker-2015-sweep or brooker-2022-budgets?"],
         ),
         (
             &["run", "zzz"],

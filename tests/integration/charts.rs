@@ -190,7 +190,7 @@ fn t95(df: u32) -> f64 {
 
 /// The summary metrics as DESIGN §6 writes them, copied here on purpose rather than taken from
 /// the library: the fixtures follow the contract, not the code under test.
-const METRICS: [&str; 24] = [
+const METRICS: [&str; 25] = [
     "requests",
     "attempts",
     "amplification",
@@ -200,6 +200,7 @@ const METRICS: [&str; 24] = [
     "gave_up_deadline",
     "gave_up_budget",
     "rejected_by_breaker",
+    "throttled",
     "unfinished",
     "success_rate",
     "latency_mean_ms",
@@ -266,7 +267,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
         String::new()
     };
     let mut timeseries = format!(
-        "point,strategy{ts_keys},t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system\n"
+        "point,strategy{ts_keys},t_ms,arrivals,first_attempts,retries,successes,rejections,timeouts,in_system,retry_dispersion\n"
     );
     let mut attempts = format!("point,strategy{key_header},attempt,succeeded,share\n");
     let mut latency = format!("point,strategy{key_header},latency_ms,cdf\n");
@@ -313,6 +314,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     0.0,
                     0.0,
                     0.0,
+                    0.0,
                     run.unfinished as f64,
                     succeeded / run.requests as f64,
                     if lat.is_empty() {
@@ -351,7 +353,8 @@ fn write_folder(dir: &Path, spec: &Spec) {
                     for (b, bucket) in run.buckets.iter().enumerate() {
                         writeln!(
                             timeseries,
-                            "{pi},{}{},{},{},{},{},{},{},0,{}",
+                            // retry_dispersion left empty: the fixtures draw no resync chart.
+                            "{pi},{}{},{},{},{},{},{},{},0,{},",
                             jitter.name(),
                             if spec.sweep_in_timeseries {
                                 vals.as_str()

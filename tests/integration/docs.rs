@@ -132,7 +132,18 @@ fn table_keys(prefix: &str, table: &Table, out: &mut BTreeSet<String>) {
 }
 
 /// Scenarios that together use every optional table and every kind of every `kind` key.
-const EVERYTHING: [&str; 5] = [
+const EVERYTHING: [&str; 6] = [
+    r#"
+        [workload]
+        kind = "poisson_clients"
+        [client]
+        throttle = {}
+        [backoff]
+        strategies = [
+            { name = "bucket", jitter = "full", max_attempts = "unlimited", budget = { kind = "adaptive" } },
+            { name = "breaker", jitter = "full", budget = { kind = "retry_breaker" } },
+        ]
+    "#,
     r#"
         [workload]
         kind = "poisson"

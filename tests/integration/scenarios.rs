@@ -133,6 +133,7 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                 + num(row, "failed")
                 + gave_up
                 + num(row, "rejected_by_breaker")
+                + num(row, "throttled")
                 + num(row, "unfinished");
             assert_eq!(
                 ended, requests,

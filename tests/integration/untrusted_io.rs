@@ -306,7 +306,7 @@ fn journal_records_are_checked_against_the_plan() {
             2,
             "\"arrivals\":[",
             "\"arrivals\":[1,",
-            "line 2, column 576: `series` has columns of [102, 101, 101, 101, 101, 101, 101] buckets",
+            "line 2, column 578: `series` has columns of [102, 101, 101, 101, 101, 101, 101] buckets",
         ),
         (
             2,

@@ -16,7 +16,7 @@
 
 use jitterlab::metric::Metric;
 use jitterlab::scenario::ScenarioDoc;
-use jitterlab::sim::{self, Model, RunResult, RunSpec, ServerConfig};
+use jitterlab::sim::{self, Model, RunResult, RunSpec, ServerConfig, Strategy as SimStrategy};
 use jitterlab::stats::{Estimate, estimate};
 use proptest::prelude::*;
 
@@ -363,8 +363,10 @@ fn occ_reproduces_brooker_orderings() {
 // ---------------------------------------------------------------------------------------
 
 /// Checks what every run must satisfy, whatever the scenario.
-fn check_invariants(label: &str, model: &Model, r: &RunResult) {
+fn check_invariants(label: &str, model: &Model, strategy: &SimStrategy, r: &RunResult) {
     let c = &r.counts;
+    // The client side this strategy ran with (its own max_attempts and budget, if any).
+    let client = strategy.client_config(&model.client);
     let ctx = || format!("{label}: {c:?}");
     // Every request ended exactly once or is unfinished.
     assert!(r.check_conservation(), "conservation broken: {}", ctx());
@@ -381,7 +383,7 @@ fn check_invariants(label: &str, model: &Model, r: &RunResult) {
     }
     // Requests that succeeded, failed or were stopped by the budget made at least one
     // attempt; a request out of attempts made exactly max_attempts.
-    let max = model.client.max_attempts;
+    let max = client.max_attempts;
     let floor = c.succeeded
         + c.failed
         + c.gave_up_budget
@@ -403,13 +405,16 @@ fn check_invariants(label: &str, model: &Model, r: &RunResult) {
         None => assert_eq!(c.gave_up_attempts, 0, "no attempt limit: {}", ctx()),
     }
     // Endings only a configured guard can produce.
-    if model.client.budget.is_none() {
+    if client.budget.is_none() {
         assert_eq!(c.gave_up_budget, 0, "no budget: {}", ctx());
     }
-    if model.client.breaker.is_none() {
+    if client.breaker.is_none() {
         assert_eq!(c.rejected_by_breaker, 0, "no breaker: {}", ctx());
     }
-    if model.client.deadline.is_none() {
+    if client.throttle.is_none() {
+        assert_eq!(c.throttled, 0, "no throttle: {}", ctx());
+    }
+    if client.deadline.is_none() {
         assert_eq!(c.gave_up_deadline, 0, "no deadline: {}", ctx());
     }
     // Peaks: retries are a subset of arrivals, arrivals a subset of attempts.
@@ -504,7 +509,7 @@ fn check_doc(label: &str, doc: &ScenarioDoc) -> Vec<(String, RunResult)> {
                     "{label} [point {} {} rep {replication}]",
                     point.index, strategy.name
                 );
-                check_invariants(&label, &s.model, &r);
+                check_invariants(&label, &s.model, strategy, &r);
                 out.push((label, r));
             }
         }
@@ -533,6 +538,36 @@ fn conservation_in_every_sim_file_reduced() {
 
 /// Small scenarios exercising every guard, fault kind, workload and server option.
 const DIVERSE: &[(&str, &str)] = &[
+    (
+        "persistent clients: throttles and Brooker's budgets per client",
+        r#"horizon = "30s"
+[workload]
+kind = "poisson_clients"
+clients = 20
+rate = 40.0
+duration = "3s"
+[server]
+workers = 8
+queue = 20
+service = { dist = "exponential", mean = "20ms" }
+[network]
+latency = { dist = "exponential", mean = "2ms" }
+[client]
+timeout = "200ms"
+throttle = { k = 1.5, window = "2s", scope = "client" }
+[backoff]
+strategies = [
+  { name = "bucket", jitter = "full", max_attempts = "unlimited", budget = { kind = "adaptive" } },
+  { name = "breaker", jitter = "full", budget = { kind = "retry_breaker", scope = "shared" } },
+  { name = "plain", jitter = "full", max_attempts = 2, budget = "off" },
+]
+[[faults]]
+kind = "errors"
+start = "1s"
+end = "2s"
+share = 0.5
+"#,
+    ),
     (
         "token-bucket budget under overload",
         r#"horizon = "30s"
@@ -865,6 +900,9 @@ fn diverse_scenarios_reach_the_endings_they_are_built_for() {
         "a request with an idempotency key is retried, not failed"
     );
     assert!(total("drop_expired under a herd", |r| r.counts.gave_up_attempts) > 0);
+    let persistent = "persistent clients: throttles and Brooker's budgets per client";
+    assert!(total(persistent, |r| r.counts.throttled) > 0);
+    assert!(total(persistent, |r| r.counts.gave_up_budget) > 0);
 }
 
 #[test]
@@ -1029,7 +1067,12 @@ proptest! {
             for strategy in &s.strategies {
                 let spec = RunSpec { model: &s.model, strategy, seed: s.seed, replication: 0, keep_series: true };
                 let r = sim::run(spec);
-                check_invariants(&format!("random {}\n{text}", strategy.name), &s.model, &r);
+                check_invariants(
+                    &format!("random {}\n{text}", strategy.name),
+                    &s.model,
+                    strategy,
+                    &r,
+                );
                 let again = sim::run(spec);
                 prop_assert_eq!(r.counts, again.counts);
                 prop_assert_eq!(r.events, again.events);
@@ -1037,4 +1080,41 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Re-synchronisation.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn retry_dispersion_separates_a_reforming_herd_from_full_jitter() {
+    // The built-in default (the thundering herd after a 5 s outage), replication 0: without
+    // jitter the retries come back as one wave per backoff step, with full jitter they arrive
+    // nearly like independent clients. The median over the run of the trailing-second index of
+    // dispersion tells them apart by orders of magnitude.
+    let builtin = jitterlab::scenario::library::get(jitterlab::scenario::library::DEFAULT)
+        .expect("the default is built in");
+    let scenario = builtin.doc().base().unwrap();
+    let median = |name: &str| {
+        let strategy = scenario.strategies.iter().find(|s| s.name == name).unwrap();
+        let r = sim::run(RunSpec {
+            model: &scenario.model,
+            strategy,
+            seed: scenario.seed,
+            replication: 0,
+            keep_series: true,
+        });
+        let mut d: Vec<f64> = r
+            .series
+            .unwrap()
+            .retry_dispersion()
+            .into_iter()
+            .flatten()
+            .collect();
+        d.sort_by(f64::total_cmp);
+        d[d.len() / 2]
+    };
+    let (herd, full) = (median("no_jitter"), median("full"));
+    assert!(herd > 1000.0, "no_jitter: {herd}");
+    assert!(full < 10.0, "full: {full}");
 }
