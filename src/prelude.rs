@@ -6,12 +6,12 @@
 //! [`std::time::Duration`] throughout.
 
 pub use crate::backoff::Jitter;
+#[cfg(feature = "tokio")]
+pub use crate::exec::tokio::{AsyncRetrier, TimedOut};
 pub use crate::exec::{
     AttemptCtx, AttemptEvent, CancelToken, Classify, Clock, Retrier, RetrierBuilder, RetryError,
     SystemClock, VirtualClock,
 };
-#[cfg(feature = "tokio")]
-pub use crate::exec::tokio::{AsyncRetrier, TimedOut};
 pub use crate::policy::{
     BreakerConfig, BudgetConfig, Decision, Idempotency, Outcome, RetryAfterMode, RetryOn,
     StopReason,

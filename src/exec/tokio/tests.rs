@@ -40,19 +40,14 @@ fn async_retrier(policy: RetryPolicy) -> AsyncRetrier {
     AsyncRetrier::new(retrier(policy))
 }
 
-/// Runs `script` through both executors with the same seed: the async events (and result),
-/// the blocking events, and the tokio time the async call took.
+/// The async call of `script`, checked against the blocking executor's with the same seed:
+/// the same events and the same result. Its events, its result and the tokio time it took.
 async fn both(
     policy: RetryPolicy,
     script: Vec<Reply>,
-) -> (
-    Vec<Seen>,
-    Result<&'static str, RetryError<Reply>>,
-    Vec<Seen>,
-    Duration,
-) {
+) -> (Vec<Seen>, Result<&'static str, RetryError<Reply>>, Duration) {
     let mut blocking = Vec::new();
-    let _ = retrier(policy.clone()).retry(
+    let blocking_result = retrier(policy.clone()).retry(
         &VirtualClock::new(),
         &CancelToken::new(),
         server(script.clone()),
@@ -65,13 +60,18 @@ async fn both(
             events.push(seen(e))
         })
         .await;
-    (events, result, blocking, began.elapsed())
+    assert_eq!(
+        events, blocking,
+        "the same decisions as the blocking executor"
+    );
+    assert_eq!(format!("{result:?}"), format!("{blocking_result:?}"));
+    (events, result, began.elapsed())
 }
 
 #[::tokio::test(start_paused = true)]
 async fn retry_after_twice_takes_four_virtual_seconds() {
     let real = std::time::Instant::now();
-    let (events, result, blocking, took) = both(policy(), too_many(2, "2")).await;
+    let (events, result, took) = both(policy(), too_many(2, "2")).await;
     assert_eq!(result.ok(), Some("ok"));
     assert_eq!(events.len(), 3, "{events:?}");
     for e in &events[..2] {
@@ -82,10 +82,6 @@ async fn retry_after_twice_takes_four_virtual_seconds() {
         assert_eq!(e.3, Decision::Retry { sleep: secs(2) });
     }
     assert_eq!(events[2].3, Decision::Done);
-    assert_eq!(
-        events, blocking,
-        "the same decisions as the blocking executor"
-    );
     assert_eq!(took, Duration::from_secs(4));
     let real = real.elapsed();
     assert!(real < Duration::from_millis(500), "{real:?} of real time");
@@ -99,7 +95,7 @@ async fn jittered_sleeps_are_the_blocking_executors() {
         ..policy()
     };
     let refused = vec![Reply::new(503, None); 5];
-    let (events, result, blocking, took) = both(p, refused).await;
+    let (events, result, took) = both(p, refused).await;
     assert!(matches!(
         result,
         Err(RetryError::Stopped {
@@ -108,7 +104,6 @@ async fn jittered_sleeps_are_the_blocking_executors() {
             ..
         })
     ));
-    assert_eq!(events, blocking);
     // Tokio's timers tick in whole milliseconds: each sleep ends on the next tick.
     let slept: Duration = events
         .iter()
@@ -127,19 +122,15 @@ async fn max_attempts_returns_the_last_error() {
         max_attempts: Some(2),
         ..policy()
     };
-    let (_, result, _, took) = both(p, too_many(2, "2")).await;
-    match result {
+    let (_, result, took) = both(p, too_many(2, "2")).await;
+    assert!(matches!(
+        result,
         Err(RetryError::Stopped {
-            reason,
-            error,
-            attempts,
-        }) => {
-            assert_eq!(reason, StopReason::Attempts);
-            assert_eq!(error, Reply::new(429, Some("2")));
-            assert_eq!(attempts, 2);
-        }
-        other => panic!("expected Stopped(Attempts), got {other:?}"),
-    }
+            reason: StopReason::Attempts,
+            error: Reply { status: 429, .. },
+            attempts: 2
+        })
+    ));
     assert_eq!(took, Duration::from_secs(2), "one wait, not two");
 }
 
@@ -179,7 +170,7 @@ async fn http_date_is_relative_to_tokio_time() {
     assert!(took >= hint.to_std() && took <= hint.to_std() + Duration::from_millis(1));
     // A date in the past means "now": the backoff alone decides.
     let past = "Mon, 01 Jan 2024 00:00:00 GMT";
-    let (events, result, _, _) = both(policy(), vec![Reply::new(503, Some(past))]).await;
+    let (events, result, _) = both(policy(), vec![Reply::new(503, Some(past))]).await;
     assert_eq!(result.ok(), Some("ok"));
     assert!(
         events[0].3.sleep().is_some_and(|s| s <= ms(50)),
@@ -189,7 +180,7 @@ async fn http_date_is_relative_to_tokio_time() {
 
 #[::tokio::test(start_paused = true)]
 async fn a_400_is_tried_once() {
-    let (events, result, _, took) = both(policy(), vec![Reply::new(400, Some("1"))]).await;
+    let (events, result, took) = both(policy(), vec![Reply::new(400, Some("1"))]).await;
     assert_eq!(events.len(), 1);
     assert!(matches!(
         result,
@@ -253,6 +244,22 @@ async fn deadline_shortens_the_attempt_timeout_and_stops_sleeping() {
     assert_eq!(began.elapsed(), Duration::from_secs(2));
 }
 
+/// A call whose attempts never answer, bounded by a minute of tokio time, so an attempt
+/// timeout that never fires fails the test instead of hanging it.
+async fn hung<E>(
+    r: &AsyncRetrier,
+    on_attempt: impl FnMut(&AttemptEvent<'_, E>),
+) -> Result<(), RetryError<E>>
+where
+    E: Classify + From<TimedOut>,
+{
+    let cancel = CancelToken::new();
+    let call = r.retry(&cancel, |_| pending(), on_attempt);
+    timeout(Duration::from_secs(60), call)
+        .await
+        .expect("cut off")
+}
+
 #[::tokio::test(start_paused = true)]
 async fn a_hung_attempt_is_cut_off_at_its_timeout() {
     // A 1 s attempt timeout, a 2.5 s deadline, a server that never answers.
@@ -263,16 +270,10 @@ async fn a_hung_attempt_is_cut_off_at_its_timeout() {
     };
     let real = std::time::Instant::now();
     let mut spans = Vec::new();
-    let (r, cancel) = (async_retrier(p), CancelToken::new());
-    let call = r.retry(
-        &cancel,
-        |_| pending::<Result<(), Outcome>>(),
-        |e| spans.push((e.outcome, e.start, e.end, e.sleep())),
-    );
-    // Bounded, so a timeout that never fires fails here instead of hanging.
-    let result = timeout(Duration::from_secs(60), call)
-        .await
-        .expect("cut off");
+    let result: Result<(), RetryError<Outcome>> = hung(&async_retrier(p), |e| {
+        spans.push((e.outcome, e.start, e.end, e.sleep()))
+    })
+    .await;
     assert!(
         matches!(
             result,
@@ -305,83 +306,58 @@ async fn a_hung_attempt_is_cut_off_at_its_timeout() {
     assert!(real.elapsed() < Duration::from_millis(500));
 }
 
-#[::tokio::test(start_paused = true)]
-async fn a_timed_out_attempt_costs_what_a_timeout_costs() {
-    // Timeout cost 10 of a 15 token bucket: one retry after a timeout, then the bucket is
-    // short; a 503 costs 5, three retries.
-    let budget = || {
-        Budget::new(BudgetConfig::TokenBucket {
-            capacity: 15,
-            retry_cost: 5,
-            timeout_cost: 10,
-            success_refund: 1,
-        })
-        .unwrap()
-    };
-    let p = RetryPolicy {
-        max_attempts: Some(10),
-        ..policy()
-    };
-    // The error a cut-off attempt gets here is a 504, but it counts as a timeout.
-    let hung = AsyncRetrier::new(retrier(p.clone()).with_budget(budget()));
-    let result = hung.call(|_| pending::<Result<(), Reply>>());
-    let result = timeout(Duration::from_secs(60), result)
-        .await
-        .expect("cut off");
-    assert!(
-        matches!(
-            result,
-            Err(RetryError::Stopped {
-                reason: StopReason::Budget,
-                attempts: 2,
-                ..
-            })
-        ),
-        "{result:?}"
-    );
-    let failing = AsyncRetrier::new(retrier(p).with_budget(budget()));
-    let result = failing
-        .call(|_| ready(Err::<(), _>(Outcome::Status(503))))
-        .await;
-    assert!(
-        matches!(
-            result,
-            Err(RetryError::Stopped {
-                reason: StopReason::Budget,
-                attempts: 4,
-                ..
-            })
-        ),
-        "{result:?}"
-    );
-}
-
-#[::tokio::test(start_paused = true)]
-async fn budget_is_shared_and_stops_retries() {
-    let budget = Budget::new(BudgetConfig::TokenBucket {
-        capacity: 10,
+/// A retrier of up to 10 attempts with a token bucket of `capacity`: a retry costs 5, a retry
+/// after a timeout 10.
+fn with_bucket(capacity: u32) -> AsyncRetrier {
+    let bucket = BudgetConfig::TokenBucket {
+        capacity,
         retry_cost: 5,
         timeout_cost: 10,
         success_refund: 1,
-    })
-    .unwrap();
+    };
     let p = RetryPolicy {
         max_attempts: Some(10),
         ..policy()
     };
-    let r = AsyncRetrier::new(retrier(p).with_budget(budget));
-    let failing = |_: AttemptCtx| ready(Err::<(), _>(Outcome::Status(503)));
-    let stopped = |result: Result<(), RetryError<Outcome>>| match result {
+    AsyncRetrier::new(retrier(p).with_budget(Budget::new(bucket).unwrap()))
+}
+
+/// The attempts a call the budget stopped made.
+fn stopped_by_budget<E: fmt::Debug>(result: Result<(), RetryError<E>>) -> u32 {
+    match result {
         Err(RetryError::Stopped {
             reason: StopReason::Budget,
             attempts,
             ..
         }) => attempts,
         other => panic!("expected Stopped(Budget), got {other:?}"),
-    };
-    assert_eq!(stopped(r.call(failing).await), 3);
+    }
+}
+
+/// Every attempt fails with a 503.
+fn unavailable(_: AttemptCtx) -> Ready<Result<(), Outcome>> {
+    ready(Err(Outcome::Status(503)))
+}
+
+#[::tokio::test(start_paused = true)]
+async fn a_timed_out_attempt_costs_what_a_timeout_costs() {
+    // 15 tokens: one retry after a timeout (10), then the bucket is short. The error a
+    // cut-off attempt gets here is a 504, but it counts as a timeout.
+    let result: Result<(), RetryError<Reply>> = hung(&with_bucket(15), |_| {}).await;
+    assert_eq!(stopped_by_budget(result), 2);
+    // A 503 costs 5: three retries.
+    assert_eq!(
+        stopped_by_budget(with_bucket(15).call(unavailable).await),
+        4
+    );
+}
+
+#[::tokio::test(start_paused = true)]
+async fn budget_is_shared_and_stops_retries() {
+    let r = with_bucket(10);
+    assert_eq!(stopped_by_budget(r.call(unavailable).await), 3);
     // The bucket is empty for the next call too.
-    assert_eq!(stopped(r.call(failing).await), 1);
+    assert_eq!(stopped_by_budget(r.call(unavailable).await), 1);
 }
 
 #[::tokio::test(start_paused = true)]
@@ -420,45 +396,44 @@ async fn an_open_breaker_refuses_the_next_attempt() {
 
 #[::tokio::test(start_paused = true)]
 async fn a_fatal_error_stops_at_once_and_counts_as_a_failure() {
-    let breaker = Breaker::new(BreakerConfig {
-        min_requests: 1,
-        ..BreakerConfig::default()
-    })
-    .unwrap();
-    let budget = Budget::new(BudgetConfig::Grpc {
-        max_tokens: 10.0,
-        token_ratio: 0.1,
-    })
-    .unwrap();
-    let r = AsyncRetrier::new(retrier(policy()).with_breaker(breaker).with_budget(budget));
+    // A breaker that opens on the first failure, a budget that loses a token per failure.
+    let guarded = || {
+        let config = BreakerConfig {
+            min_requests: 1,
+            ..BreakerConfig::default()
+        };
+        let budget = BudgetConfig::Grpc {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        };
+        retrier(policy())
+            .with_breaker(Breaker::new(config).unwrap())
+            .with_budget(Budget::new(budget).unwrap())
+    };
+    let fatal = |_: AttemptCtx| Err::<(), _>(ReadError(std::io::Error::other("truncated")));
+    let mut blocking = Vec::new();
+    let clock = VirtualClock::new();
+    let _ = guarded().retry(&clock, &CancelToken::new(), fatal, |e| {
+        blocking.push(seen(e))
+    });
+    let r = AsyncRetrier::new(guarded());
     let mut events = Vec::new();
-    let result: Result<(), _> = r
-        .retry(
-            &CancelToken::new(),
-            at_once(|_| Err(ReadError(std::io::Error::other("truncated")))),
-            |e| events.push((seen(e), e.error.map(ToString::to_string))),
-        )
+    let result = r
+        .retry(&CancelToken::new(), at_once(fatal), |e| {
+            events.push(seen(e))
+        })
         .await;
-    assert!(matches!(
-        result,
+    assert_eq!(events, blocking);
+    assert_eq!(events[0].3, Decision::Stop(StopReason::NotRetryable));
+    match result {
         Err(RetryError::Stopped {
             reason: StopReason::NotRetryable,
+            error,
             attempts: 1,
-            ..
-        })
-    ));
-    assert_eq!(
-        events,
-        [(
-            (
-                1,
-                Outcome::Fatal,
-                None,
-                Decision::Stop(StopReason::NotRetryable)
-            ),
-            Some("reading the answer".to_string())
-        )]
-    );
+        }) => assert_eq!(error.to_string(), "reading the answer"),
+        other => panic!("expected Stopped(NotRetryable), got {other:?}"),
+    }
+    // The budget lost a token, the breaker is open.
     let available = lock(r.retrier().budget.as_ref().unwrap()).available(r.now());
     assert_eq!(available, 9.0);
     assert!(matches!(
@@ -467,42 +442,53 @@ async fn a_fatal_error_stops_at_once_and_counts_as_a_failure() {
     ));
 }
 
+/// The second attempt succeeds; the first is a 503 asking for 1 s.
+fn second_time_lucky(attempt: u32) -> Result<&'static str, Reply> {
+    if attempt == 1 {
+        Err(Reply::new(503, Some("1")))
+    } else {
+        Ok("ok")
+    }
+}
+
 #[::tokio::test(start_paused = true)]
 async fn events_say_when_each_attempt_ran() {
-    let mut lines = Vec::new();
-    let mut spans = Vec::new();
+    type Line = (String, Duration, Duration, Option<Duration>);
+    let line = |e: &AttemptEvent<'_, Reply>| (e.to_string(), e.start, e.end, e.sleep());
+    // Attempts of 120 ms, on the blocking executor's virtual clock and in tokio time.
+    let clock = VirtualClock::new();
+    let mut blocking: Vec<Line> = Vec::new();
+    let _ = retrier(policy()).retry(
+        &clock,
+        &CancelToken::new(),
+        |ctx| {
+            clock.advance(ms(120));
+            second_time_lucky(ctx.attempt)
+        },
+        |e| blocking.push(line(e)),
+    );
+    let mut lines: Vec<Line> = Vec::new();
     let result = async_retrier(policy())
         .retry(
             &CancelToken::new(),
             |ctx| async move {
                 sleep(Duration::from_millis(120)).await;
-                if ctx.attempt == 1 {
-                    Err(Reply::new(503, Some("1")))
-                } else {
-                    Ok("ok")
-                }
+                second_time_lucky(ctx.attempt)
             },
-            |e| {
-                lines.push(e.to_string());
-                spans.push((e.start, e.end, e.sleep()));
-            },
+            |e| lines.push(line(e)),
         )
         .await;
     assert_eq!(result.ok(), Some("ok"));
-    assert_eq!(
-        lines,
-        [
-            "attempt 1: 503 after 120ms, retry in 1s",
-            "attempt 2: success after 120ms, done"
-        ]
-    );
+    assert_eq!(lines, blocking);
     let ms = Duration::from_millis;
     assert_eq!(
-        spans,
-        [
-            (ms(0), ms(120), Some(ms(1_000))),
-            (ms(1_120), ms(1_240), None)
-        ]
+        lines[1],
+        (
+            "attempt 2: success after 120ms, done".into(),
+            ms(1_120),
+            ms(1_240),
+            None
+        )
     );
 }
 
