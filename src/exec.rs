@@ -64,18 +64,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::backoff::BackoffState;
 pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::policy::{
-    AttemptReport, Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason,
-    parse_retry_after,
-};
+use crate::policy::{Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
 use crate::rng::{SimRng, from_seed};
 use crate::time::{Human, SimDuration, SimTime};
 
 mod builder;
+mod call;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 pub use builder::RetrierBuilder;
+use call::{Call, Next};
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -376,6 +376,9 @@ pub struct Retrier {
     budget: Option<Mutex<Budget>>,
     breaker: Option<Mutex<Breaker>>,
     rng: Mutex<SimRng>,
+    /// The real clock of [`Retrier::call`]: one origin for every call, so the breaker's
+    /// cool-down and the budget's windows span calls.
+    system: SystemClock,
 }
 
 impl Retrier {
@@ -406,6 +409,7 @@ impl Retrier {
             budget: None,
             breaker: None,
             rng: Mutex::new(rng),
+            system: SystemClock::new(),
         })
     }
 
@@ -432,14 +436,15 @@ impl Retrier {
         &self.policy
     }
 
-    /// Runs `op` in real time (a [`SystemClock`]) until it succeeds or the policy gives up,
-    /// without cancellation or per-attempt reports: [`Retrier::retry`] has those.
+    /// Runs `op` in real time (a [`SystemClock`] made with the retrier, the same for every
+    /// call) until it succeeds or the policy gives up, without cancellation or per-attempt
+    /// reports: [`Retrier::retry`] has those.
     pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
     where
         E: Classify,
         F: FnMut(AttemptCtx) -> Result<T, E>,
     {
-        self.retry(&SystemClock::new(), &CancelToken::new(), op, |_| {})
+        self.retry(&self.system, &CancelToken::new(), op, |_| {})
     }
 
     /// Runs `op` until it succeeds or the policy gives up, sleeping on `clock` between
@@ -460,115 +465,18 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let start = clock.now();
-        if let Some(budget) = &self.budget {
-            // Brooker's adaptive bucket and retry breaker count a request as it begins.
-            lock(budget).on_begin(start);
-        }
-        let mut state = BackoffState::new();
-        let mut timeout = self.policy.attempt_timeout(start, start).limit();
-        let mut attempt = 1u32;
-        let mut last: Option<E> = None;
-        let mut follows_timeout = false;
+        let mut call = Call::new(self);
         loop {
-            let made = attempt - 1;
-            if cancel.is_cancelled() {
-                return Err(RetryError::Cancelled {
-                    last,
-                    attempts: made,
-                });
-            }
-            if let Some(breaker) = &self.breaker
-                && !lock(breaker).allow(clock.now())
-            {
-                return Err(RetryError::BreakerOpen {
-                    last,
-                    attempts: made,
-                });
-            }
-            let sent = clock.now();
-            let result = op(AttemptCtx {
-                attempt,
-                timeout: timeout.map(Duration::from),
-            });
-            let now = clock.now();
-            let (outcome, retry_after, error) = match result {
-                Ok(value) => (Outcome::Success, None, Ok(value)),
-                Err(e) => {
-                    let hint = e
-                        .retry_after()
-                        .and_then(|v| parse_retry_after(v, clock.wall()));
-                    (e.outcome(), hint, Err(e))
+            let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
+            let result = op(ctx);
+            match call.after(clock.now(), clock.wall(), result, false, &mut on_attempt) {
+                Next::Return(result) => return result,
+                Next::Sleep(sleep) => {
+                    if clock.sleep(sleep, cancel).is_err() {
+                        return Err(call.cancelled());
+                    }
                 }
-            };
-            if let Some(breaker) = &self.breaker {
-                lock(breaker).record(now, !outcome.is_server_failure());
             }
-            let report = AttemptReport {
-                attempt,
-                start,
-                now,
-                outcome,
-                retry_after,
-                idempotency: self.idempotency,
-                follows_timeout,
-            };
-            let decision = {
-                let mut rng = lock(&self.rng);
-                let mut budget = self.budget.as_ref().map(lock);
-                self.policy
-                    .decide(&report, &mut state, budget.as_deref_mut(), &mut *rng)
-            };
-            on_attempt(&AttemptEvent {
-                attempt,
-                outcome,
-                error: error.as_ref().err(),
-                retry_after: retry_after.map(Duration::from),
-                start: (sent - start).into(),
-                end: (now - start).into(),
-                decision,
-            });
-            let error = match error {
-                Ok(value) => return Ok(value),
-                Err(e) => e,
-            };
-            let sleep = match decision {
-                Decision::Retry { sleep } => sleep,
-                Decision::Stop(reason) => {
-                    return Err(RetryError::Stopped {
-                        reason,
-                        error,
-                        attempts: attempt,
-                    });
-                }
-                // An error that classifies itself as a success: nothing to retry.
-                Decision::Done => {
-                    return Err(RetryError::Stopped {
-                        reason: StopReason::NotRetryable,
-                        error,
-                        attempts: attempt,
-                    });
-                }
-            };
-            if clock.sleep(sleep, cancel).is_err() {
-                return Err(RetryError::Cancelled {
-                    last: Some(error),
-                    attempts: attempt,
-                });
-            }
-            // decide() refused sleeps ending at the deadline, but a real clock may oversleep.
-            let after = self.policy.attempt_timeout(start, clock.now());
-            if after == crate::policy::AttemptTimeout::Expired {
-                return Err(RetryError::Stopped {
-                    reason: StopReason::Deadline,
-                    error,
-                    attempts: attempt,
-                });
-            }
-            timeout = after.limit();
-            follows_timeout = outcome == Outcome::Timeout;
-            last = Some(error);
-            attempt = attempt.saturating_add(1);
         }
     }
 }
@@ -586,22 +494,22 @@ mod tests {
     use crate::policy::{BreakerConfig, BudgetConfig};
     use std::cell::RefCell;
 
-    fn ms(v: u64) -> SimDuration {
+    pub(super) fn ms(v: u64) -> SimDuration {
         SimDuration::from_millis(v)
     }
-    fn secs(v: u64) -> SimDuration {
+    pub(super) fn secs(v: u64) -> SimDuration {
         SimDuration::from_secs(v)
     }
 
     /// A fake HTTP answer.
     #[derive(Debug, Clone, PartialEq)]
-    struct Reply {
-        status: u16,
+    pub(super) struct Reply {
+        pub(super) status: u16,
         retry_after: Option<String>,
     }
 
     impl Reply {
-        fn new(status: u16, retry_after: Option<&str>) -> Reply {
+        pub(super) fn new(status: u16, retry_after: Option<&str>) -> Reply {
             Reply {
                 status,
                 retry_after: retry_after.map(str::to_string),
@@ -619,7 +527,9 @@ mod tests {
     }
 
     /// A server that answers from a script, then 200 forever.
-    fn server(script: Vec<Reply>) -> impl FnMut(AttemptCtx) -> Result<&'static str, Reply> {
+    pub(super) fn server(
+        script: Vec<Reply>,
+    ) -> impl FnMut(AttemptCtx) -> Result<&'static str, Reply> {
         let mut script = script.into_iter();
         move |_| match script.next() {
             Some(reply) if reply.status >= 400 => Err(reply),
@@ -627,22 +537,22 @@ mod tests {
         }
     }
 
-    fn policy() -> RetryPolicy {
+    pub(super) fn policy() -> RetryPolicy {
         let backoff = Backoff::new(Jitter::Full, ms(50), 2.0, secs(1)).unwrap();
         RetryPolicy::new(backoff)
     }
 
-    fn retrier(policy: RetryPolicy) -> Retrier {
+    pub(super) fn retrier(policy: RetryPolicy) -> Retrier {
         Retrier::seeded(policy, 7).unwrap()
     }
 
     /// What a test keeps of an event (the event borrows the attempt's error).
-    type Seen = (u32, Outcome, Option<Duration>, Decision);
-    fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
+    pub(super) type Seen = (u32, Outcome, Option<Duration>, Decision);
+    pub(super) fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
         (e.attempt, e.outcome, e.retry_after, e.decision)
     }
 
-    fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
+    pub(super) fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
         vec![Reply::new(429, Some(retry_after)); n]
     }
 
@@ -905,6 +815,46 @@ mod tests {
     }
 
     #[test]
+    fn an_adaptive_bucket_is_filled_as_each_request_begins() {
+        // Starts full at 1.5; each request deposits 1 (never above 1.5); a retry needs more
+        // than 1 token and takes 1. Each call fails throughout: its first retry takes the
+        // bucket to 0.5, its second is refused. The second call can retry once only because
+        // its beginning refilled the bucket.
+        let budget = Budget::new(BudgetConfig::Adaptive(
+            crate::policy::adaptive::AdaptiveBucketConfig {
+                size: 1.5,
+                fill: 1.0,
+            },
+        ))
+        .unwrap();
+        let p = RetryPolicy {
+            max_attempts: Some(5),
+            ..policy()
+        };
+        let r = retrier(p).with_budget(budget);
+        let clock = VirtualClock::new();
+        for call in 0..2 {
+            let result = r.retry(
+                &clock,
+                &CancelToken::new(),
+                server(vec![Reply::new(503, None); 5]),
+                |_| {},
+            );
+            assert!(
+                matches!(
+                    result,
+                    Err(RetryError::Stopped {
+                        reason: StopReason::Budget,
+                        attempts: 2,
+                        ..
+                    })
+                ),
+                "call {call}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
     fn budget_is_shared_and_stops_retries() {
         let budget = Budget::new(BudgetConfig::TokenBucket {
             capacity: 10,
@@ -939,6 +889,31 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn calls_share_one_real_clock_so_the_breaker_cools_down_across_them() {
+        // The first call's failure opens the breaker for 300 ms; 400 ms later, on the same
+        // retrier's real clock, the next call is the probe. Were each call on a clock of its
+        // own (time 0 at its start), the breaker would still look open.
+        let breaker = Breaker::new(BreakerConfig {
+            min_requests: 1,
+            open_for: ms(300),
+            ..BreakerConfig::default()
+        })
+        .unwrap();
+        let p = RetryPolicy {
+            max_attempts: Some(1),
+            ..policy()
+        };
+        let r = retrier(p).with_breaker(breaker);
+        assert!(r.call(|_| Err::<(), _>(Outcome::Timeout)).is_err());
+        assert!(matches!(
+            r.call(|_| Ok::<_, Outcome>(1)),
+            Err(RetryError::BreakerOpen { attempts: 0, .. })
+        ));
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(r.call(|_| Ok::<_, Outcome>(1)).ok(), Some(1));
     }
 
     #[test]
@@ -1136,7 +1111,7 @@ mod tests {
     /// An error type with a cause, as real code's errors are.
     #[derive(Debug, thiserror::Error)]
     #[error("reading the answer")]
-    struct ReadError(#[source] std::io::Error);
+    pub(super) struct ReadError(#[source] pub(super) std::io::Error);
 
     impl Classify for ReadError {
         fn outcome(&self) -> Outcome {
