@@ -93,6 +93,15 @@ impl StreamFamily {
         Pcg64Mcg::new(widen(mix_key(self.key, &[entity, sub])))
     }
 
+    /// This family's counterpart at layer `layer` (2 and up) of a chain of services: the key
+    /// mixed once more, so the existing families (layer 1 and the edge) keep their seeds.
+    #[inline]
+    pub fn layer(&self, layer: u64) -> StreamFamily {
+        StreamFamily {
+            key: mix_key(self.key, &[0x4C41_5945_5253, layer]),
+        }
+    }
+
     /// The stream of `entity`, `sub` and a third index `extra` in this family.
     #[inline]
     pub fn get3(&self, entity: u64, sub: u64, extra: u64) -> SimRng {

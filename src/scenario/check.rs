@@ -253,6 +253,7 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
             faults,
             bucket,
             recovery,
+            chain: None,
         },
         strategies,
         backoff_defaults: backoff_defaults(&file.backoff)?,

@@ -8,6 +8,9 @@ use crate::policy::Outcome;
 pub(super) enum Answer {
     Status(u16),
     Reset,
+    /// A status marked "do not retry" by a layer that gave up (gRPC pushback, "retried
+    /// already" headers): callers never retry it.
+    NoRetry(u16),
 }
 
 impl Answer {
@@ -15,13 +18,14 @@ impl Answer {
     pub const OK: Answer = Answer::Status(200);
 
     /// How the retry policy sees it: below 400 a success, then an error status; a reset is a
-    /// connection error.
+    /// connection error; a "do not retry" answer is [`Outcome::Fatal`], which no policy retries.
     #[inline]
     pub fn outcome(self) -> Outcome {
         match self {
             Answer::Status(s) if s < 400 => Outcome::Success,
             Answer::Status(s) => Outcome::Status(s),
             Answer::Reset => Outcome::Connection,
+            Answer::NoRetry(_) => Outcome::Fatal,
         }
     }
 }

@@ -428,6 +428,13 @@ impl Clients {
         self.clients[c as usize].attempt_of(tag) == Some(1)
     }
 
+    /// The attempt number (1 = first) of the attempt tagged `tag` within client `c`'s current
+    /// request, or `None` for an attempt of an earlier request.
+    #[inline]
+    pub fn attempt(&self, c: u32, tag: u32) -> Option<u32> {
+        self.clients[c as usize].attempt_of(tag)
+    }
+
     /// The key of the per-attempt random streams of attempt `tag` of client `c` (see
     /// [`Client::attempt_stream`]).
     #[inline]

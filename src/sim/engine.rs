@@ -20,6 +20,7 @@ use super::workload::{PoissonSource, Workload, burst_times, client_profile, expo
 use crate::policy::Outcome;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
+use chain::Stations;
 
 /// Simulates one (point, strategy, replication).
 pub fn run(spec: RunSpec<'_>) -> RunResult {
@@ -46,6 +47,8 @@ struct Sim<'a> {
     /// The persistent sources of a `poisson_clients` workload: arrivals (relative to the
     /// workload's start) and their stream.
     sources: Vec<(Arrivals, SimRng)>,
+    /// The layers behind the server when the model is a chain of services.
+    chain: Option<Stations<'a>>,
 }
 
 impl<'a> Sim<'a> {
@@ -80,6 +83,10 @@ impl<'a> Sim<'a> {
             think: family(StreamKind::Think),
             poisson: None,
             sources: Vec::new(),
+            chain: model
+                .chain
+                .as_ref()
+                .map(|c| Stations::new(c, seed, rep, model.latency)),
         };
         sim.schedule_workload(seed, rep);
         sim
@@ -180,6 +187,12 @@ impl<'a> Sim<'a> {
             Event::Timeout(c, tag) => self.timeout(c, tag),
             Event::NextArrival => self.next_arrival(),
             Event::SourceArrival(s) => self.source_arrival(s),
+            Event::HopArrive(..)
+            | Event::HopDone(_)
+            | Event::HopReply(..)
+            | Event::HopTimeout(..)
+            | Event::HopWake(_)
+            | Event::HopLaunch(_) => self.hop_event(event),
             Event::ReadReply(c, tag) => self.read_reply(c, tag),
             Event::WriteArrive(c, tag) => self.write_arrive(c, tag),
         }
@@ -198,14 +211,24 @@ impl<'a> Sim<'a> {
         } else {
             self.horizon
         };
-        self.meter.finish(
+        let layers = self
+            .chain
+            .as_ref()
+            .map(|chain| chain.results(end, self.server.workers()));
+        let mut result = self.meter.finish(
             end,
             self.server.in_flight(),
             self.server.workers(),
             self.clients.in_flight(),
             keep_series,
             self.model.trigger.map(|t| (t, self.model.recovery)),
-        )
+        );
+        if let Some(mut layers) = layers {
+            // Layer 1's requests are the edge clients' own.
+            layers[0].counts = result.counts;
+            result.layers = layers;
+        }
+        result
     }
 
     // The client side.
@@ -359,6 +382,9 @@ impl<'a> Sim<'a> {
     /// Attempt `tag` of client `c` reaches the server, which admits it.
     fn arrive(&mut self, c: u32, tag: u32) {
         self.meter.arrival(self.clients.is_first(c, tag));
+        if let Some(chain) = self.chain.as_mut() {
+            chain.first.arrivals += 1;
+        }
         match self.server.admit(self.now, self.visit(c, tag)) {
             Admission::Serve { slot, service } => self.after(service, Event::ServiceDone(slot)),
             Admission::Wait => {}
@@ -376,15 +402,31 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Worker `slot` finished: the answer goes back, then the worker takes the next waiting
-    /// attempt.
+    /// Worker `slot` finished its service: in a chain of services it now calls layer 2,
+    /// else it answers.
     fn service_done(&mut self, slot: u32) {
-        let job = self.server.depart(slot);
-        self.meter.service(job.work);
-        if self.clients.awaits(job.client, job.tag) {
-            self.answer(job.client, job.tag, Answer::OK, None, job.work);
+        if self.chain.is_some() {
+            self.call_down(1, slot);
         } else {
-            self.meter.wasted(job.work);
+            self.release(slot, Answer::OK, 0);
+        }
+    }
+
+    /// Worker `slot` is done with its attempt, `held` nanoseconds after its own service (the
+    /// time it waited for the layer below): the answer goes back, then the worker takes the
+    /// next waiting attempt.
+    fn release(&mut self, slot: u32, answer: Answer, held: u64) {
+        let job = self.server.depart(slot);
+        let work = job.work + held;
+        self.meter.service(work);
+        let awaited = self.clients.awaits(job.client, job.tag);
+        if awaited {
+            self.answer(job.client, job.tag, answer, None, work);
+        } else {
+            self.meter.wasted(work);
+        }
+        if let Some(chain) = self.chain.as_mut() {
+            chain.first.work(work, awaited, answer);
         }
         let clients = &self.clients;
         if let Some((c, tag)) = self
@@ -439,6 +481,7 @@ impl<'a> Sim<'a> {
     }
 }
 
+mod chain;
 #[cfg(test)]
 mod props;
 
@@ -500,6 +543,7 @@ mod tests {
             bucket: ms(10),
             trigger: None,
             recovery: RecoveryConfig::default(),
+            chain: None,
         }
     }
 

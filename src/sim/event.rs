@@ -29,4 +29,18 @@ pub enum Event {
     WriteArrive(u32, u32),
     /// Persistent source `.0` of a `poisson_clients` workload sends a new request.
     SourceArrival(u32),
+    // A chain of services (layers 2 and up): `.0` is a hop, the layer's station in the top 8
+    // bits and a caller slot (or, for `HopDone`, a worker) in the low 24 (see `engine::chain`).
+    /// Attempt `.1` of a caller slot reaches its layer.
+    HopArrive(u32, u32),
+    /// A worker of a layer finishes its own service.
+    HopDone(u32),
+    /// The answer to attempt `.1` reaches its caller slot.
+    HopReply(u32, u32),
+    /// Attempt `.1` of a caller slot times out.
+    HopTimeout(u32, u32),
+    /// A caller slot wakes from a backoff sleep.
+    HopWake(u32),
+    /// A caller slot was handed a concurrency-limiter slot.
+    HopLaunch(u32),
 }

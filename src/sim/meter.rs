@@ -239,6 +239,7 @@ impl Meter {
             by_attempt: self.by_attempt,
             recovery,
             series: keep_series.then_some(self.series),
+            layers: Vec::new(),
         }
     }
 }

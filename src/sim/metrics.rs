@@ -196,6 +196,25 @@ pub struct RunResult {
     pub recovery: Option<Recovery>,
     /// The time series (kept for replication 0 only).
     pub series: Option<TimeSeries>,
+    /// One per layer of a chain of services, layer 1 first; empty for one server.
+    pub layers: Vec<LayerResult>,
+}
+
+/// What one layer of a chain of services measured in one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LayerResult {
+    /// The requests into this layer (layer 1: the edge clients' own; below, the outbound
+    /// requests of the layer above) and their outcomes; `attempts` are those sent to it.
+    pub counts: Counts,
+    /// Attempts that reached this layer.
+    pub arrivals: u64,
+    /// Attempts this layer answered with a success.
+    pub served: u64,
+    /// Worker time (own service, and for a calling layer the time held waiting for the layer
+    /// below) / (workers × simulated time).
+    pub busy_share: f64,
+    /// Share of that worker time spent on attempts whose caller no longer waited.
+    pub wasted_work_share: f64,
 }
 
 impl RunResult {
@@ -227,6 +246,18 @@ impl RunResult {
     /// Succeeded / requests.
     pub fn success_rate(&self) -> f64 {
         ratio(self.counts.succeeded, self.counts.requests)
+    }
+}
+
+impl LayerResult {
+    /// Attempts that reached this layer per request of the edge clients.
+    pub fn amplification(&self, edge_requests: u64) -> f64 {
+        ratio(self.arrivals, edge_requests)
+    }
+
+    /// True when every request into this layer ended exactly once or is unfinished.
+    pub fn conserved(&self) -> bool {
+        self.counts.ended().checked_add(self.counts.unfinished) == Some(self.counts.requests)
     }
 }
 

@@ -37,6 +37,8 @@ mod server;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::run;
-pub use metrics::{Counts, Ending, RunResult, TimeSeries};
-pub use model::{ClientOverrides, Model, RunSpec, Strategy};
+pub use metrics::{Counts, Ending, LayerResult, RunResult, TimeSeries};
+pub use model::{
+    Chain, ClientOverrides, GiveUp, Hop, MAX_CALLING_WORKERS, Model, RunSpec, Strategy,
+};
 pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};

@@ -33,6 +33,48 @@ pub struct Model {
     pub trigger: Option<(SimTime, SimTime)>,
     /// How recovery from the trigger is judged.
     pub recovery: RecoveryConfig,
+    /// A chain of services behind the server (which is then layer 1); `None`: one server.
+    pub chain: Option<Chain>,
+}
+
+/// A chain of services: layer 1 is the model's `server` (under its `faults`); each hop adds
+/// the next layer, called by the workers of the one before.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// Each layer's name, layer 1 first (one more than the hops).
+    pub names: Vec<String>,
+    /// `hops[j]`: how layer `j + 1` calls layer `j + 2`, and layer `j + 2` itself.
+    pub hops: Vec<Hop>,
+}
+
+/// The most workers a calling layer may have: its workers are the caller slots of the layer
+/// below, named in 24 bits of an event.
+pub const MAX_CALLING_WORKERS: u32 = 1 << 24;
+
+/// One hop of a chain: the calling layer's outbound policy and the layer it calls.
+#[derive(Debug, Clone)]
+pub struct Hop {
+    /// The calling layer's timeouts, deadline, attempts, retry_on, budget, breaker...
+    pub client: ClientConfig,
+    /// The calling layer's backoff.
+    pub backoff: Backoff,
+    /// What the calling layer answers upstream when its outbound request did not succeed.
+    pub on_give_up: GiveUp,
+    /// The outbound request's deadline is at most what remains of the caller's attempt.
+    pub propagate_deadline: bool,
+    /// The called layer's server (a queue).
+    pub server: ServerConfig,
+    /// The called layer's fault windows.
+    pub faults: Vec<Fault>,
+}
+
+/// What a layer whose outbound request failed answers its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The last status it received (a timeout as 504, a connection error as 502).
+    Pass,
+    /// That status marked "do not retry": callers above never retry it.
+    DoNotRetry,
 }
 
 /// One backoff strategy under comparison.

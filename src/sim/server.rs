@@ -341,6 +341,15 @@ impl<'a> Server<'a> {
         SimDuration(work)
     }
 
+    /// The attempt worker `slot` serves (or served last).
+    #[inline]
+    pub fn job(&self, slot: u32) -> Job {
+        let Kind::Queue(q) = &self.kind else {
+            unreachable!("only a queue server has workers");
+        };
+        q.workers[slot as usize]
+    }
+
     /// Worker `slot` finished: its attempt leaves the server.
     #[inline]
     pub fn depart(&mut self, slot: u32) -> Job {
