@@ -500,11 +500,11 @@ mod tests {
     use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
     use crate::sim::workload::PoissonRate;
 
-    fn ms(n: u64) -> SimDuration {
+    pub(super) fn ms(n: u64) -> SimDuration {
         SimDuration::from_millis(n)
     }
 
-    fn constant(n: u64) -> Dist {
+    pub(super) fn constant(n: u64) -> Dist {
         Dist::Constant { mean: ms(n) }
     }
 
@@ -518,7 +518,7 @@ mod tests {
     }
 
     /// `workers` serving 10 ms each (or `service`), `room` waiting places, 503 when full.
-    fn queue(workers: u32, room: Option<u32>, service: u64) -> ServerConfig {
+    pub(super) fn queue(workers: u32, room: Option<u32>, service: u64) -> ServerConfig {
         ServerConfig::Queue(QueueConfig {
             workers,
             queue: room,

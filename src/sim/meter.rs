@@ -7,7 +7,9 @@
 
 use hdrhistogram::Histogram;
 
-use super::metrics::{Counts, Ending, RunResult, TimeSeries, new_latency_histogram, ratio};
+use super::metrics::{
+    Counts, Ending, RunResult, TimeSeries, new_latency_histogram, ratio, work_shares,
+};
 use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
 
@@ -201,8 +203,8 @@ impl Meter {
         self.series.in_system[last] = in_system;
         let mut counts = self.counts;
         counts.unfinished = unfinished;
-        let capacity_ns = workers as f64 * end.as_nanos() as f64;
-        let total_service = self.busy_ns as f64;
+        let (server_busy_share, wasted_work_share) =
+            work_shares(self.busy_ns, self.wasted_ns, end, workers);
         let recovery = trigger.and_then(|(span, config)| {
             recovery::measure(
                 &self.series.successes,
@@ -223,16 +225,8 @@ impl Meter {
             peak_arrivals: self.series.arrivals.iter().copied().max().unwrap_or(0),
             peak_retries: self.series.retries.iter().copied().max().unwrap_or(0),
             makespan: self.makespan,
-            server_busy_share: if capacity_ns > 0.0 {
-                (total_service / capacity_ns).min(1.0)
-            } else {
-                0.0
-            },
-            wasted_work_share: if total_service > 0.0 {
-                self.wasted_ns as f64 / total_service
-            } else {
-                0.0
-            },
+            server_busy_share,
+            wasted_work_share,
             retry_after_share: ratio(self.hinted_answers, self.error_answers),
             events: self.events,
             ledger_faults: self.ledger_faults,

@@ -261,6 +261,29 @@ impl LayerResult {
     }
 }
 
+/// A server's busy share (`busy_ns` of worker time over `workers` × `end`, at most 1) and its
+/// wasted-work share (`wasted_ns` of that worker time), each 0 when undefined.
+pub(crate) fn work_shares(
+    busy_ns: u128,
+    wasted_ns: u128,
+    end: SimTime,
+    workers: usize,
+) -> (f64, f64) {
+    let capacity_ns = workers as f64 * end.as_nanos() as f64;
+    let busy = busy_ns as f64;
+    let busy_share = if capacity_ns > 0.0 {
+        (busy / capacity_ns).min(1.0)
+    } else {
+        0.0
+    };
+    let wasted_share = if busy > 0.0 {
+        wasted_ns as f64 / busy
+    } else {
+        0.0
+    };
+    (busy_share, wasted_share)
+}
+
 /// `a / b`, or 0 when `b` is 0.
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }

@@ -60,8 +60,6 @@ pub struct Hop {
     pub backoff: Backoff,
     /// What the calling layer answers upstream when its outbound request did not succeed.
     pub on_give_up: GiveUp,
-    /// The outbound request's deadline is at most what remains of the caller's attempt.
-    pub propagate_deadline: bool,
     /// The called layer's server (a queue).
     pub server: ServerConfig,
     /// The called layer's fault windows.

@@ -21,7 +21,7 @@ use crate::sim::answer::Answer;
 use crate::sim::client::{Clients, Launch, Next};
 use crate::sim::dist::Dist;
 use crate::sim::event::Event;
-use crate::sim::metrics::{Counts, Ending, LayerResult};
+use crate::sim::metrics::{Counts, Ending, LayerResult, work_shares};
 use crate::sim::model::{Chain, GiveUp, Hop};
 use crate::sim::network::Network;
 use crate::sim::server::{Admission, Server, Visit};
@@ -67,22 +67,14 @@ impl Tally {
     }
 
     fn result(&self, counts: Counts, end: SimTime, workers: usize) -> LayerResult {
-        let capacity = workers as f64 * end.as_nanos() as f64;
-        let busy = self.busy_ns as f64;
+        let (busy_share, wasted_work_share) =
+            work_shares(self.busy_ns, self.wasted_ns, end, workers);
         LayerResult {
             counts,
             arrivals: self.arrivals,
             served: self.served,
-            busy_share: if capacity > 0.0 {
-                (busy / capacity).min(1.0)
-            } else {
-                0.0
-            },
-            wasted_work_share: if busy > 0.0 {
-                self.wasted_ns as f64 / busy
-            } else {
-                0.0
-            },
+            busy_share,
+            wasted_work_share,
         }
     }
 }
@@ -486,35 +478,14 @@ mod tests {
     use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
     use crate::sim::model::{Model, RunSpec, Strategy};
     use crate::sim::recovery::RecoveryConfig;
-    use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
     use crate::sim::workload::Workload;
     use crate::sim::{RunResult, run};
 
-    fn ms(n: u64) -> SimDuration {
-        SimDuration::from_millis(n)
-    }
-
-    fn constant(n: u64) -> Dist {
-        Dist::Constant { mean: ms(n) }
-    }
+    use super::super::tests::{constant, ms, queue};
 
     /// Immediate retries.
     fn immediate() -> Backoff {
         Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap()
-    }
-
-    /// 64 workers serving 1 ms each, an unbounded waiting room.
-    fn queue() -> ServerConfig {
-        ServerConfig::Queue(QueueConfig {
-            workers: 64,
-            queue: None,
-            service: constant(1),
-            contention: SimDuration::ZERO,
-            overload_status: 503,
-            retry_after: RetryAfterHint::Off,
-            rate_limit: None,
-            drop_expired: false,
-        })
     }
 
     /// A 503 outage for the whole run.
@@ -526,16 +497,15 @@ mod tests {
         }]
     }
 
-    /// `clients` requests at time zero into a chain of `layers` layers over a network of
-    /// `latency` per leg; the edge and every calling layer make `n` attempts, and the last
+    /// `clients` requests at time zero into a chain of `layers` layers (64 workers serving 1 ms
+    /// each, unbounded waiting rooms) over a network of `latency` per leg; the edge and every calling layer make `n` attempts, and the last
     /// layer fails throughout.
     fn chain(clients: u32, layers: usize, n: u32, latency: u64) -> Model {
         let hop = |layer: usize| Hop {
             client: ClientConfig::bare(Some(n)),
             backoff: immediate(),
             on_give_up: GiveUp::Pass,
-            propagate_deadline: false,
-            server: queue(),
+            server: queue(64, None, 1),
             faults: if layer == layers {
                 outage()
             } else {
@@ -549,7 +519,7 @@ mod tests {
                 start: SimDuration::ZERO,
                 spread: SimDuration::ZERO,
             },
-            server: queue(),
+            server: queue(64, None, 1),
             latency: constant(latency),
             client: ClientConfig::bare(Some(n)),
             faults: if layers == 1 { outage() } else { Vec::new() },
