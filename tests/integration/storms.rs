@@ -107,3 +107,62 @@ fn a_step_profile_reproduces_the_constant_workload_bytes() {
     let b = std::fs::read(tmp.join("up/summary.csv")).unwrap();
     assert!(a != b);
 }
+
+/// `poisson_clients` with a per-client profile: 50 clients, each at 2/s for 5 s, then 6/s for
+/// 5 s. Every client's arrivals follow the profile: 50 × (10 + 30) = 2000 requests expected
+/// per run, three times as many in the second half as in the first; and a step that comes
+/// after the arrivals end gives the constant rate's bytes.
+#[test]
+fn persistent_clients_follow_their_rate_profile() {
+    let tmp = TempDir::new("client-profile");
+    let body = |rate: &str| {
+        format!(
+            "name = \"c\"\nhorizon = \"12s\"\nreplications = 4\n[workload]\nkind = \"poisson_clients\"\nclients = 50\nrate = {rate}\nduration = \"10s\"\n[server]\nworkers = 50\nservice = {{ dist = \"constant\", mean = \"1ms\" }}\n[client]\nmax_attempts = 1\n[backoff]\nstrategies = [\"full\"]\n[output]\nbucket = \"5s\"\n"
+        )
+    };
+    let files = [
+        ("shaped", body("[[\"0s\", 2], [\"5s\", 2], [\"5s\", 6]]")),
+        ("constant", body("2.0")),
+        (
+            "late-step",
+            body("[[\"0s\", 2], [\"10s\", 2], [\"10s\", 6]]"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tmp.join(&format!("{name}.toml")), text).unwrap();
+        let o = jitterlab(
+            tmp.path(),
+            &[
+                "run",
+                &format!("{name}.toml"),
+                "--out",
+                name,
+                "--quiet",
+                "--no-plots",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let read = |path: &str| std::fs::read_to_string(tmp.join(path)).unwrap();
+    let column = |text: &str, name: &str| -> Vec<f64> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let i = header.iter().position(|h| *h == name).unwrap();
+        lines
+            .map(|l| l.split(',').nth(i).unwrap().parse().unwrap())
+            .collect()
+    };
+    // Four runs of 2000 expected arrivals each: 8000 ± 4 standard deviations (4 × 89).
+    let requests: f64 = column(&read("shaped/summary.csv"), "requests").iter().sum();
+    assert!((requests - 8000.0).abs() < 360.0, "{requests}");
+    // Replication 0 per 5 s bucket: 500 then 1500 expected (sd 22 and 39).
+    let firsts = column(&read("shaped/timeseries.csv"), "first_attempts");
+    assert!((firsts[0] - 500.0).abs() < 90.0, "{firsts:?}");
+    assert!((firsts[1] - 1500.0).abs() < 160.0, "{firsts:?}");
+    for f in ["summary.csv", "timeseries.csv", "aggregate.csv"] {
+        assert!(
+            read(&format!("constant/{f}")) == read(&format!("late-step/{f}")),
+            "{f} differs"
+        );
+    }
+}
