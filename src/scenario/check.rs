@@ -294,22 +294,11 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.think", &w.think, "workload.kind", kind)?;
             let rate = poisson_rate(&w.rate, 100.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            let workload = Workload::Poisson {
+            at_most_max_requests(Workload::Poisson {
                 rate,
                 start,
                 duration,
-            };
-            let expected = workload
-                .poisson_profile()
-                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
-            if expected > MAX_CLIENTS as f64 {
-                return Err(Error::invalid(
-                    "workload.rate",
-                    format!("{} expected requests", expected.round()),
-                    "at most 10 million requests over workload.duration",
-                ));
-            }
-            Ok(workload)
+            })
         }
         "closed" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
@@ -330,23 +319,12 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             // Each client's own profile: the same shape for every client.
             let rate = poisson_rate(&w.rate, 10.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            let workload = Workload::PoissonClients {
+            at_most_max_requests(Workload::PoissonClients {
                 clients,
                 rate,
                 start,
                 duration,
-            };
-            let expected = workload
-                .poisson_profile()
-                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
-            if expected > MAX_CLIENTS as f64 {
-                return Err(Error::invalid(
-                    "workload.rate",
-                    format!("{} expected requests", expected.round()),
-                    "at most 10 million requests over workload.duration from all workload.clients",
-                ));
-            }
-            Ok(workload)
+            })
         }
         other => Err(Error::invalid(
             "workload.kind",
@@ -354,6 +332,21 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             "one of burst, poisson, closed, poisson_clients",
         )),
     }
+}
+
+/// An open workload whose expected requests (from all its clients) are within the limit.
+fn at_most_max_requests(workload: Workload) -> Result<Workload> {
+    let expected = workload
+        .poisson_profile()
+        .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
+    if expected > MAX_CLIENTS as f64 {
+        return Err(Error::invalid(
+            "workload.rate",
+            format!("{} expected requests", expected.round()),
+            "at most 10 million requests over workload.duration (from all workload.clients)",
+        ));
+    }
+    Ok(workload)
 }
 
 /// `workload.rate` (a number, `default` when absent, or a profile) with the optional
