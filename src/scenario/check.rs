@@ -18,7 +18,9 @@ use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
 use crate::policy::RetryAfterPolicy;
 use crate::policy::{Idempotency, RetryOn};
-use crate::sim::dist::Dist;
+use std::path::{Path, PathBuf};
+
+use crate::sim::dist::{Dist, Empirical};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::workload::Workload;
 use crate::sim::{
@@ -127,14 +129,62 @@ fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Resu
     }
 }
 
-fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
+/// A distribution table; the file of an `empirical` one is read relative to `dir` (the
+/// scenario file's folder; the current folder for built-ins and text).
+fn dist(key: &str, file: &Option<DistFile>, default: Dist, dir: Option<&Path>) -> Result<Dist> {
     let Some(f) = file else { return Ok(default) };
-    let mean = duration(&format!("{key}.mean"), &f.mean)?;
+    if f.dist == "empirical" {
+        return empirical(key, f, dir);
+    }
+    only_for(
+        &format!("{key}.file"),
+        &f.file,
+        &format!("{key}.dist"),
+        &f.dist,
+    )?;
+    let mean = f.mean.as_deref().ok_or_else(|| {
+        Error::invalid(
+            format!("{key}.mean"),
+            "missing",
+            format!("a duration: `{}` needs `mean`", f.dist),
+        )
+    })?;
+    let mean = duration(&format!("{key}.mean"), mean)?;
     let sd =
         f.sd.as_ref()
             .map(|s| duration(&format!("{key}.sd"), s))
             .transpose()?;
     Dist::new(&f.dist, mean, sd).map_err(under(key))
+}
+
+/// `{ dist = "empirical", file = "..." }`: the samples, read (bounded) and checked.
+fn empirical(key: &str, f: &DistFile, dir: Option<&Path>) -> Result<Dist> {
+    let kind = format!("{key}.dist");
+    only_for(&format!("{key}.mean"), &f.mean, &kind, "empirical")?;
+    only_for(&format!("{key}.sd"), &f.sd, &kind, "empirical")?;
+    let file_key = format!("{key}.file");
+    let name = f.file.as_deref().ok_or_else(|| {
+        Error::invalid(
+            &file_key,
+            "missing",
+            "a file of samples in milliseconds: `empirical` needs `file`",
+        )
+    })?;
+    let path = match dir {
+        Some(dir) if Path::new(name).is_relative() => dir.join(name),
+        _ => PathBuf::from(name),
+    };
+    let text = crate::input::read_text(&path, crate::input::SAMPLES).map_err(|e| match e {
+        Error::Io { source, .. } => Error::invalid(
+            &file_key,
+            format!("{name:?}"),
+            format!("a readable file of samples ({}: {source})", path.display()),
+        ),
+        other => other,
+    })?;
+    Ok(Dist::Empirical(
+        Empirical::parse(&path, &text).map_err(under(key))?,
+    ))
 }
 
 fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
@@ -150,7 +200,12 @@ fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
 }
 
 /// Checks a whole file. `name` is used when the file has none.
-pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
+/// Files the scenario names (empirical samples) are read relative to `dir`.
+pub(super) fn check(
+    file: &ScenarioFile,
+    fallback_name: &str,
+    dir: Option<&Path>,
+) -> Result<Scenario> {
     let horizon = positive_dur("horizon", &file.horizon, "120s")?;
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
@@ -182,13 +237,14 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
         ));
     }
     let workload = workload(&file.workload)?;
-    let server = server(&file.server)?;
+    let server = server(&file.server, dir)?;
     let latency = dist(
         "network.latency",
         &file.network.latency,
         Dist::Constant {
             mean: SimDuration::ZERO,
         },
+        dir,
     )?;
     let client = client(&file.client)?;
     let strategies = strategies(&file.backoff)?;
@@ -293,7 +349,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
     }
 }
 
-fn server(s: &ServerFile) -> Result<ServerConfig> {
+fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
     let kind = s.kind.as_deref().unwrap_or("queue");
     match kind {
         "queue" => {
@@ -335,6 +391,7 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
                     Dist::Exponential {
                         mean: SimDuration::from_millis(10),
                     },
+                    dir,
                 )?,
                 overload_status: status(
                     "server.overload_status",

@@ -41,6 +41,7 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("brooker-2015"),
     builtin!("brooker-2015-sweep"),
     builtin!("choose-base-and-cap"),
+    builtin!("live-herd"),
     builtin!("poisson-overload"),
     builtin!("retry-after-herd"),
     builtin!("thundering-herd"),

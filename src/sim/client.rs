@@ -244,7 +244,7 @@ fn new_breaker(config: BreakerConfig) -> Breaker {
 
 /// What a client's attempt to send came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Launch {
+pub(crate) enum Launch {
     /// Attempt `tag` left for the server; its timer fires after `timeout`.
     Sent {
         tag: u32,
@@ -256,7 +256,7 @@ pub(super) enum Launch {
 
 /// What follows an attempt's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
+pub(crate) enum Next {
     /// Sleep this long, then send the next attempt.
     Sleep(SimDuration),
     /// The request ends.
@@ -265,7 +265,7 @@ pub(super) enum Next {
 
 /// A request as it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Request {
+pub(crate) struct Request {
     /// Its first send.
     pub start: SimTime,
     /// Attempts it made.
@@ -278,7 +278,7 @@ pub(super) struct Request {
 ///
 /// Each call moves one client's request along and says what the engine must do next; no
 /// call schedules events, measures, or knows the server.
-pub(super) struct Clients {
+pub(crate) struct Clients {
     clients: Vec<Client>,
     guards: Guards,
     policy: RetryPolicy,

@@ -58,7 +58,11 @@ impl<'a> Sim<'a> {
             now: SimTime::ZERO,
             queue: EventQueue::with_capacity(1024),
             clients: Clients::new(&model.client, policy, family(StreamKind::Jitter), initial),
-            network: Network::new(model.latency, family(StreamKind::Network), initial as usize),
+            network: Network::new(
+                model.latency.clone(),
+                family(StreamKind::Network),
+                initial as usize,
+            ),
             server: Server::new(
                 &model.server,
                 &model.faults,

@@ -11,7 +11,7 @@ use super::metrics::{Counts, Ending, RunResult, TimeSeries, new_latency_histogra
 use crate::time::{SimDuration, SimTime};
 
 /// Running measurements of one run.
-pub(super) struct Meter {
+pub(crate) struct Meter {
     counts: Counts,
     latency_us: Histogram<u64>,
     /// Exact sum of succeeded requests' latencies, for an exact mean.
