@@ -2,8 +2,9 @@
 //!
 //! The library holds no process-wide state: whoever wants to stop work (the binary's Ctrl-C
 //! handler, a test, a server shutting down) makes a token, hands it to the call and cancels it.
-//! The retry executor checks it before every attempt and wakes its sleeps with it; a sweep
-//! starts no further unit once it is cancelled.
+//! The retry executors check it before every attempt and wake their sleeps with it (the async
+//! one awaits `CancelToken::cancelled`, with the `tokio` feature); a sweep starts no further
+//! unit once it is cancelled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -23,6 +24,9 @@ struct CancelInner {
     /// The same flag under the mutex the condition variable needs.
     cancelled: Mutex<bool>,
     wake: Condvar,
+    /// Wakes the tasks awaiting [`CancelToken::cancelled`].
+    #[cfg(feature = "tokio")]
+    notify: tokio::sync::Notify,
 }
 
 impl CancelToken {
@@ -40,6 +44,23 @@ impl CancelToken {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = true;
         self.inner.wake.notify_all();
+        #[cfg(feature = "tokio")]
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Completes once the token is cancelled (at once if it already is): the async
+    /// counterpart of the wait that wakes blocking sleeps. Dropping it early is fine.
+    #[cfg(feature = "tokio")]
+    pub async fn cancelled(&self) {
+        loop {
+            // Registered before the flag is read, so a cancel in between still wakes it.
+            let mut notified = std::pin::pin!(self.inner.notify.notified());
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// True once [`CancelToken::cancel`] was called on any clone.

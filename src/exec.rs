@@ -64,18 +64,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::backoff::BackoffState;
 pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::policy::{
-    AttemptReport, Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason,
-    parse_retry_after,
-};
+use crate::policy::{Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
 use crate::rng::{SimRng, from_seed};
 use crate::time::{Human, SimDuration, SimTime};
 
 mod builder;
+mod call;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 pub use builder::RetrierBuilder;
+use call::{Call, Next};
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -398,7 +398,7 @@ impl Retrier {
         Retrier::with_rng(policy, from_seed(seed))
     }
 
-    fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
+    pub(crate) fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,
@@ -460,111 +460,18 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let start = clock.now();
-        let mut state = BackoffState::new();
-        let mut timeout = self.policy.attempt_timeout(start, start).limit();
-        let mut attempt = 1u32;
-        let mut last: Option<E> = None;
-        let mut follows_timeout = false;
+        let mut call = Call::new(self);
         loop {
-            let made = attempt - 1;
-            if cancel.is_cancelled() {
-                return Err(RetryError::Cancelled {
-                    last,
-                    attempts: made,
-                });
-            }
-            if let Some(breaker) = &self.breaker
-                && !lock(breaker).allow(clock.now())
-            {
-                return Err(RetryError::BreakerOpen {
-                    last,
-                    attempts: made,
-                });
-            }
-            let sent = clock.now();
-            let result = op(AttemptCtx {
-                attempt,
-                timeout: timeout.map(Duration::from),
-            });
-            let now = clock.now();
-            let (outcome, retry_after, error) = match result {
-                Ok(value) => (Outcome::Success, None, Ok(value)),
-                Err(e) => {
-                    let hint = e
-                        .retry_after()
-                        .and_then(|v| parse_retry_after(v, clock.wall()));
-                    (e.outcome(), hint, Err(e))
+            let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
+            let result = op(ctx);
+            match call.after(clock.now(), clock.wall(), result, false, &mut on_attempt) {
+                Next::Return(result) => return result,
+                Next::Sleep(sleep) => {
+                    if clock.sleep(sleep, cancel).is_err() {
+                        return Err(call.cancelled());
+                    }
                 }
-            };
-            if let Some(breaker) = &self.breaker {
-                lock(breaker).record(now, !outcome.is_server_failure());
             }
-            let report = AttemptReport {
-                attempt,
-                start,
-                now,
-                outcome,
-                retry_after,
-                idempotency: self.idempotency,
-                follows_timeout,
-            };
-            let decision = {
-                let mut rng = lock(&self.rng);
-                let mut budget = self.budget.as_ref().map(lock);
-                self.policy
-                    .decide(&report, &mut state, budget.as_deref_mut(), &mut *rng)
-            };
-            on_attempt(&AttemptEvent {
-                attempt,
-                outcome,
-                error: error.as_ref().err(),
-                retry_after: retry_after.map(Duration::from),
-                start: (sent - start).into(),
-                end: (now - start).into(),
-                decision,
-            });
-            let error = match error {
-                Ok(value) => return Ok(value),
-                Err(e) => e,
-            };
-            let sleep = match decision {
-                Decision::Retry { sleep } => sleep,
-                Decision::Stop(reason) => {
-                    return Err(RetryError::Stopped {
-                        reason,
-                        error,
-                        attempts: attempt,
-                    });
-                }
-                // An error that classifies itself as a success: nothing to retry.
-                Decision::Done => {
-                    return Err(RetryError::Stopped {
-                        reason: StopReason::NotRetryable,
-                        error,
-                        attempts: attempt,
-                    });
-                }
-            };
-            if clock.sleep(sleep, cancel).is_err() {
-                return Err(RetryError::Cancelled {
-                    last: Some(error),
-                    attempts: attempt,
-                });
-            }
-            // decide() refused sleeps ending at the deadline, but a real clock may oversleep.
-            let after = self.policy.attempt_timeout(start, clock.now());
-            if after == crate::policy::AttemptTimeout::Expired {
-                return Err(RetryError::Stopped {
-                    reason: StopReason::Deadline,
-                    error,
-                    attempts: attempt,
-                });
-            }
-            timeout = after.limit();
-            follows_timeout = outcome == Outcome::Timeout;
-            last = Some(error);
-            attempt = attempt.saturating_add(1);
         }
     }
 }
@@ -582,22 +489,22 @@ mod tests {
     use crate::policy::{BreakerConfig, BudgetConfig};
     use std::cell::RefCell;
 
-    fn ms(v: u64) -> SimDuration {
+    pub(super) fn ms(v: u64) -> SimDuration {
         SimDuration::from_millis(v)
     }
-    fn secs(v: u64) -> SimDuration {
+    pub(super) fn secs(v: u64) -> SimDuration {
         SimDuration::from_secs(v)
     }
 
     /// A fake HTTP answer.
     #[derive(Debug, Clone, PartialEq)]
-    struct Reply {
-        status: u16,
+    pub(super) struct Reply {
+        pub(super) status: u16,
         retry_after: Option<String>,
     }
 
     impl Reply {
-        fn new(status: u16, retry_after: Option<&str>) -> Reply {
+        pub(super) fn new(status: u16, retry_after: Option<&str>) -> Reply {
             Reply {
                 status,
                 retry_after: retry_after.map(str::to_string),
@@ -615,7 +522,9 @@ mod tests {
     }
 
     /// A server that answers from a script, then 200 forever.
-    fn server(script: Vec<Reply>) -> impl FnMut(AttemptCtx) -> Result<&'static str, Reply> {
+    pub(super) fn server(
+        script: Vec<Reply>,
+    ) -> impl FnMut(AttemptCtx) -> Result<&'static str, Reply> {
         let mut script = script.into_iter();
         move |_| match script.next() {
             Some(reply) if reply.status >= 400 => Err(reply),
@@ -623,22 +532,22 @@ mod tests {
         }
     }
 
-    fn policy() -> RetryPolicy {
+    pub(super) fn policy() -> RetryPolicy {
         let backoff = Backoff::new(Jitter::Full, ms(50), 2.0, secs(1)).unwrap();
         RetryPolicy::new(backoff)
     }
 
-    fn retrier(policy: RetryPolicy) -> Retrier {
+    pub(super) fn retrier(policy: RetryPolicy) -> Retrier {
         Retrier::seeded(policy, 7).unwrap()
     }
 
     /// What a test keeps of an event (the event borrows the attempt's error).
-    type Seen = (u32, Outcome, Option<Duration>, Decision);
-    fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
+    pub(super) type Seen = (u32, Outcome, Option<Duration>, Decision);
+    pub(super) fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
         (e.attempt, e.outcome, e.retry_after, e.decision)
     }
 
-    fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
+    pub(super) fn too_many(n: usize, retry_after: &str) -> Vec<Reply> {
         vec![Reply::new(429, Some(retry_after)); n]
     }
 
@@ -1132,7 +1041,7 @@ mod tests {
     /// An error type with a cause, as real code's errors are.
     #[derive(Debug, thiserror::Error)]
     #[error("reading the answer")]
-    struct ReadError(#[source] std::io::Error);
+    pub(super) struct ReadError(#[source] pub(super) std::io::Error);
 
     impl Classify for ReadError {
         fn outcome(&self) -> Outcome {

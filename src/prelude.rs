@@ -1,10 +1,13 @@
 //! The names real code needs to retry a call: `use jitterlab::prelude::*;`.
 //!
 //! The builder ([`Retrier::builder`]), the error classification ([`Classify`], [`Outcome`]),
-//! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`]). Durations are
+//! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`]); with the `tokio`
+//! feature, the async executor's `AsyncRetrier` and `TimedOut` too. Durations are
 //! [`std::time::Duration`] throughout.
 
 pub use crate::backoff::Jitter;
+#[cfg(feature = "tokio")]
+pub use crate::exec::tokio::{AsyncRetrier, TimedOut};
 pub use crate::exec::{
     AttemptCtx, AttemptEvent, CancelToken, Classify, Clock, Retrier, RetrierBuilder, RetryError,
     SystemClock, VirtualClock,

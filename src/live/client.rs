@@ -1,23 +1,29 @@
 //! The live clients: the scenario's workload (burst, open Poisson, closed loop) as tokio
-//! tasks, each request driven by the simulator's client state machine
-//! ([`crate::sim::client::Clients`]: the scenario's [`crate::policy::RetryPolicy`] with its
-//! budget, breaker and concurrency limiter) and sent as real HTTP/1.1 requests.
+//! tasks, each request run by the async executor ([`AsyncRetrier`]: the scenario's
+//! [`crate::policy::RetryPolicy`] with its budget, breaker and concurrency limit, the code
+//! a user ships) around a real HTTP/1.1 request.
 //!
 //! Start times, think times and Poisson gaps come from the simulator's streams, so a live run
-//! and the simulated run of the same unit start the same requests at the same instants; each
-//! client's jitter comes from its own stream too. What differs is time itself: sleeps wake
-//! when tokio's timers fire, and answers take what the machine takes.
+//! and the simulated run of the same unit start the same requests at the same instants. Each
+//! client has a retrier of its own whose jitter is the simulator's stream for that client,
+//! so the two draw the same sleeps; when the scenario shares a guard (a `shared` budget or
+//! breaker, `client.concurrency`), all clients share one retrier, as they would share one SDK
+//! client, and draw their sleeps from its one stream in the order they ask (the simulator
+//! still draws per client: equally distributed sleeps, not the same ones). A scenario that
+//! mixes shared and per-client guards is refused ([`super::check_limits`]). What differs
+//! beyond that is time itself: sleeps wake when tokio's timers fire, and answers take what
+//! the machine takes.
 //!
 //! Each client keeps one keep-alive connection. Burst and closed-loop clients connect before
 //! time zero ([`connect_all`]), as pooled clients are already connected when an outage
 //! begins; an open-loop client connects with its first attempt. A client connects again after
 //! an attempt that timed out or failed (dropping an attempt closes its connection). An
 //! attempt's first leg (the scenario's network latency) is slept before the request is
-//! written; its timeout covers the legs, as in the simulator.
+//! written; its timeout (the executor's) covers the legs, as in the simulator.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -25,23 +31,132 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::{Request, header};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
-use super::server::{ATTEMPT_HEADER, Arrival, RETRY_AFTER_MS};
+use super::server::{ATTEMPT_HEADER, Arrival};
 use super::state::{Inner, Shared};
-use crate::policy::{Outcome, parse_retry_after};
-use crate::rng::StreamFamily;
-use crate::rng::StreamKind;
+use crate::backoff::Backoff;
+use crate::cancel::CancelToken;
+use crate::error::Result;
+use crate::exec::tokio::{AsyncRetrier, TimedOut};
+use crate::exec::{AttemptEvent, Classify, Retrier, RetryError};
+use crate::policy::{Breaker, Budget, Outcome, StopReason};
+use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::sim::answer::Answer;
-use crate::sim::client::{Launch, Next};
 use crate::sim::metrics::Ending;
 use crate::sim::server::Visit;
 use crate::sim::workload::{PoissonSource, Workload, burst_times, exponential};
+use crate::sim::{Model, Scope};
 use crate::time::{SimDuration, SimTime};
 
-/// One client's connection to the server.
-pub(crate) type Connection = Option<SendRequest<Empty<Bytes>>>;
+/// One client's connection to the server (none before the first or after a failed attempt),
+/// which its attempts take in turn.
+pub(crate) type Connection = Arc<tokio::sync::Mutex<Option<SendRequest<Empty<Bytes>>>>>;
+
+/// The retriers of a run's clients (see the module's notes).
+pub(crate) enum Retriers {
+    /// One retrier shared by every client.
+    Shared(Arc<AsyncRetrier>),
+    /// One retrier per client, made as the client appears.
+    Own {
+        model: &'static Model,
+        backoff: Box<Backoff>,
+        jitter: StreamFamily,
+    },
+}
+
+impl Retriers {
+    /// The retriers for `backoff` on `model`, jitter from replication 0 of `seed`.
+    pub fn new(model: &'static Model, backoff: &Backoff, seed: u64) -> Result<Retriers> {
+        let jitter = StreamFamily::new(seed, 0, StreamKind::Jitter);
+        let c = &model.client;
+        let shared = c.concurrency.is_some()
+            || matches!(c.budget, Some((_, Scope::Shared)))
+            || matches!(c.breaker, Some((_, Scope::Shared)));
+        Ok(if shared {
+            // One stream for all, past every client's entity.
+            Retriers::Shared(Arc::new(retrier(model, backoff, jitter.get(u64::MAX, 0))?))
+        } else {
+            // Made once here, so that `client` below cannot fail.
+            retrier(model, backoff, jitter.get(0, 0))?;
+            Retriers::Own {
+                model,
+                backoff: Box::new(backoff.clone()),
+                jitter,
+            }
+        })
+    }
+
+    /// Client `c`'s retrier.
+    fn client(&self, c: u32) -> Arc<AsyncRetrier> {
+        match self {
+            Retriers::Shared(r) => r.clone(),
+            Retriers::Own {
+                model,
+                backoff,
+                jitter,
+            } => Arc::new(
+                retrier(model, backoff, jitter.get(c as u64, 0))
+                    .expect("the same settings made a retrier in Retriers::new"),
+            ),
+        }
+    }
+}
+
+/// A retrier of the scenario's client settings with `backoff`, drawing jitter from `rng`.
+fn retrier(model: &Model, backoff: &Backoff, rng: SimRng) -> Result<AsyncRetrier> {
+    let c = &model.client;
+    let mut r =
+        Retrier::with_rng(c.retry_policy(backoff.clone()), rng)?.with_idempotency(c.idempotency);
+    if let Some((budget, _)) = c.budget {
+        r = r.with_budget(Budget::new(budget)?);
+    }
+    if let Some((breaker, _)) = c.breaker {
+        r = r.with_breaker(Breaker::new(breaker)?);
+    }
+    let r = AsyncRetrier::new(r);
+    Ok(match c.concurrency {
+        Some(n) => r.with_concurrency_limit(n)?,
+        None => r,
+    })
+}
+
+/// How an attempt failed, as the executor classifies it.
+#[derive(Debug)]
+enum Failure {
+    /// An error status, with the answer's `Retry-After` if any.
+    Status {
+        code: u16,
+        retry_after: Option<String>,
+    },
+    /// Cut off at its timeout by the executor.
+    Timeout,
+    /// The connection failed or was closed (a reset).
+    Connection,
+}
+
+impl Classify for Failure {
+    fn outcome(&self) -> Outcome {
+        match self {
+            Failure::Status { code, .. } => Answer::Status(*code).outcome(),
+            Failure::Timeout => Outcome::Timeout,
+            Failure::Connection => Outcome::Connection,
+        }
+    }
+
+    fn retry_after(&self) -> Option<&str> {
+        match self {
+            Failure::Status { retry_after, .. } => retry_after.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl From<TimedOut> for Failure {
+    fn from(_: TimedOut) -> Failure {
+        Failure::Timeout
+    }
+}
 
 /// One connection per client of a burst or closed loop (none for an open loop), in client
 /// order; a client whose connection failed connects again with its first attempt.
@@ -54,9 +169,9 @@ pub(crate) async fn connect_all(workload: &Workload, addr: SocketAddr) -> Vec<Co
     for c in 0..n {
         tasks.spawn(async move { (c, connect(addr).await.ok()) });
     }
-    let mut connections: Vec<Connection> = (0..n).map(|_| None).collect();
+    let mut connections: Vec<Connection> = (0..n).map(|_| Connection::default()).collect();
     while let Some(Ok((c, connection))) = tasks.join_next().await {
-        connections[c] = connection;
+        connections[c] = Arc::new(tokio::sync::Mutex::new(connection));
     }
     connections
 }
@@ -68,6 +183,7 @@ pub(crate) async fn run_workload(
     shared: Arc<Shared>,
     addr: SocketAddr,
     seed: u64,
+    retriers: Retriers,
     connections: Vec<Connection>,
 ) {
     let model = shared.model;
@@ -83,11 +199,13 @@ pub(crate) async fn run_workload(
                 .into_iter()
                 .enumerate()
             {
+                let c = c as u32;
                 let shared = shared.clone();
-                let mut connection = connections.next().flatten();
+                let connection = connections.next().unwrap_or_default();
+                let retrier = retriers.client(c);
                 tasks.spawn(async move {
                     shared.lag.sleep_until(shared.instant(t)).await;
-                    request(&shared, addr, c as u32, &mut connection).await;
+                    request(&shared, addr, c, &connection, &retrier).await;
                 });
             }
         }
@@ -99,13 +217,15 @@ pub(crate) async fn run_workload(
             let mean = think.as_nanos() as f64;
             for c in 0..clients {
                 let shared = shared.clone();
-                let mut connection = connections.next().flatten();
+                let connection = connections.next().unwrap_or_default();
+                let retrier = retriers.client(c);
                 tasks.spawn(async move {
                     let mut rng = shared.think.get(c as u64, 0);
                     let mut at = SimTime(start.as_nanos()) + exponential(&mut rng, mean);
                     loop {
                         shared.lag.sleep_until(shared.instant(at)).await;
-                        let Some(number) = request(&shared, addr, c, &mut connection).await else {
+                        let Some(number) = request(&shared, addr, c, &connection, &retrier).await
+                        else {
                             return;
                         };
                         let mut rng = shared.think.get(c as u64, number as u64);
@@ -128,11 +248,12 @@ pub(crate) async fn run_workload(
                 let c = {
                     let mut g = shared.peek();
                     g.network.add_client();
-                    g.clients.add()
+                    g.ledger.add()
                 };
                 let shared = shared.clone();
+                let retrier = retriers.client(c);
                 tasks.spawn(async move {
-                    request(&shared, addr, c, &mut None).await;
+                    request(&shared, addr, c, &Connection::default(), &retrier).await;
                 });
             }
         }
@@ -140,116 +261,120 @@ pub(crate) async fn run_workload(
     while tasks.join_next().await.is_some() {}
 }
 
-/// One request of client `c`, from its first attempt to its ending; returns the request's
-/// number at its client (`None` if it could not begin).
+/// One request of client `c`, from its first attempt to its ending, run by `retrier`;
+/// returns the request's number at its client (`None` if it could not begin).
 async fn request(
     shared: &Shared,
     addr: SocketAddr,
     c: u32,
-    connection: &mut Connection,
+    connection: &Connection,
+    retrier: &AsyncRetrier,
 ) -> Option<u32> {
     {
         let (mut g, now) = shared.event();
-        if !g.clients.begin(c, now) {
+        if !g.ledger.begin(c, now) {
             g.meter.ledger_fault();
             return None;
         }
         g.meter.request();
     }
-    loop {
-        // A concurrency-limiter slot first, as the engine's `send_attempt`.
-        let queued = {
-            let mut g = shared.peek();
-            if g.clients.acquire_slot(c) {
-                None
-            } else {
-                let (tx, rx) = oneshot::channel();
-                g.slot_waiters.insert(c, tx);
-                Some(rx)
-            }
+    // When the executor's backoff sleep should end, to measure how late it woke.
+    let due: Mutex<Option<Instant>> = Mutex::new(None);
+    // The run is stopped by dropping its runtime, never by this token.
+    let result = retrier
+        .retry(
+            &CancelToken::new(),
+            |_| {
+                if let Some(due) = due.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    shared.lag.record(due);
+                }
+                attempt(shared, addr, c, connection.clone())
+            },
+            |event| {
+                *due.lock().unwrap_or_else(|p| p.into_inner()) =
+                    event.sleep().map(|sleep| Instant::now() + sleep);
+                observe(shared, c, connection, event);
+            },
+        )
+        .await;
+    let ending = match result {
+        Ok(()) => Ending::Succeeded,
+        Err(RetryError::Stopped { reason, .. }) => match reason {
+            StopReason::NotRetryable => Ending::Failed,
+            StopReason::Attempts => Ending::GaveUpAttempts,
+            StopReason::Deadline => Ending::GaveUpDeadline,
+            StopReason::Budget => Ending::GaveUpBudget,
+        },
+        Err(RetryError::BreakerOpen { .. }) => Ending::RejectedByBreaker,
+        // Never cancelled: the request stays unfinished.
+        Err(RetryError::Cancelled { .. }) => return None,
+    };
+    let (mut g, now) = shared.event();
+    end(&mut g, now, c, ending)
+}
+
+/// One attempt of client `c`: counted, its first leg slept, sent over its connection.
+async fn attempt(
+    shared: &Shared,
+    addr: SocketAddr,
+    c: u32,
+    connection: Connection,
+) -> std::result::Result<(), Failure> {
+    let (leg, arrival) = {
+        let (mut g, now) = shared.event();
+        let tag = g.ledger.send(c);
+        g.meter.attempt();
+        let stream = g.ledger.stream(c, tag);
+        let leg = if g.network.is_instant() {
+            SimDuration::ZERO
+        } else {
+            g.network.first_leg(c, stream)
         };
-        if let Some(rx) = queued {
-            let _ = rx.await;
+        let visit = Visit {
+            client: c,
+            tag,
+            stream,
+        };
+        (leg, Arrival { visit, sent: now })
+    };
+    shared.lag.sleep(leg.to_std()).await;
+    let mut connection = connection.lock().await;
+    match send(&mut connection, addr, &arrival).await {
+        Ok((code, _)) if Answer::Status(code).outcome() == Outcome::Success => Ok(()),
+        Ok((code, retry_after)) => Err(Failure::Status { code, retry_after }),
+        Err(_) => {
+            *connection = None;
+            Err(Failure::Connection)
         }
-        let (tag, timeout, leg, visit) = {
-            let (mut g, now) = shared.event();
-            match g.clients.launch(c, now) {
-                Launch::Sent { tag, timeout } => {
-                    g.meter.attempt();
-                    let stream = g.clients.stream(c, tag);
-                    let leg = if g.network.is_instant() {
-                        SimDuration::ZERO
-                    } else {
-                        g.network.first_leg(c, stream)
-                    };
-                    let visit = Visit {
-                        client: c,
-                        tag,
-                        stream,
-                    };
-                    (tag, timeout, leg, Arrival { visit, sent: now })
-                }
-                Launch::Refused(ending) => {
-                    release_slot(&mut g);
-                    return end(&mut g, now, c, ending);
-                }
-            }
-        };
-        let attempt = async {
-            shared.lag.sleep(leg.to_std()).await;
-            send(connection, addr, &visit).await
-        };
-        let result = match timeout {
-            Some(t) => tokio::time::timeout(t.to_std(), attempt).await.ok(),
-            None => Some(attempt.await),
-        };
-        let sleep = {
-            let (mut g, now) = shared.event();
-            let (outcome, hint) = match result {
-                Some(Ok((code, hint))) => {
-                    let outcome = Answer::Status(code).outcome();
-                    if outcome == Outcome::Success {
-                        g.meter.success();
-                    }
-                    (outcome, hint)
-                }
-                Some(Err(_)) => {
-                    *connection = None;
-                    (Outcome::Connection, None)
-                }
-                None => {
-                    *connection = None;
-                    // A served answer already on its way back is work nobody will use.
-                    if let Some(work) = g.network.reply_work(c, tag) {
-                        g.meter.wasted(work);
-                    }
-                    g.replies.remove(&(c, tag));
-                    g.meter.timeout();
-                    (Outcome::Timeout, None)
-                }
-            };
-            release_slot(&mut g);
-            match g.clients.conclude(c, now, outcome, hint) {
-                Next::Sleep(sleep) => sleep,
-                Next::End(ending) => return end(&mut g, now, c, ending),
-            }
-        };
-        shared.lag.sleep(sleep.to_std()).await;
     }
 }
 
-/// Frees the caller's limiter slot, handing it to the next queued client if any.
-fn release_slot(g: &mut Inner) {
-    if let Some(next) = g.clients.release_slot()
-        && let Some(tx) = g.slot_waiters.remove(&next)
-    {
-        let _ = tx.send(());
+/// The executor's report of client `c`'s attempt: the client stops waiting for it, and the
+/// meter counts a success or a timeout (whose answer, if already on its way, was wasted work).
+fn observe(shared: &Shared, c: u32, connection: &Connection, event: &AttemptEvent<'_, Failure>) {
+    let (mut g, _) = shared.event();
+    let tag = g.ledger.latest(c);
+    g.ledger.settle(c);
+    match event.outcome {
+        Outcome::Success => g.meter.success(),
+        Outcome::Timeout => {
+            if let Some(work) = g.network.reply_work(c, tag) {
+                g.meter.wasted(work);
+            }
+            g.replies.remove(&(c, tag));
+            g.meter.timeout();
+            // The cut-off attempt left its connection mid-request: the next one reconnects.
+            if let Ok(mut connection) = connection.try_lock() {
+                *connection = None;
+            }
+        }
+        _ => {}
     }
 }
 
 /// Client `c`'s request ends at `now`; returns its number.
 fn end(g: &mut Inner, now: SimTime, c: u32, ending: Ending) -> Option<u32> {
-    let Some(request) = g.clients.end(c) else {
+    let Some(request) = g.ledger.end(c) else {
         g.meter.ledger_fault();
         return None;
     };
@@ -257,13 +382,13 @@ fn end(g: &mut Inner, now: SimTime, c: u32, ending: Ending) -> Option<u32> {
     Some(request.number)
 }
 
-/// Sends one attempt over the client's connection (opening it if needed) and returns the
-/// answer's status and Retry-After hint.
+/// Sends one attempt over the connection (opening it if needed) and returns the answer's
+/// status and `Retry-After` header.
 async fn send(
-    connection: &mut Connection,
+    connection: &mut Option<SendRequest<Empty<Bytes>>>,
     addr: SocketAddr,
     arrival: &Arrival,
-) -> Result<(u16, Option<SimDuration>), Box<dyn std::error::Error + Send + Sync>> {
+) -> std::result::Result<(u16, Option<String>), Box<dyn std::error::Error + Send + Sync>> {
     if connection.as_ref().is_none_or(|s| s.is_closed()) {
         *connection = Some(connect(addr).await?);
     }
@@ -276,15 +401,19 @@ async fn send(
         .body(Empty::<Bytes>::new())?;
     let response = sender.send_request(request).await?;
     let code = response.status().as_u16();
-    let hint = retry_after(response.headers());
+    let retry_after = response
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     response.into_body().collect().await?;
-    Ok((code, hint))
+    Ok((code, retry_after))
 }
 
 /// A new HTTP/1.1 connection to `addr`.
 async fn connect(
     addr: SocketAddr,
-) -> Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
+) -> std::result::Result<SendRequest<Empty<Bytes>>, Box<dyn std::error::Error + Send + Sync>> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
@@ -292,21 +421,6 @@ async fn connect(
         let _ = conn.await;
     });
     Ok(sender)
-}
-
-/// The answer's Retry-After: `retry-after-ms` when present (exact), else `Retry-After`
-/// (seconds or an HTTP date) read by the policy's parser.
-fn retry_after(headers: &hyper::HeaderMap) -> Option<SimDuration> {
-    if let Some(ms) = headers
-        .get(RETRY_AFTER_MS)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
-    {
-        return Some(SimDuration::from_secs_f64(ms / 1000.0));
-    }
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?;
-    parse_retry_after(value, std::time::SystemTime::now())
 }
 
 /// Polls `done` until it is true, every `every`.

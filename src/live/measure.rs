@@ -3,9 +3,10 @@
 //!
 //! The meter itself is the simulator's ([`crate::sim::meter::Meter`]), fed from real
 //! timestamps by [`super::state`]; this module keeps what only a real run has. Every sleep of
-//! the run (service timers, network legs, backoff sleeps, scheduled starts) goes through
-//! [`Lag::sleep`], which records how much later than asked it woke: the scheduling lag that
-//! says how far to trust a comparison with the simulator, whose timers are exact.
+//! the run (service timers, network legs, scheduled starts) goes through [`Lag::sleep`], which
+//! records how much later than asked it woke; the executor's backoff sleeps are measured from
+//! its decision to the next attempt's start ([`Lag::record`]). That scheduling lag says how far
+//! to trust a comparison with the simulator, whose timers are exact.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -51,7 +52,8 @@ impl Lag {
         self.record(at);
     }
 
-    fn record(&self, asked: Instant) {
+    /// Records a wake-up that was due at `asked` (a sleep measured by its owner).
+    pub fn record(&self, asked: Instant) {
         let late = Instant::now().saturating_duration_since(asked);
         let us = (late.as_nanos() / 1000) as u64;
         let mut h = self.late_us.lock().unwrap_or_else(|p| p.into_inner());

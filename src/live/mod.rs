@@ -45,7 +45,7 @@ use crate::output::rows::LiveVsSimRow;
 use crate::runner::{Folder, RunReport};
 use crate::scenario::ScenarioDoc;
 use crate::sim::workload::Workload;
-use crate::sim::{Model, RunResult, ServerConfig, Strategy};
+use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
 use crate::sweep::Unit;
 use crate::sweep::journal::UnitRecord;
 use crate::time::SimDuration;
@@ -93,6 +93,16 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "sweep",
             format!("{points} points"),
             "one point for `jitterlab live` (one live run per strategy): remove [sweep], or leave one value per key",
+        ));
+    }
+    let c = &model.client;
+    let scopes = [c.budget.map(|b| b.1), c.breaker.map(|b| b.1)];
+    let shared = c.concurrency.is_some() || scopes.contains(&Some(Scope::Shared));
+    if shared && scopes.contains(&Some(Scope::Client)) {
+        return Err(Error::invalid(
+            "client",
+            "shared and per-client guards together",
+            "for `jitterlab live`, guards that are all `shared` (client.concurrency is shared too) or all `client`: a live client runs one executor, whose guards are one or the other",
         ));
     }
     if let ServerConfig::Occ = model.server {
@@ -248,13 +258,14 @@ async fn run_one(
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("127.0.0.1", e))?;
-    let shared = Arc::new(Shared::new(model, strategy, seed, lag.clone()));
+    let shared = Arc::new(Shared::new(model, seed, lag.clone()));
+    let retriers = client::Retriers::new(model, &strategy.backoff, seed)?;
     tokio::spawn(server::serve(listener, shared.clone()));
     let connections = client::connect_all(&model.workload, addr).await;
     shared.begin();
     let horizon = shared.instant(shared.horizon);
     let finished = async {
-        client::run_workload(shared.clone(), addr, seed, connections).await;
+        client::run_workload(shared.clone(), addr, seed, retriers, connections).await;
         client::until(
             || shared.peek().server.in_flight() == 0,
             Duration::from_millis(1),

@@ -10,10 +10,10 @@
 //! timer by a worker task, which then takes the next waiting attempt. Fault windows are
 //! placed in wall-clock time from the start of the run.
 //!
-//! The hint goes out as `Retry-After` in whole seconds (rounded up, as HTTP allows nothing
-//! finer) and, exactly, as `retry-after-ms` (as some services send it), which the live
-//! client prefers. A connection-reset answer closes the connection; an outage that drops
-//! never answers. The answer travels back after the scenario's network leg, slept by the
+//! The hint goes out as `Retry-After` in whole seconds, rounded up: HTTP allows nothing finer,
+//! so a hint the simulator hands over to the nanosecond (a rate limiter's, `"drain"`) reaches
+//! a live client coarser. A connection-reset answer closes the connection; an outage that
+//! drops never answers. The answer travels back after the scenario's network leg, slept by the
 //! handler (loopback itself takes microseconds).
 
 use std::net::SocketAddr;
@@ -35,8 +35,6 @@ use crate::time::{SimDuration, SimTime};
 
 /// The header that names an attempt: `client tag stream_key stream_sub sent_ns`.
 pub(crate) const ATTEMPT_HEADER: &str = "x-jitterlab-attempt";
-/// The exact Retry-After hint in milliseconds.
-pub(crate) const RETRY_AFTER_MS: &str = "retry-after-ms";
 
 /// An attempt as it arrives: the server's view ([`Visit`]) and when its first leg began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +96,7 @@ pub(crate) fn admit(
     let v = arrival.visit;
     g.observed
         .latency(now.saturating_since(arrival.sent).as_nanos());
-    let first = g.clients.is_first(v.client, v.tag);
+    let first = g.ledger.is_first(v.client, v.tag);
     g.meter.arrival(first);
     match g.server.admit(now, v) {
         Admission::Serve { slot, service } => {
@@ -140,21 +138,21 @@ async fn worker(shared: Arc<Shared>, slot: u32, mut service: SimDuration) {
         let work = spent.as_nanos() as u64;
         g.meter.service(work);
         let reply = g.replies.remove(&(job.client, job.tag));
-        if g.clients.awaits(job.client, job.tag)
+        if g.ledger.awaits(job.client, job.tag)
             && let Some(tx) = reply
         {
             let _ = tx.send((Answer::OK, None, work));
         } else {
             g.meter.wasted(work);
         }
-        let clients = &g.clients;
-        let Some((c, tag)) = g.server.next_waiting(slot, |c, tag| clients.awaits(c, tag)) else {
+        let ledger = &g.ledger;
+        let Some((c, tag)) = g.server.next_waiting(slot, |c, tag| ledger.awaits(c, tag)) else {
             return;
         };
         let visit = Visit {
             client: c,
             tag,
-            stream: g.clients.stream(c, tag),
+            stream: g.ledger.stream(c, tag),
         };
         service = g.server.serve(now, slot, visit);
     }
@@ -189,7 +187,7 @@ async fn handle(
     let v = arrival.visit;
     let leg = {
         let mut g = shared.peek();
-        if g.network.is_instant() || !g.clients.awaits(v.client, v.tag) {
+        if g.network.is_instant() || !g.ledger.awaits(v.client, v.tag) {
             SimDuration::ZERO
         } else {
             g.network.reply_leg(v.client, v.tag, work)
@@ -213,9 +211,6 @@ fn status(code: u16, hint: Option<SimDuration>) -> Response<Empty<Bytes>> {
         let ns = h.as_nanos();
         let secs = ns.div_ceil(1_000_000_000);
         headers.insert(hyper::header::RETRY_AFTER, secs.into());
-        if let Ok(v) = format!("{}", ns as f64 / 1e6).parse() {
-            headers.insert(RETRY_AFTER_MS, v);
-        }
     }
     response
 }
@@ -259,7 +254,6 @@ mod tests {
         let model: &'static _ = Box::leak(Box::new(scenario.model));
         Arc::new(Shared::new(
             model,
-            &scenario.strategies[0],
             1,
             Arc::new(super::super::measure::Lag::new()),
         ))
@@ -278,12 +272,9 @@ mod tests {
 
     /// Begins client `c`'s request and sends its first attempt.
     fn launch(g: &mut Inner, c: u32) {
-        assert!(g.clients.begin(c, SimTime::ZERO));
-        let launched = g.clients.launch(c, SimTime::ZERO);
-        assert!(matches!(
-            launched,
-            crate::sim::client::Launch::Sent { tag: 1, .. }
-        ));
+        assert!(g.ledger.begin(c, SimTime::ZERO));
+        assert_eq!(g.ledger.send(c), 1);
+        assert!(g.ledger.is_first(c, 1));
     }
 
     const QUEUE: &str = "[workload]\nclients = 4\n[server]\nworkers = 2\nqueue = 1\nservice = { dist = \"constant\", mean = \"10ms\" }\noverload_status = 429\nretry_after = \"2s\"\n";
@@ -338,8 +329,7 @@ mod tests {
             launch(&mut g, 0);
             let answering = admit(&s, &mut g, now, arrival(0));
             // The client gives up on it (a timeout) while it is served.
-            g.clients
-                .conclude(0, now, crate::policy::Outcome::Timeout, None);
+            g.ledger.settle(0);
             answering
         };
         let Answering::Served(rx) = rx else {

@@ -170,6 +170,15 @@ impl Breaker {
         }
     }
 
+    /// Gives back the probe [`Breaker::allow`] let through when its result will never come
+    /// (its caller was cancelled): a half-open breaker lets the next attempt probe instead.
+    /// Does nothing in any other state.
+    pub fn abandon_probe(&mut self) {
+        if self.state == (BreakerState::HalfOpen { probing: true }) {
+            self.state = BreakerState::HalfOpen { probing: false };
+        }
+    }
+
     fn open(&mut self, now: SimTime) {
         self.state = BreakerState::Open {
             until: now.saturating_add(self.config.open_for),
@@ -264,6 +273,28 @@ mod tests {
             assert!(b.allow(at_ms(9_001)));
             b.record(at_ms(9_001), false);
         }
+        assert_eq!(b.state(), BreakerState::Closed);
+    }
+
+    #[test]
+    fn an_abandoned_probe_lets_the_next_attempt_probe() {
+        let mut b = breaker();
+        b.abandon_probe();
+        assert_eq!(
+            b.state(),
+            BreakerState::Closed,
+            "closed: nothing to give back"
+        );
+        for i in 0..20 {
+            b.allow(at_ms(i));
+            b.record(at_ms(i), false);
+        }
+        assert!(b.allow(at_ms(5_019)), "the probe");
+        assert!(!b.allow(at_ms(5_020)), "only one probe");
+        b.abandon_probe();
+        assert!(b.allow(at_ms(5_021)), "the probe's slot was given back");
+        assert!(!b.allow(at_ms(5_022)), "and taken again");
+        b.record(at_ms(5_030), true);
         assert_eq!(b.state(), BreakerState::Closed);
     }
 

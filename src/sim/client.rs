@@ -172,8 +172,15 @@ impl Client {
     /// The key of the current request for per-attempt streams.
     #[inline]
     fn request_key(&self, client: u32) -> u64 {
-        ((client as u64) << 32) | self.requests as u64
+        request_key(client, self.requests)
     }
+}
+
+/// The per-attempt stream key of request `request` (1 = the first) of client `client` (also
+/// used by the live mode, so that its attempts draw what the simulator's do).
+#[inline]
+pub(crate) fn request_key(client: u32, request: u32) -> u64 {
+    ((client as u64) << 32) | request as u64
 }
 
 /// Breakers, budgets and the concurrency limiter.

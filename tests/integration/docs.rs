@@ -376,29 +376,44 @@ fn readme_and_docs_links_resolve() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
-/// The README's HTTP retry code is an excerpt of `examples/http_retry.rs` (whose tests run it
-/// against a local server): every line of the README's block is a line of the example, apart
-/// from `// ...` elisions, so the README cannot drift from code that runs.
+/// The README's HTTP retry code is an excerpt of `examples/http_retry.rs` and its async twin
+/// `examples/async_http_retry.rs` (whose tests run them against a local server): every line of
+/// a README block is a line of its example or of the support file both include, apart from
+/// `// ...` elisions, so the README cannot drift from code that runs.
 #[test]
 fn readme_http_code_is_the_examples() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
-    let example =
-        std::fs::read_to_string(repo().join("examples/http_retry.rs")).expect("the example");
-    let lines: BTreeSet<&str> = example.lines().map(str::trim).collect();
-    let start = readme
-        .find("```rust\nuse jitterlab::prelude::*;")
-        .expect("the README shows the HTTP example");
-    let block = &readme[start + "```rust\n".len()..];
-    let block = &block[..block.find("```").expect("a closed block")];
-    let missing: Vec<&str> = block
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("// ..."))
-        .filter(|l| !lines.contains(l))
-        .collect();
-    assert!(block.lines().count() > 30, "{block}");
-    assert!(
-        missing.is_empty(),
-        "README lines not in the example: {missing:#?}"
-    );
+    let read = |path: &str| std::fs::read_to_string(repo().join(path)).expect(path);
+    let shared = read("tests/support/http_fetch.rs");
+    for (first_line, path, at_least) in [
+        ("use jitterlab::prelude::*;", "examples/http_retry.rs", 30),
+        (
+            "/// What the retrier hands on for an attempt it cut off at its time limit.",
+            "examples/async_http_retry.rs",
+            20,
+        ),
+    ] {
+        let example = read(path);
+        let lines: BTreeSet<&str> = example
+            .lines()
+            .chain(shared.lines())
+            .map(str::trim)
+            .collect();
+        let start = readme
+            .find(&format!("```rust\n{first_line}"))
+            .unwrap_or_else(|| panic!("the README shows {path}"));
+        let block = &readme[start + "```rust\n".len()..];
+        let block = &block[..block.find("```").expect("a closed block")];
+        let missing: Vec<&str> = block
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("// ..."))
+            .filter(|l| !lines.contains(l))
+            .collect();
+        assert!(block.lines().count() > at_least, "{block}");
+        assert!(
+            missing.is_empty(),
+            "README lines not in {path}: {missing:#?}"
+        );
+    }
 }
