@@ -284,11 +284,11 @@ async fn request(
     let result = retrier
         .retry(
             &CancelToken::new(),
-            |_| {
+            |ctx| {
                 if let Some(due) = due.lock().unwrap_or_else(|p| p.into_inner()).take() {
                     shared.lag.record(due);
                 }
-                attempt(shared, addr, c, connection.clone())
+                attempt(shared, addr, c, connection.clone(), ctx.timeout)
             },
             |event| {
                 *due.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -319,9 +319,13 @@ async fn attempt(
     addr: SocketAddr,
     c: u32,
     connection: Connection,
+    timeout: Option<Duration>,
 ) -> std::result::Result<(), Failure> {
     let (leg, arrival) = {
         let (mut g, now) = shared.event();
+        if let Some(t) = timeout {
+            g.armed = g.armed.max(now + SimDuration::from_std(t));
+        }
         let tag = g.ledger.send(c);
         g.meter.attempt();
         let stream = g.ledger.stream(c, tag);

@@ -166,6 +166,9 @@ pub(crate) struct Inner {
     pub meter: Meter,
     /// The time of the latest event (the clock never goes back for the meter).
     now: SimTime,
+    /// The latest instant an attempt's timer was armed for: the simulator's clock runs
+    /// through these timers after the last request ends, and the tally's end follows it.
+    pub armed: SimTime,
     /// Handlers waiting for their attempt's service to end, by (client, tag).
     pub replies: HashMap<(u32, u32), oneshot::Sender<Reply>>,
     pub observed: Observed,
@@ -207,6 +210,7 @@ impl Shared {
                 ),
                 meter: Meter::new(model.bucket, model.horizon),
                 now: SimTime::ZERO,
+                armed: SimTime::ZERO,
                 replies: HashMap::new(),
                 observed: Observed::default(),
             }),
@@ -254,12 +258,14 @@ impl Shared {
         self.start() + Duration::from_nanos(t.as_nanos())
     }
 
-    /// The tally at `end`, and the observations; the state is left empty.
+    /// The tally at `end` (or later: the last event, the last armed attempt timer, as the
+    /// simulator's clock stops; never past the horizon), and the observations; the state is
+    /// left empty.
     pub fn finish(&self, end: SimTime) -> (RunResult, Observed) {
         let mut g = self.peek();
         let fresh = Meter::new(self.model.bucket, self.model.horizon);
         let meter = std::mem::replace(&mut g.meter, fresh);
-        let end = end.max(g.now);
+        let end = end.max(g.now).max(g.armed).min(self.horizon);
         let result = meter.finish(
             end,
             g.server.in_flight(),
