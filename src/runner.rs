@@ -244,12 +244,14 @@ pub fn run(
 
 /// A result folder claimed for results computed elsewhere (`jitterlab live`): checked and
 /// cleared before the work, as `run` does, and written after it.
+#[cfg(feature = "live")]
 pub(crate) struct Folder {
     prep: Prepared,
     /// The folder.
     pub dir: PathBuf,
 }
 
+#[cfg(feature = "live")]
 impl Folder {
     /// Claims `out` (default `out/<name>`) for `doc`; refusals as for `run`.
     pub(crate) fn claim(doc: &ScenarioDoc, out: Option<PathBuf>, force: bool) -> Result<Folder> {

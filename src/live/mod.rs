@@ -2,11 +2,11 @@
 //! loopback interface, real timers — and set beside what the simulator predicts.
 //!
 //! For each strategy, one after another, a fresh tokio runtime (two worker threads) starts the
-//! [`server`] on 127.0.0.1 (an ephemeral port) and runs the workload's [`client`]s against
-//! it until every request has ended (or the horizon). Both sides are the simulator's own
-//! parts ([`state`]): the server admits with the simulator's queue server, the clients decide
-//! with the scenario's retry policy, and the simulator's meter measures, from real timestamps
-//! (nanoseconds since the start). The result folder is the one `run` writes (CSV files,
+//! server (`server`) on 127.0.0.1 (an ephemeral port) and runs the workload's clients
+//! (`client`) against it until every request has ended (or the horizon). The server admits
+//! with the simulator's queue server, the clients decide with the async executor
+//! ([`crate::exec::tokio`]) running the scenario's retry policy, and the simulator's meter
+//! measures, from real timestamps (nanoseconds since the start; `state`). The result folder is the one `run` writes (CSV files,
 //! charts, report; `meta.json` says `"mode": "live"`), plus `live_vs_sim.csv`
 //! ([`compare`]) and the observed service times and one-way latencies ([`measure`]).
 //!

@@ -14,8 +14,8 @@
 //!
 //! let service = Dist::Exponential { mean: SimDuration::from_millis(10) };
 //! // Nanoseconds; the same seed gives the same draws.
-//! let a: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
-//! let b: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
+//! let a: Vec<u64> = (&service).sample_iter(from_seed(7)).take(3).collect();
+//! let b: Vec<u64> = (&service).sample_iter(from_seed(7)).take(3).collect();
 //! assert_eq!(a, b);
 //! ```
 //!
@@ -402,7 +402,9 @@ mod tests {
         assert_eq!(d.mean_nanos(), 13_501_000.0 / 4.0);
         assert_first_draws(
             d,
-            [2_500_000, 1_000, 1_000_000, 1_000, 2_500_000, 10_000_000],
+            [
+                1_000_000, 2_500_000, 10_000_000, 2_500_000, 1_000_000, 1_000_000,
+            ],
         );
         // Every sample is drawn about equally often.
         let d = empirical("1\n2\n3\n4\n").unwrap();
