@@ -10,6 +10,7 @@
 //! | `attempts` | always | `attempts.csv` (point 0) |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
+//! | `live_vs_sim` | a `jitterlab live` folder | `live_vs_sim.csv` |
 //!
 //! Every strategy keeps one colour (Okabe–Ito, colour-blind safe) in every chart, in the order
 //! of its first appearance in `summary.csv`. Text is drawn with an embedded DejaVu Sans, so
@@ -23,6 +24,7 @@ mod delays;
 mod dist;
 mod heatmap;
 mod herd;
+mod live;
 mod load;
 mod pareto;
 mod resync;
@@ -69,6 +71,7 @@ enum Kind {
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
     Resync(resync::Resync),
+    LiveVsSim(live::LiveVsSim),
 }
 
 impl Chart {
@@ -82,6 +85,7 @@ impl Chart {
             Kind::Heatmap(c) => c.draw(root, &self.title),
             Kind::Pareto(c) => c.draw(root, &self.title),
             Kind::Resync(c) => c.draw(root, &self.title),
+            Kind::LiveVsSim(c) => c.draw(root, &self.title),
         }
     }
 
@@ -161,6 +165,9 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
             kind,
         })
     };
+    if let Some((title, guide, c)) = live::build(folder) {
+        push("live_vs_sim".into(), title, guide, Kind::LiveVsSim(c));
+    }
     if let Some((title, guide, c)) = herd::build(folder) {
         let log = c.log_scale();
         push("herd".into(), title.clone(), guide, Kind::Herd(c));

@@ -6,6 +6,8 @@
 //! table set it, `client.budget.capacity`, `server.service.mean`. [`super::ScenarioDoc`] then
 //! places the key where its value was written (a line and column, a `--set`, a sweep point).
 
+use std::path::{Path, PathBuf};
+
 use super::Scenario;
 use super::file::{
     BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile,
@@ -21,7 +23,7 @@ use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{Idempotency, RetryOn};
 use crate::sim::UNLIMITED_WORKERS;
-use crate::sim::dist::Dist;
+use crate::sim::dist::{Dist, Empirical};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
@@ -132,14 +134,62 @@ fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Resu
     }
 }
 
-fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
+/// A distribution table; the file of an `empirical` one is read relative to `dir` (the
+/// scenario file's folder; the current folder for built-ins and text).
+fn dist(key: &str, file: &Option<DistFile>, default: Dist, dir: Option<&Path>) -> Result<Dist> {
     let Some(f) = file else { return Ok(default) };
-    let mean = duration(&format!("{key}.mean"), &f.mean)?;
+    if f.dist == "empirical" {
+        return empirical(key, f, dir);
+    }
+    only_for(
+        &format!("{key}.file"),
+        &f.file,
+        &format!("{key}.dist"),
+        &f.dist,
+    )?;
+    let mean = f.mean.as_deref().ok_or_else(|| {
+        Error::invalid(
+            format!("{key}.mean"),
+            "missing",
+            format!("a duration: `{}` needs `mean`", f.dist),
+        )
+    })?;
+    let mean = duration(&format!("{key}.mean"), mean)?;
     let sd =
         f.sd.as_ref()
             .map(|s| duration(&format!("{key}.sd"), s))
             .transpose()?;
     Dist::new(&f.dist, mean, sd).map_err(under(key))
+}
+
+/// `{ dist = "empirical", file = "..." }`: the samples, read (bounded) and checked.
+fn empirical(key: &str, f: &DistFile, dir: Option<&Path>) -> Result<Dist> {
+    let kind = format!("{key}.dist");
+    only_for(&format!("{key}.mean"), &f.mean, &kind, "empirical")?;
+    only_for(&format!("{key}.sd"), &f.sd, &kind, "empirical")?;
+    let file_key = format!("{key}.file");
+    let name = f.file.as_deref().ok_or_else(|| {
+        Error::invalid(
+            &file_key,
+            "missing",
+            "a file of samples in milliseconds: `empirical` needs `file`",
+        )
+    })?;
+    let path = match dir {
+        Some(dir) if Path::new(name).is_relative() => dir.join(name),
+        _ => PathBuf::from(name),
+    };
+    let text = crate::input::read_text(&path, crate::input::SAMPLES).map_err(|e| match e {
+        Error::Io { source, .. } => Error::invalid(
+            &file_key,
+            format!("{name:?}"),
+            format!("a readable file of samples ({}: {source})", path.display()),
+        ),
+        other => other,
+    })?;
+    Ok(Dist::Empirical(
+        Empirical::parse(&path, &text).map_err(under(key))?,
+    ))
 }
 
 fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
@@ -159,7 +209,12 @@ fn scope_or(key: &str, value: &Option<String>, default: Scope) -> Result<Scope> 
 }
 
 /// Checks a whole file. `name` is used when the file has none.
-pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
+/// Files the scenario names (empirical samples) are read relative to `dir`.
+pub(super) fn check(
+    file: &ScenarioFile,
+    fallback_name: &str,
+    dir: Option<&Path>,
+) -> Result<Scenario> {
     let horizon = positive_dur("horizon", &file.horizon, "120s")?;
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
@@ -191,13 +246,14 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
         ));
     }
     let workload = workload(&file.workload)?;
-    let server = server(&file.server)?;
+    let server = server(&file.server, dir)?;
     let latency = dist(
         "network.latency",
         &file.network.latency,
         Dist::Constant {
             mean: SimDuration::ZERO,
         },
+        dir,
     )?;
     let client = client(&file.client)?;
     let recovery = RecoveryConfig {
@@ -434,7 +490,7 @@ pub(super) fn rate_profile(key: &str, points: &[toml::Value]) -> Result<Vec<(Sim
         .collect()
 }
 
-fn server(s: &ServerFile) -> Result<ServerConfig> {
+fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
     let kind = s.kind.as_deref().unwrap_or("queue");
     match kind {
         "queue" => {
@@ -488,6 +544,7 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
                     Dist::Exponential {
                         mean: SimDuration::from_millis(10),
                     },
+                    dir,
                 )?,
                 contention: dur("server.contention", &s.contention, "0ms")?,
                 overload_status: status(

@@ -69,7 +69,11 @@ impl<'a> Sim<'a> {
                 initial,
                 model.workload.owners(),
             ),
-            network: Network::new(model.latency, family(StreamKind::Network), initial as usize),
+            network: Network::new(
+                model.latency.clone(),
+                family(StreamKind::Network),
+                initial as usize,
+            ),
             server: Server::new(
                 &model.server,
                 &model.faults,
