@@ -6,7 +6,7 @@
 //! wrote, finished, sharded or interrupted, has one. jitterlab **owns** only the files it
 //! writes there, by name: `scenario.toml`, `units.jsonl`, `meta.json`, the CSVs of DESIGN §6,
 //! `pareto.csv`, `report.html` and the charts (`herd`, `herd_log`, `load`, `latency`,
-//! `attempts`, `pareto`, `sweep_<metric>`, `heatmap_<metric>`, each `.png` and `.svg`).
+//! `attempts`, `pareto`, `sweep_<metric>`, `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`).
 //!
 //! [`claim`] decides whether `run --out DIR` or `merge --out DIR` may write into a folder:
 //! a new or empty folder, or a result folder, yes; any other folder only with `--force`; the
@@ -23,10 +23,12 @@ use crate::metric::Metric;
 use crate::sweep::journal::{self, JOURNAL};
 
 /// The stems of the charts that are always planned (each `.png` and `.svg`).
-const CHARTS: [&str; 6] = ["herd", "herd_log", "load", "latency", "attempts", "pareto"];
+const CHARTS: [&str; 7] = [
+    "herd", "herd_log", "resync", "load", "latency", "attempts", "pareto",
+];
 
 /// The chart stems made of a prefix and a metric name.
-const CHART_PREFIXES: [&str; 2] = ["sweep_", "heatmap_"];
+const CHART_PREFIXES: [&str; 3] = ["sweep_", "heatmap_", "phase_"];
 
 /// True when a file of this name in a result folder is one that jitterlab writes.
 pub fn is_owned(name: &str) -> bool {
