@@ -44,12 +44,12 @@ use crate::output::csv::write_rows;
 use crate::output::rows::LiveVsSimRow;
 use crate::runner::{Folder, RunReport};
 use crate::scenario::ScenarioDoc;
-use crate::time::SimTime;
 use crate::sim::workload::Workload;
 use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
 use crate::sweep::Unit;
 use crate::sweep::journal::UnitRecord;
 use crate::time::SimDuration;
+use crate::time::SimTime;
 use measure::{Lag, Observed, TimerReport};
 use state::Shared;
 
@@ -133,9 +133,12 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             ));
         }
         Workload::Poisson { .. } => {
-            let n = model.workload.poisson_profile().map_or(0.0, |(p, from, to)| {
-                p.expected_arrivals(from, to.min(SimTime(model.horizon.as_nanos())))
-            });
+            let n = model
+                .workload
+                .poisson_profile()
+                .map_or(0.0, |(p, from, to)| {
+                    p.expected_arrivals(from, to.min(SimTime(model.horizon.as_nanos())))
+                });
             if n > MAX_REQUESTS {
                 return Err(Error::invalid(
                     "workload.rate",

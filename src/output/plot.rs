@@ -9,6 +9,7 @@
 //! | `latency` | always | `latency.csv` (point 0) |
 //! | `attempts` | always | `attempts.csv` (point 0) |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
+//! | `phase_<metric>` | two-key sweep with recovery measured | `aggregate.csv`: `recovered`, `recovery_ms` |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
 //! | `live_vs_sim` | a `jitterlab live` folder | `live_vs_sim.csv` |
 //!
@@ -27,6 +28,7 @@ mod herd;
 mod live;
 mod load;
 mod pareto;
+mod phase;
 mod resync;
 mod style;
 
@@ -34,6 +36,9 @@ mod style;
 /// process, so that any plotters chart drawn in the process has text without system fonts
 /// (the benches call it for criterion's own charts).
 pub use style::ensure_fonts as register_fonts;
+
+/// How to read a phase map (the report shows it before the `phase_<metric>` charts).
+pub(crate) use phase::READING as PHASE_READING;
 
 use std::path::{Path, PathBuf};
 
@@ -202,6 +207,9 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
     if folder.sweep_keys.len() == 2 {
         for (metric, title, guide, c) in heatmap::build(folder) {
             push(format!("heatmap_{metric}"), title, guide, Kind::Heatmap(c));
+        }
+        for (metric, title, guide, c) in phase::build(folder) {
+            push(format!("phase_{metric}"), title, guide, Kind::Heatmap(c));
         }
     }
     if let Some((title, guide, c)) = pareto::build(folder) {

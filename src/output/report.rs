@@ -255,8 +255,16 @@ pub fn render_report(dir: &Path) -> Result<String> {
     summary_table(&folder, &mut out);
     live_table(&folder, dir, &mut out);
 
+    let mut phase_read = false;
     for (chart, svg) in charts.iter().zip(svgs) {
         let svg = svg?;
+        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
+            let _ = writeln!(
+                out,
+                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
+                esc(plot::PHASE_READING)
+            );
+        }
         let _ = writeln!(
             out,
             "<section class=\"chart\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",

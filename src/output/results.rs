@@ -205,6 +205,28 @@ pub struct ResultFolder {
     pub scenario: Option<ScenarioInfo>,
 }
 
+#[cfg(test)]
+impl ResultFolder {
+    /// A folder named `dir` with nothing in it, for tests to fill in what they draw.
+    pub(crate) fn empty(dir: &str) -> ResultFolder {
+        ResultFolder {
+            dir: dir.into(),
+            sweep_keys: Vec::new(),
+            strategies: Vec::new(),
+            points: Vec::new(),
+            summary: Vec::new(),
+            aggregate: Vec::new(),
+            timeseries: Vec::new(),
+            attempts: Vec::new(),
+            latency: Vec::new(),
+            compare: None,
+            pareto: None,
+            live_vs_sim: None,
+            scenario: None,
+        }
+    }
+}
+
 impl ResultFolder {
     /// Reads every file of the folder. The five CSVs of [`REQUIRED`] must be there;
     /// `compare.csv`, `pareto.csv` and `scenario.toml` are read when present.

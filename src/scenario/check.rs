@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::Scenario;
 use super::file::{
-    BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile,
-    SpikeFile, WorkloadFile,
+    BackoffFile, BreakerFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile,
+    ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
@@ -604,47 +604,16 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         .as_ref()
         .map(|b| budget("client.budget", b))
         .transpose()?;
-    let throttle = match &c.throttle {
-        None => None,
-        Some(t) => {
-            let d = ThrottleConfig::default();
-            let config = ThrottleConfig {
-                k: t.k.unwrap_or(d.k),
-                window: t
-                    .window
-                    .as_ref()
-                    .map_or(Ok(d.window), |w| duration("client.throttle.window", w))?,
-            };
-            config.validate().map_err(under("client.throttle"))?;
-            Some((config, scope("client.throttle.scope", &t.scope)?))
-        }
-    };
-    let breaker = match &c.breaker {
-        None => None,
-        Some(b) => {
-            let d = BreakerConfig::default();
-            let config = BreakerConfig {
-                failure_ratio: b.failure_ratio.unwrap_or(d.failure_ratio),
-                min_requests: count(
-                    "client.breaker.min_requests",
-                    b.min_requests,
-                    d.min_requests as i64,
-                    1,
-                    u32::MAX as i64,
-                )?,
-                window: b
-                    .window
-                    .as_ref()
-                    .map_or(Ok(d.window), |w| duration("client.breaker.window", w))?,
-                open_for: b
-                    .open_for
-                    .as_ref()
-                    .map_or(Ok(d.open_for), |w| duration("client.breaker.open_for", w))?,
-            };
-            config.validate().map_err(under("client.breaker"))?;
-            Some((config, scope("client.breaker.scope", &b.scope)?))
-        }
-    };
+    let throttle = c
+        .throttle
+        .as_ref()
+        .map(|t| throttle("client.throttle", t))
+        .transpose()?;
+    let breaker = c
+        .breaker
+        .as_ref()
+        .map(|b| breaker("client.breaker", b))
+        .transpose()?;
     let concurrency = count_or(
         "client.concurrency",
         &c.concurrency,
@@ -678,6 +647,49 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         throttle,
         concurrency,
     })
+}
+
+/// A throttle table at `table` (`client.throttle`, or a strategy's
+/// `backoff.strategies[i].throttle`).
+fn throttle(table: &str, t: &ThrottleFile) -> Result<(ThrottleConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
+    let d = ThrottleConfig::default();
+    let config = ThrottleConfig {
+        k: t.k.unwrap_or(d.k),
+        window: t
+            .window
+            .as_ref()
+            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+    };
+    config.validate().map_err(under(table))?;
+    Ok((config, scope(&key("scope"), &t.scope)?))
+}
+
+/// A breaker table at `table` (`client.breaker`, or a strategy's
+/// `backoff.strategies[i].breaker`).
+fn breaker(table: &str, b: &BreakerFile) -> Result<(BreakerConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
+    let d = BreakerConfig::default();
+    let config = BreakerConfig {
+        failure_ratio: b.failure_ratio.unwrap_or(d.failure_ratio),
+        min_requests: count(
+            &key("min_requests"),
+            b.min_requests,
+            d.min_requests as i64,
+            1,
+            u32::MAX as i64,
+        )?,
+        window: b
+            .window
+            .as_ref()
+            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+        open_for: b
+            .open_for
+            .as_ref()
+            .map_or(Ok(d.open_for), |w| duration(&key("open_for"), w))?,
+    };
+    config.validate().map_err(under(table))?;
+    Ok((config, scope(&key("scope"), &b.scope)?))
 }
 
 /// A budget table at `table` (`client.budget`, or a strategy's `backoff.strategies[i].budget`).
@@ -820,7 +832,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                 return Err(Error::invalid(
                     key,
                     other,
-                    "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget }",
+                    format!("a jitter name such as \"full\", or a table {{ {STRATEGY_KEYS} }}"),
                 ));
             }
         };
@@ -847,6 +859,27 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
         };
         under(table)(e)
     })
+}
+
+/// The keys of a strategy table: its backoff, then the client keys it may override.
+const STRATEGY_KEYS: &str = "name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget, throttle, breaker, timeout, deadline";
+
+/// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
+/// `"off"` (`None`: the strategy runs without it).
+fn off_or_table<F: serde::de::DeserializeOwned>(
+    key: &str,
+    v: &toml::Value,
+    allowed: &str,
+) -> Result<Option<F>> {
+    match v {
+        toml::Value::String(w) if w == "off" => Ok(None),
+        toml::Value::Table(_) => v
+            .clone()
+            .try_into()
+            .map(Some)
+            .map_err(|e| Error::invalid(key, v, format!("{allowed} ({e})"))),
+        _ => Err(Error::invalid(key, v, format!("{allowed}, or \"off\""))),
+    }
 }
 
 fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result<Strategy> {
@@ -888,32 +921,42 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
                 client.max_attempts = Some(count_or(&sub, &Some(given), None, &["unlimited"], 1)?);
             }
             "budget" => {
-                client.budget = Some(match v {
-                    toml::Value::String(w) if w == "off" => None,
-                    toml::Value::Table(_) => {
-                        let file: BudgetFile = v.clone().try_into().map_err(|e| {
-                            Error::invalid(
-                                &sub,
-                                v,
-                                format!("a budget table like client.budget ({e})"),
-                            )
-                        })?;
-                        Some(budget(&sub, &file)?)
-                    }
-                    _ => {
-                        return Err(Error::invalid(
-                            sub,
-                            v,
-                            "a budget table like client.budget, or \"off\"",
-                        ));
-                    }
-                })
+                client.budget = Some(
+                    off_or_table(&sub, v, "a budget table like client.budget")?
+                        .map(|file: BudgetFile| budget(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "throttle" => {
+                client.throttle = Some(
+                    off_or_table(&sub, v, "a throttle table like client.throttle")?
+                        .map(|file: ThrottleFile| throttle(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "breaker" => {
+                client.breaker = Some(
+                    off_or_table(&sub, v, "a breaker table like client.breaker")?
+                        .map(|file: BreakerFile| breaker(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "timeout" | "deadline" => {
+                let given = v.as_str().ok_or_else(|| {
+                    Error::invalid(&sub, v, "a duration in quotes such as \"3s\", or \"off\"")
+                })?;
+                let value = Some(limit(&sub, &Some(given.to_string()), "")?);
+                if k == "timeout" {
+                    client.timeout = value;
+                } else {
+                    client.deadline = value;
+                }
             }
             _ => {
                 return Err(Error::invalid(
                     sub,
                     "given",
-                    "one of the keys name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget",
+                    format!("one of the keys {STRATEGY_KEYS}"),
                 ));
             }
         }

@@ -44,6 +44,7 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("choose-base-and-cap"),
     builtin!("collapse-spike"),
     builtin!("live-herd"),
+    builtin!("metastable-phase-map"),
     builtin!("poisson-overload"),
     builtin!("retry-after-herd"),
     builtin!("thundering-herd"),

@@ -954,6 +954,7 @@ mod tests {
                     BudgetConfig::RetryBreaker(RetryBreakerConfig::default()),
                     Scope::Shared,
                 ))),
+                ..Default::default()
             },
         };
         let spec = |strategy| RunSpec {

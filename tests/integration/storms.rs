@@ -166,3 +166,66 @@ fn persistent_clients_follow_their_rate_profile() {
         );
     }
 }
+
+/// The phase map reduced to a 2 × 2 grid, one replication: the same CSV bytes with 1 and 2
+/// threads, its `phase_<metric>` charts drawn for the two-key sweep and none for one key.
+#[test]
+fn the_phase_map_is_deterministic_and_draws_its_charts_only_for_two_keys() {
+    let tmp = TempDir::new("phase-map");
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("sims/metastable-phase-map.toml");
+    let sim = sim.to_str().unwrap();
+    let two = r#"sweep={"workload.rate"=[33.0, 60.0], "workload.spike.length"=["2s", "16s"]}"#;
+    let run = |out: &str, threads: &str, sweep: &str| {
+        let o = jitterlab(
+            tmp.path(),
+            &[
+                "run",
+                sim,
+                "--out",
+                out,
+                "--quiet",
+                "--threads",
+                threads,
+                "--set",
+                "replications=1",
+                "--set",
+                sweep,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    run("t1", "1", two);
+    run("t2", "2", two);
+    for f in [
+        "summary.csv",
+        "aggregate.csv",
+        "compare.csv",
+        "timeseries.csv",
+        "attempts.csv",
+        "latency.csv",
+    ] {
+        let a = std::fs::read(tmp.join("t1").join(f)).unwrap();
+        let b = std::fs::read(tmp.join("t2").join(f)).unwrap();
+        assert!(a == b, "{f} differs between 1 and 2 threads");
+    }
+    for stem in ["phase_recovered", "phase_recovery_ms"] {
+        for ext in ["png", "svg"] {
+            let file = tmp.join("t1").join(format!("{stem}.{ext}"));
+            assert!(file.is_file(), "{} missing", file.display());
+        }
+    }
+    let svg = std::fs::read_to_string(tmp.join("t1/phase_recovered.svg")).unwrap();
+    assert!(svg.contains("retries_3") && svg.contains("workload.spike.length"));
+    let report = std::fs::read_to_string(tmp.join("t1/report.html")).unwrap();
+    assert!(report.contains("Reading a phase map"));
+    // One sweep key: no phase map, no error, no reading guide.
+    run("one", "2", r#"sweep={"workload.rate"=[33.0, 60.0]}"#);
+    let names: Vec<String> = std::fs::read_dir(tmp.join("one"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("phase_")), "{names:?}");
+    assert!(names.contains(&"summary.csv".to_string()));
+    let report = std::fs::read_to_string(tmp.join("one/report.html")).unwrap();
+    assert!(!report.contains("Reading a phase map"));
+}
