@@ -195,6 +195,17 @@ fn what_cannot_run_in_real_time_is_refused_with_exit_code_2() {
         ],
         "client",
     );
+    // What the executors cannot run: persistent Poisson sources, the adaptive throttle
+    // (also when only one strategy's table sets it).
+    refused(
+        &[r#"workload={kind="poisson_clients",clients=10,rate=1.0,duration="1s"}"#],
+        "workload.kind",
+    );
+    refused(&["client.throttle={}"], "client.throttle");
+    refused(
+        &[r#"backoff.strategies=["full", {name="t", jitter="full", throttle={}}]"#],
+        "client.throttle",
+    );
 }
 
 #[test]
