@@ -401,7 +401,7 @@ impl Retrier {
         Retrier::with_rng(policy, from_seed(seed))
     }
 
-    fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
+    pub(crate) fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,

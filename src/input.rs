@@ -41,6 +41,13 @@ pub const RESULT_CSV: Limit = Limit {
     what: "a result CSV file",
 };
 
+/// A file of samples for `dist = "empirical"`: 256 MiB (ten million samples of twenty
+/// characters).
+pub const SAMPLES: Limit = Limit {
+    bytes: 256 * MIB,
+    what: "a file of samples",
+};
+
 /// The journal of a run (`units.jsonl`): 1 GiB.
 pub const JOURNAL: Limit = Limit {
     bytes: 1024 * MIB,

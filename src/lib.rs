@@ -59,6 +59,9 @@ pub mod atomic;
 pub mod delays;
 #[cfg(feature = "sim")]
 pub mod input;
+// `jitterlab live` (feature `live`): the scenario for real, on tokio and hyper.
+#[cfg(feature = "live")]
+pub mod live;
 #[cfg(feature = "sim")]
 pub mod metric;
 #[cfg(feature = "sim")]

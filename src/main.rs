@@ -35,6 +35,9 @@ enum Command {
     /// Run a scenario, a file or a built-in (the thundering herd without SCENARIO), into a
     /// result folder.
     Run(RunArgs),
+    /// Run a scenario for real against a loopback HTTP server, one strategy after another,
+    /// and compare with the simulation (live_vs_sim.csv).
+    Live(LiveArgs),
     /// Validate a scenario (a file or a built-in) and print it resolved, every default written
     /// out.
     Check(CheckArgs),
@@ -122,6 +125,30 @@ struct RunArgs {
     quiet: bool,
     /// Lifts two refusals: write into an --out folder that holds other files (replacing only
     /// jitterlab's own), and run when the work estimate is over its limits.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct LiveArgs {
+    /// Scenario file (TOML), or the name of a built-in scenario, as for `run`.
+    scenario: PathBuf,
+    /// Result folder [default: out/<name>].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Write no charts or report.
+    #[arg(long)]
+    no_plots: bool,
+    /// No notes on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Write into an --out folder that holds other files, replacing only jitterlab's own.
     #[arg(long)]
     force: bool,
 }
@@ -230,6 +257,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run(args),
+        Command::Live(args) => live(args),
         Command::Check(args) => check(args),
         Command::List(args) => list(args),
         Command::Show(args) => {
@@ -299,6 +327,48 @@ fn run(args: RunArgs) -> Result<()> {
         &cli::progress::Bar::new(args.quiet),
     )?;
     finish(&report, args.no_plots, args.quiet, &shard)
+}
+
+fn live(args: LiveArgs) -> Result<()> {
+    let mut doc = load(Some(&args.scenario), &args.sets, args.quiet)?;
+    if let Some(seed) = args.seed {
+        doc.set_seed(seed)?;
+    }
+    warn(&doc)?;
+    let options = jitterlab::live::LiveOptions {
+        out: args.out.clone(),
+        force: args.force,
+        command: command_line(),
+    };
+    let cancel = CancelToken::new();
+    // Ctrl-C stops the live run within 50 ms; its sockets and tasks close, nothing is written.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let quiet = args.quiet;
+    let report = jitterlab::live::live(&doc, &options, &cancel, &|note| {
+        if !quiet {
+            eprintln!("{note}");
+        }
+    })?;
+    if report.replications_skipped > 0 && !quiet {
+        eprintln!(
+            "note: live runs replication 0 only ({} more in the scenario not run)",
+            report.replications_skipped
+        );
+    }
+    print!("{}", cli::table::render(&report.run.points));
+    println!();
+    print!("{}", cli::live::render(&report.comparison));
+    if !quiet {
+        eprintln!("{}", cli::live::timers(&report.timers));
+    }
+    if !args.no_plots {
+        plot(&report.run.dir, quiet)?;
+    }
+    if !quiet {
+        eprintln!("results in {}", report.run.dir.display());
+    }
+    Ok(())
 }
 
 /// Says on stderr what in the scenario can never act (always: it is about the input).

@@ -242,6 +242,77 @@ pub fn run(
     })
 }
 
+/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked and
+/// cleared before the work, as `run` does, and written after it.
+#[cfg(feature = "live")]
+pub(crate) struct Folder {
+    prep: Prepared,
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+#[cfg(feature = "live")]
+impl Folder {
+    /// Claims `out` (default `out/<name>`) for `doc`; refusals as for `run`.
+    pub(crate) fn claim(doc: &ScenarioDoc, out: Option<PathBuf>, force: bool) -> Result<Folder> {
+        let prep = Prepared::new(doc)?;
+        let dir = out.unwrap_or_else(|| Path::new("out").join(&prep.base.name));
+        owned::claim(&dir, "--out", force)?;
+        Ok(Folder { prep, dir })
+    }
+
+    /// The plan of the scenario.
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.prep.plan
+    }
+
+    /// Writes the scenario, the journal, the CSV files and `meta.json` (with `extra`'s
+    /// fields added) for every unit's record, replacing the files of an earlier run.
+    pub(crate) fn write(
+        &self,
+        records: &[UnitRecord],
+        command: &str,
+        origin: &str,
+        threads: usize,
+        wall_seconds: f64,
+        extra: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<RunReport> {
+        let dir = &self.dir;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        clear_stale(dir)?;
+        write_atomic(&dir.join("scenario.toml"), self.prep.resolved.as_bytes())?;
+        let (mut files, points) = self.prep.write_results(dir, records)?;
+        let events: u64 = records.iter().map(UnitRecord::events).sum();
+        let meta = Meta {
+            units_run: records.len(),
+            shard: "0/1".into(),
+            threads,
+            wall_seconds,
+            events,
+            events_per_second: if wall_seconds > 0.0 {
+                events as f64 / wall_seconds
+            } else {
+                0.0
+            },
+            ..self.prep.meta(command, origin.to_string())
+        };
+        let path = dir.join("meta.json");
+        let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
+        if let serde_json::Value::Object(map) = &mut value {
+            map.extend(extra);
+        }
+        let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
+        write_atomic(&path, text.as_bytes())?;
+        files.push(path);
+        Ok(RunReport {
+            dir: dir.clone(),
+            complete: records.len() == self.prep.units.len(),
+            points,
+            files,
+        })
+    }
+}
+
 /// Merges shard folders into `out`, identical to an unsharded run (meta.json aside). `out`
 /// must be new, empty or a result folder unless `force` is given ([`owned::claim`]).
 pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result<RunReport> {

@@ -5,8 +5,10 @@
 //! journal header: `run` and `merge` write it before anything else, so every folder they
 //! wrote, finished, sharded or interrupted, has one. jitterlab **owns** only the files it
 //! writes there, by name: `scenario.toml`, `units.jsonl`, `meta.json`, the CSVs of DESIGN §6,
-//! `pareto.csv`, `report.html` and the charts (`herd`, `herd_log`, `load`, `latency`,
-//! `attempts`, `pareto`, `sweep_<metric>`, `heatmap_<metric>`, each `.png` and `.svg`).
+//! `pareto.csv`, `report.html`, the live mode's `live_vs_sim.csv` and observed samples
+//! ([`OBSERVED_SERVICE`], [`OBSERVED_LATENCY`]), and the charts (`herd`, `herd_log`,
+//! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
+//! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`).
 //!
 //! [`claim`] decides whether `run --out DIR` or `merge --out DIR` may write into a folder:
 //! a new or empty folder, or a result folder, yes; any other folder only with `--force`; the
@@ -16,17 +18,33 @@
 use std::path::{Path, PathBuf};
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LiveVsSimRow, ParetoRow, Row, SummaryRow,
+    TimeseriesRow,
 };
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::sweep::journal::{self, JOURNAL};
 
-/// The stems of the charts that are always planned (each `.png` and `.svg`).
-const CHARTS: [&str; 6] = ["herd", "herd_log", "load", "latency", "attempts", "pareto"];
+/// The stems of the charts that are always planned (each `.png` and `.svg`), and the live
+/// mode's.
+const CHARTS: [&str; 8] = [
+    "herd",
+    "herd_log",
+    "resync",
+    "load",
+    "latency",
+    "attempts",
+    "pareto",
+    "live_vs_sim",
+];
+
+/// Service times a live run observed (milliseconds, one per line).
+pub const OBSERVED_SERVICE: &str = "observed_service_ms.txt";
+/// One-way latencies a live run observed (milliseconds, one per line).
+pub const OBSERVED_LATENCY: &str = "observed_latency_ms.txt";
 
 /// The chart stems made of a prefix and a metric name.
-const CHART_PREFIXES: [&str; 2] = ["sweep_", "heatmap_"];
+const CHART_PREFIXES: [&str; 3] = ["sweep_", "heatmap_", "phase_"];
 
 /// True when a file of this name in a result folder is one that jitterlab writes.
 pub fn is_owned(name: &str) -> bool {
@@ -42,6 +60,9 @@ pub fn is_owned(name: &str) -> bool {
         AttemptsRow::FILE,
         LatencyRow::FILE,
         ParetoRow::FILE,
+        LiveVsSimRow::FILE,
+        OBSERVED_SERVICE,
+        OBSERVED_LATENCY,
     ];
     files.contains(&name) || is_chart(name)
 }

@@ -9,7 +9,9 @@
 //! | `latency` | always | `latency.csv` (point 0) |
 //! | `attempts` | always | `attempts.csv` (point 0) |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
+//! | `phase_<metric>` | two-key sweep with recovery measured | `aggregate.csv`: `recovered`, `recovery_ms` |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
+//! | `live_vs_sim` | a `jitterlab live` folder | `live_vs_sim.csv` |
 //!
 //! Every strategy keeps one colour (Okabe–Ito, colour-blind safe) in every chart, in the order
 //! of its first appearance in `summary.csv`. Text is drawn with an embedded DejaVu Sans, so
@@ -23,8 +25,10 @@ mod delays;
 mod dist;
 mod heatmap;
 mod herd;
+mod live;
 mod load;
 mod pareto;
+mod phase;
 mod resync;
 mod style;
 
@@ -32,6 +36,9 @@ mod style;
 /// process, so that any plotters chart drawn in the process has text without system fonts
 /// (the benches call it for criterion's own charts).
 pub use style::ensure_fonts as register_fonts;
+
+/// How to read a phase map (the report shows it before the `phase_<metric>` charts).
+pub(crate) use phase::READING as PHASE_READING;
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +76,7 @@ enum Kind {
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
     Resync(resync::Resync),
+    LiveVsSim(live::LiveVsSim),
 }
 
 impl Chart {
@@ -82,6 +90,7 @@ impl Chart {
             Kind::Heatmap(c) => c.draw(root, &self.title),
             Kind::Pareto(c) => c.draw(root, &self.title),
             Kind::Resync(c) => c.draw(root, &self.title),
+            Kind::LiveVsSim(c) => c.draw(root, &self.title),
         }
     }
 
@@ -161,6 +170,9 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
             kind,
         })
     };
+    if let Some((title, guide, c)) = live::build(folder) {
+        push("live_vs_sim".into(), title, guide, Kind::LiveVsSim(c));
+    }
     if let Some((title, guide, c)) = herd::build(folder) {
         let log = c.log_scale();
         push("herd".into(), title.clone(), guide, Kind::Herd(c));
@@ -195,6 +207,9 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
     if folder.sweep_keys.len() == 2 {
         for (metric, title, guide, c) in heatmap::build(folder) {
             push(format!("heatmap_{metric}"), title, guide, Kind::Heatmap(c));
+        }
+        for (metric, title, guide, c) in phase::build(folder) {
+            push(format!("phase_{metric}"), title, guide, Kind::Heatmap(c));
         }
     }
     if let Some((title, guide, c)) = pareto::build(folder) {

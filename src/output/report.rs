@@ -9,7 +9,7 @@ use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::metric::{Metric, Unit};
 use crate::output::plot;
-use crate::output::results::{ResultFolder, fmt_number};
+use crate::output::results::{LiveVsSimRow, ResultFolder, fmt_number};
 
 /// The metrics of the summary table, in column order.
 const TABLE_METRICS: [Metric; 7] = [
@@ -253,9 +253,18 @@ pub fn render_report(dir: &Path) -> Result<String> {
 
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
     summary_table(&folder, &mut out);
+    live_table(&folder, dir, &mut out);
 
+    let mut phase_read = false;
     for (chart, svg) in charts.iter().zip(svgs) {
         let svg = svg?;
+        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
+            let _ = writeln!(
+                out,
+                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
+                esc(plot::PHASE_READING)
+            );
+        }
         let _ = writeln!(
             out,
             "<section class=\"chart\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",
@@ -277,6 +286,47 @@ pub fn render_report(dir: &Path) -> Result<String> {
     }
     out.push_str("</main>\n</body>\n</html>\n");
     Ok(out)
+}
+
+/// A `jitterlab live` folder: the key metrics live and simulated side by side, and the
+/// timers' resolution and lag from `meta.json`.
+fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
+    let Some(rows) = &folder.live_vs_sim else {
+        return;
+    };
+    out.push_str("<h2 id=\"live\">Live against the simulation</h2>\n<p>Measured on a real HTTP server on 127.0.0.1 with real clients and timers (the charts above show real arrivals), beside the simulator's prediction for the same seed and streams (<code>live_vs_sim.csv</code> holds every metric).</p>\n");
+    if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
+        && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
+        && let Some(t) = meta.get("timers")
+    {
+        let f = |k: &str| t.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "<p>Timers: resolution {} ms; {} sleeps woke late by p50 {} ms, p99 {} ms, max {} ms. Differences at or below that scale are the clock's, not the model's.</p>",
+            fmt_number(f("timer_resolution_ms")),
+            fmt_number(f("sleeps")),
+            fmt_number(f("lag_p50_ms")),
+            fmt_number(f("lag_p99_ms")),
+            fmt_number(f("lag_max_ms")),
+        );
+    }
+    out.push_str("<table>\n<tr><th>strategy</th><th>metric</th><th>live</th><th>simulated</th><th>difference</th></tr>\n");
+    let cell = |x: Option<f64>| x.map_or("–".to_string(), fmt_number);
+    for metric in LiveVsSimRow::KEY_METRICS {
+        for r in rows.iter().filter(|r| r.metric == metric) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.strategy),
+                esc(metric.name()),
+                cell(r.live),
+                cell(r.simulated),
+                r.relative_difference
+                    .map_or("–".to_string(), |d| format!("{:+.1} %", d * 100.0)),
+            );
+        }
+    }
+    out.push_str("</table>\n");
 }
 
 /// Writes `dir/report.html` (atomically) from the folder's CSVs and returns its path. The

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LiveVsSimRow, ParetoRow, Row, SummaryRow,
+    TimeseriesRow,
 };
 use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
@@ -198,8 +199,32 @@ pub struct ResultFolder {
     pub compare: Option<Vec<CompareRow>>,
     /// `pareto.csv`, when present.
     pub pareto: Option<Vec<ParetoRow>>,
+    /// `live_vs_sim.csv` (a `jitterlab live` folder), when present.
+    pub live_vs_sim: Option<Vec<LiveVsSimRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
+}
+
+#[cfg(test)]
+impl ResultFolder {
+    /// A folder named `dir` with nothing in it, for tests to fill in what they draw.
+    pub(crate) fn empty(dir: &str) -> ResultFolder {
+        ResultFolder {
+            dir: dir.into(),
+            sweep_keys: Vec::new(),
+            strategies: Vec::new(),
+            points: Vec::new(),
+            summary: Vec::new(),
+            aggregate: Vec::new(),
+            timeseries: Vec::new(),
+            attempts: Vec::new(),
+            latency: Vec::new(),
+            compare: None,
+            pareto: None,
+            live_vs_sim: None,
+            scenario: None,
+        }
+    }
 }
 
 impl ResultFolder {
@@ -288,6 +313,7 @@ impl ResultFolder {
         let latency: Vec<LatencyRow> = read_rows(dir, &sweep_keys)?;
         let compare: Option<Vec<CompareRow>> = read_optional_rows(dir, &sweep_keys)?;
         let pareto: Option<Vec<ParetoRow>> = read_optional_rows(dir, &sweep_keys)?;
+        let live_vs_sim: Option<Vec<LiveVsSimRow>> = read_optional_rows(dir, &sweep_keys)?;
         let more = aggregate
             .iter()
             .map(|r| &r.strategy)
@@ -321,6 +347,7 @@ impl ResultFolder {
             latency,
             compare,
             pareto,
+            live_vs_sim,
             scenario,
         })
     }

@@ -170,6 +170,49 @@ impl Row for CompareRow {
     }
 }
 
+/// A row of `live_vs_sim.csv` (a `jitterlab live` folder): one metric of one strategy as
+/// measured live and as simulated for the same unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveVsSimRow {
+    /// The metric.
+    pub metric: Metric,
+    /// Strategy name.
+    pub strategy: String,
+    /// Sweep values (a live folder has no sweep: no columns).
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Measured by the live run (`None` where undefined).
+    #[serde(with = "optional")]
+    pub live: Option<f64>,
+    /// Predicted by the simulator.
+    #[serde(with = "optional")]
+    pub simulated: Option<f64>,
+    /// `(live - simulated) / |simulated|`; 0 when both are 0, `None` when simulated is 0
+    /// alone or either is undefined.
+    #[serde(with = "optional")]
+    pub relative_difference: Option<f64>,
+}
+
+impl LiveVsSimRow {
+    /// The metrics a reader of a live run looks at first (tables, the `live_vs_sim` chart).
+    pub const KEY_METRICS: [Metric; 7] = [
+        Metric::Amplification,
+        Metric::SuccessRate,
+        Metric::MakespanMs,
+        Metric::PeakRetries,
+        Metric::PeakArrivals,
+        Metric::LatencyP50Ms,
+        Metric::LatencyP99Ms,
+    ];
+}
+
+impl Row for LiveVsSimRow {
+    const FILE: &'static str = "live_vs_sim.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
 /// A row of `timeseries.csv`: one output bucket of replication 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeseriesRow {

@@ -6,10 +6,12 @@
 //! table set it, `client.budget.capacity`, `server.service.mean`. [`super::ScenarioDoc`] then
 //! places the key where its value was written (a line and column, a `--set`, a sweep point).
 
+use std::path::{Path, PathBuf};
+
 use super::Scenario;
 use super::file::{
-    BackoffFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile, ServerFile,
-    SpikeFile, WorkloadFile,
+    BackoffFile, BreakerFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile,
+    ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
@@ -21,7 +23,7 @@ use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{Idempotency, RetryOn};
 use crate::sim::UNLIMITED_WORKERS;
-use crate::sim::dist::Dist;
+use crate::sim::dist::{Dist, Empirical};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
@@ -132,14 +134,62 @@ fn only_for<T>(key: &str, value: &Option<T>, kind_key: &str, kind: &str) -> Resu
     }
 }
 
-fn dist(key: &str, file: &Option<DistFile>, default: Dist) -> Result<Dist> {
+/// A distribution table; the file of an `empirical` one is read relative to `dir` (the
+/// scenario file's folder; the current folder for built-ins and text).
+fn dist(key: &str, file: &Option<DistFile>, default: Dist, dir: Option<&Path>) -> Result<Dist> {
     let Some(f) = file else { return Ok(default) };
-    let mean = duration(&format!("{key}.mean"), &f.mean)?;
+    if f.dist == "empirical" {
+        return empirical(key, f, dir);
+    }
+    only_for(
+        &format!("{key}.file"),
+        &f.file,
+        &format!("{key}.dist"),
+        &f.dist,
+    )?;
+    let mean = f.mean.as_deref().ok_or_else(|| {
+        Error::invalid(
+            format!("{key}.mean"),
+            "missing",
+            format!("a duration: `{}` needs `mean`", f.dist),
+        )
+    })?;
+    let mean = duration(&format!("{key}.mean"), mean)?;
     let sd =
         f.sd.as_ref()
             .map(|s| duration(&format!("{key}.sd"), s))
             .transpose()?;
     Dist::new(&f.dist, mean, sd).map_err(under(key))
+}
+
+/// `{ dist = "empirical", file = "..." }`: the samples, read (bounded) and checked.
+fn empirical(key: &str, f: &DistFile, dir: Option<&Path>) -> Result<Dist> {
+    let kind = format!("{key}.dist");
+    only_for(&format!("{key}.mean"), &f.mean, &kind, "empirical")?;
+    only_for(&format!("{key}.sd"), &f.sd, &kind, "empirical")?;
+    let file_key = format!("{key}.file");
+    let name = f.file.as_deref().ok_or_else(|| {
+        Error::invalid(
+            &file_key,
+            "missing",
+            "a file of samples in milliseconds: `empirical` needs `file`",
+        )
+    })?;
+    let path = match dir {
+        Some(dir) if Path::new(name).is_relative() => dir.join(name),
+        _ => PathBuf::from(name),
+    };
+    let text = crate::input::read_text(&path, crate::input::SAMPLES).map_err(|e| match e {
+        Error::Io { source, .. } => Error::invalid(
+            &file_key,
+            format!("{name:?}"),
+            format!("a readable file of samples ({}: {source})", path.display()),
+        ),
+        other => other,
+    })?;
+    Ok(Dist::Empirical(
+        Empirical::parse(&path, &text).map_err(under(key))?,
+    ))
 }
 
 fn scope(key: &str, value: &Option<String>) -> Result<Scope> {
@@ -159,7 +209,12 @@ fn scope_or(key: &str, value: &Option<String>, default: Scope) -> Result<Scope> 
 }
 
 /// Checks a whole file. `name` is used when the file has none.
-pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario> {
+/// Files the scenario names (empirical samples) are read relative to `dir`.
+pub(super) fn check(
+    file: &ScenarioFile,
+    fallback_name: &str,
+    dir: Option<&Path>,
+) -> Result<Scenario> {
     let horizon = positive_dur("horizon", &file.horizon, "120s")?;
     let replications = file.replications.unwrap_or(10);
     if !(1..=1_000_000).contains(&replications) {
@@ -191,13 +246,14 @@ pub(super) fn check(file: &ScenarioFile, fallback_name: &str) -> Result<Scenario
         ));
     }
     let workload = workload(&file.workload)?;
-    let server = server(&file.server)?;
+    let server = server(&file.server, dir)?;
     let latency = dist(
         "network.latency",
         &file.network.latency,
         Dist::Constant {
             mean: SimDuration::ZERO,
         },
+        dir,
     )?;
     let client = client(&file.client)?;
     let recovery = RecoveryConfig {
@@ -295,22 +351,11 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.think", &w.think, "workload.kind", kind)?;
             let rate = poisson_rate(&w.rate, 100.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            let workload = Workload::Poisson {
+            at_most_max_requests(Workload::Poisson {
                 rate,
                 start,
                 duration,
-            };
-            let expected = workload
-                .poisson_profile()
-                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
-            if expected > MAX_CLIENTS as f64 {
-                return Err(Error::invalid(
-                    "workload.rate",
-                    format!("{} expected requests", expected.round()),
-                    "at most 10 million requests over workload.duration",
-                ));
-            }
-            Ok(workload)
+            })
         }
         "closed" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
@@ -331,23 +376,12 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             // Each client's own profile: the same shape for every client.
             let rate = poisson_rate(&w.rate, 10.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
-            let workload = Workload::PoissonClients {
+            at_most_max_requests(Workload::PoissonClients {
                 clients,
                 rate,
                 start,
                 duration,
-            };
-            let expected = workload
-                .poisson_profile()
-                .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
-            if expected > MAX_CLIENTS as f64 {
-                return Err(Error::invalid(
-                    "workload.rate",
-                    format!("{} expected requests", expected.round()),
-                    "at most 10 million requests over workload.duration from all workload.clients",
-                ));
-            }
-            Ok(workload)
+            })
         }
         other => Err(Error::invalid(
             "workload.kind",
@@ -355,6 +389,21 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             "one of burst, poisson, closed, poisson_clients",
         )),
     }
+}
+
+/// An open workload whose expected requests (from all its clients) are within the limit.
+fn at_most_max_requests(workload: Workload) -> Result<Workload> {
+    let expected = workload
+        .poisson_profile()
+        .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
+    if expected > MAX_CLIENTS as f64 {
+        return Err(Error::invalid(
+            "workload.rate",
+            format!("{} expected requests", expected.round()),
+            "at most 10 million requests over workload.duration (from all workload.clients)",
+        ));
+    }
+    Ok(workload)
 }
 
 /// `workload.rate` (a number, `default` when absent, or a profile) with the optional
@@ -442,7 +491,7 @@ pub(super) fn rate_profile(key: &str, points: &[toml::Value]) -> Result<Vec<(Sim
         .collect()
 }
 
-fn server(s: &ServerFile) -> Result<ServerConfig> {
+fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
     let kind = s.kind.as_deref().unwrap_or("queue");
     match kind {
         "queue" => {
@@ -496,6 +545,7 @@ fn server(s: &ServerFile) -> Result<ServerConfig> {
                     Dist::Exponential {
                         mean: SimDuration::from_millis(10),
                     },
+                    dir,
                 )?,
                 contention: dur("server.contention", &s.contention, "0ms")?,
                 overload_status: status(
@@ -555,47 +605,16 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         .as_ref()
         .map(|b| budget("client.budget", b))
         .transpose()?;
-    let throttle = match &c.throttle {
-        None => None,
-        Some(t) => {
-            let d = ThrottleConfig::default();
-            let config = ThrottleConfig {
-                k: t.k.unwrap_or(d.k),
-                window: t
-                    .window
-                    .as_ref()
-                    .map_or(Ok(d.window), |w| duration("client.throttle.window", w))?,
-            };
-            config.validate().map_err(under("client.throttle"))?;
-            Some((config, scope("client.throttle.scope", &t.scope)?))
-        }
-    };
-    let breaker = match &c.breaker {
-        None => None,
-        Some(b) => {
-            let d = BreakerConfig::default();
-            let config = BreakerConfig {
-                failure_ratio: b.failure_ratio.unwrap_or(d.failure_ratio),
-                min_requests: count(
-                    "client.breaker.min_requests",
-                    b.min_requests,
-                    d.min_requests as i64,
-                    1,
-                    u32::MAX as i64,
-                )?,
-                window: b
-                    .window
-                    .as_ref()
-                    .map_or(Ok(d.window), |w| duration("client.breaker.window", w))?,
-                open_for: b
-                    .open_for
-                    .as_ref()
-                    .map_or(Ok(d.open_for), |w| duration("client.breaker.open_for", w))?,
-            };
-            config.validate().map_err(under("client.breaker"))?;
-            Some((config, scope("client.breaker.scope", &b.scope)?))
-        }
-    };
+    let throttle = c
+        .throttle
+        .as_ref()
+        .map(|t| throttle("client.throttle", t))
+        .transpose()?;
+    let breaker = c
+        .breaker
+        .as_ref()
+        .map(|b| breaker("client.breaker", b))
+        .transpose()?;
     let concurrency = count_or(
         "client.concurrency",
         &c.concurrency,
@@ -629,6 +648,49 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
         throttle,
         concurrency,
     })
+}
+
+/// A throttle table at `table` (`client.throttle`, or a strategy's
+/// `backoff.strategies[i].throttle`).
+fn throttle(table: &str, t: &ThrottleFile) -> Result<(ThrottleConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
+    let d = ThrottleConfig::default();
+    let config = ThrottleConfig {
+        k: t.k.unwrap_or(d.k),
+        window: t
+            .window
+            .as_ref()
+            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+    };
+    config.validate().map_err(under(table))?;
+    Ok((config, scope(&key("scope"), &t.scope)?))
+}
+
+/// A breaker table at `table` (`client.breaker`, or a strategy's
+/// `backoff.strategies[i].breaker`).
+fn breaker(table: &str, b: &BreakerFile) -> Result<(BreakerConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
+    let d = BreakerConfig::default();
+    let config = BreakerConfig {
+        failure_ratio: b.failure_ratio.unwrap_or(d.failure_ratio),
+        min_requests: count(
+            &key("min_requests"),
+            b.min_requests,
+            d.min_requests as i64,
+            1,
+            u32::MAX as i64,
+        )?,
+        window: b
+            .window
+            .as_ref()
+            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+        open_for: b
+            .open_for
+            .as_ref()
+            .map_or(Ok(d.open_for), |w| duration(&key("open_for"), w))?,
+    };
+    config.validate().map_err(under(table))?;
+    Ok((config, scope(&key("scope"), &b.scope)?))
 }
 
 /// A budget table at `table` (`client.budget`, or a strategy's `backoff.strategies[i].budget`).
@@ -771,7 +833,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                 return Err(Error::invalid(
                     key,
                     other,
-                    "a jitter name such as \"full\", or a table { name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget }",
+                    format!("a jitter name such as \"full\", or a table {{ {STRATEGY_KEYS} }}"),
                 ));
             }
         };
@@ -798,6 +860,27 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
         };
         under(table)(e)
     })
+}
+
+/// The keys of a strategy table: its backoff, then the client keys it may override.
+const STRATEGY_KEYS: &str = "name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget, throttle, breaker, timeout, deadline";
+
+/// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
+/// `"off"` (`None`: the strategy runs without it).
+fn off_or_table<F: serde::de::DeserializeOwned>(
+    key: &str,
+    v: &toml::Value,
+    allowed: &str,
+) -> Result<Option<F>> {
+    match v {
+        toml::Value::String(w) if w == "off" => Ok(None),
+        toml::Value::Table(_) => v
+            .clone()
+            .try_into()
+            .map(Some)
+            .map_err(|e| Error::invalid(key, v, format!("{allowed} ({e})"))),
+        _ => Err(Error::invalid(key, v, format!("{allowed}, or \"off\""))),
+    }
 }
 
 fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result<Strategy> {
@@ -839,32 +922,42 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
                 client.max_attempts = Some(count_or(&sub, &Some(given), None, &["unlimited"], 1)?);
             }
             "budget" => {
-                client.budget = Some(match v {
-                    toml::Value::String(w) if w == "off" => None,
-                    toml::Value::Table(_) => {
-                        let file: BudgetFile = v.clone().try_into().map_err(|e| {
-                            Error::invalid(
-                                &sub,
-                                v,
-                                format!("a budget table like client.budget ({e})"),
-                            )
-                        })?;
-                        Some(budget(&sub, &file)?)
-                    }
-                    _ => {
-                        return Err(Error::invalid(
-                            sub,
-                            v,
-                            "a budget table like client.budget, or \"off\"",
-                        ));
-                    }
-                })
+                client.budget = Some(
+                    off_or_table(&sub, v, "a budget table like client.budget")?
+                        .map(|file: BudgetFile| budget(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "throttle" => {
+                client.throttle = Some(
+                    off_or_table(&sub, v, "a throttle table like client.throttle")?
+                        .map(|file: ThrottleFile| throttle(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "breaker" => {
+                client.breaker = Some(
+                    off_or_table(&sub, v, "a breaker table like client.breaker")?
+                        .map(|file: BreakerFile| breaker(&sub, &file))
+                        .transpose()?,
+                )
+            }
+            "timeout" | "deadline" => {
+                let given = v.as_str().ok_or_else(|| {
+                    Error::invalid(&sub, v, "a duration in quotes such as \"3s\", or \"off\"")
+                })?;
+                let value = Some(limit(&sub, &Some(given.to_string()), "")?);
+                if k == "timeout" {
+                    client.timeout = value;
+                } else {
+                    client.deadline = value;
+                }
             }
             _ => {
                 return Err(Error::invalid(
                     sub,
                     "given",
-                    "one of the keys name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget",
+                    format!("one of the keys {STRATEGY_KEYS}"),
                 ));
             }
         }

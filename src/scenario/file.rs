@@ -108,14 +108,18 @@ pub struct SpikeFile {
     pub rate: f64,
 }
 
-/// A distribution table: `{ dist = "exponential", mean = "10ms", sd = "2ms" }`.
+/// A distribution table: `{ dist = "exponential", mean = "10ms", sd = "2ms" }`, or
+/// `{ dist = "empirical", file = "samples.txt" }`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DistFile {
     pub dist: String,
-    pub mean: String,
+    #[serde(default)]
+    pub mean: Option<String>,
     #[serde(default)]
     pub sd: Option<String>,
+    #[serde(default)]
+    pub file: Option<String>,
 }
 
 /// `server.rate_limit`.

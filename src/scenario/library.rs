@@ -43,6 +43,8 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("brooker-2022-budgets"),
     builtin!("choose-base-and-cap"),
     builtin!("collapse-spike"),
+    builtin!("live-herd"),
+    builtin!("metastable-phase-map"),
     builtin!("poisson-overload"),
     builtin!("retry-after-herd"),
     builtin!("thundering-herd"),

@@ -22,7 +22,7 @@ mod sweep;
 mod warn;
 mod wording;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use check::DEFAULT_STRATEGIES;
 pub use sweep::{Sweep, format_value};
@@ -69,6 +69,8 @@ pub struct Point {
 #[derive(Debug, Clone)]
 pub struct ScenarioDoc {
     origin: String,
+    /// The scenario file's folder, for the files it names (`None`: the current folder).
+    dir: Option<PathBuf>,
     text: String,
     table: toml::Table,
     overrides: Vec<Override>,
@@ -107,7 +109,9 @@ impl ScenarioDoc {
             .and_then(|s| s.to_str())
             .unwrap_or("scenario")
             .to_string();
-        ScenarioDoc::parse(&text, &path.display().to_string(), &stem)
+        let mut doc = ScenarioDoc::parse(&text, &path.display().to_string(), &stem)?;
+        doc.dir = path.parent().map(Path::to_path_buf);
+        Ok(doc)
     }
 
     /// The built-in default scenario ([`library::DEFAULT`]).
@@ -120,6 +124,7 @@ impl ScenarioDoc {
     pub fn parse(text: &str, origin: &str, fallback_name: &str) -> Result<ScenarioDoc> {
         let mut doc = ScenarioDoc {
             origin: origin.to_string(),
+            dir: None,
             text: text.to_string(),
             table: toml::Table::new(),
             overrides: Vec::new(),
@@ -236,7 +241,8 @@ impl ScenarioDoc {
         let raw: file::ScenarioFile = toml::Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| self.structure_error(&table, e, point))?;
-        check::check(&raw, &self.fallback_name).map_err(|e| self.place_error(e, point))
+        check::check(&raw, &self.fallback_name, self.dir.as_deref())
+            .map_err(|e| self.place_error(e, point))
     }
 
     /// A table that no longer fits the schema once overrides and sweep values are in (a sweep

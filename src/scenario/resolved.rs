@@ -5,7 +5,8 @@ use toml::{Table, Value};
 
 use super::Scenario;
 use crate::backoff::BackoffParams;
-use crate::policy::BudgetConfig;
+use crate::policy::throttle::ThrottleConfig;
+use crate::policy::{BreakerConfig, BudgetConfig};
 use crate::policy::{Idempotency, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::{FaultKind, OutageAnswer};
@@ -196,26 +197,10 @@ impl Scenario {
             client.push(("budget", budget(b, *scope)));
         }
         if let Some((b, scope)) = &c.breaker {
-            client.push((
-                "breaker",
-                table(vec![
-                    ("failure_ratio", Value::Float(b.failure_ratio)),
-                    ("min_requests", Value::Integer(b.min_requests as i64)),
-                    ("window", s(b.window)),
-                    ("open_for", s(b.open_for)),
-                    ("scope", s(scope.name())),
-                ]),
-            ));
+            client.push(("breaker", breaker(b, *scope)));
         }
         if let Some((t, scope)) = &c.throttle {
-            client.push((
-                "throttle",
-                table(vec![
-                    ("k", Value::Float(t.k)),
-                    ("window", s(t.window)),
-                    ("scope", s(scope.name())),
-                ]),
-            ));
+            client.push(("throttle", throttle(t, *scope)));
         }
         root.insert("client".into(), table(client));
         let d = self.backoff_defaults;
@@ -277,6 +262,26 @@ impl Scenario {
         toml::to_string(&self.to_toml_table(sweep))
             .unwrap_or_else(|e| format!("# could not write the scenario: {e}\n"))
     }
+}
+
+/// A breaker table with every key.
+fn breaker(b: &BreakerConfig, scope: Scope) -> Value {
+    table(vec![
+        ("failure_ratio", Value::Float(b.failure_ratio)),
+        ("min_requests", Value::Integer(b.min_requests as i64)),
+        ("window", s(b.window)),
+        ("open_for", s(b.open_for)),
+        ("scope", s(scope.name())),
+    ])
+}
+
+/// A throttle table with every key.
+fn throttle(t: &ThrottleConfig, scope: Scope) -> Value {
+    table(vec![
+        ("k", Value::Float(t.k)),
+        ("window", s(t.window)),
+        ("scope", s(scope.name())),
+    ])
 }
 
 /// A budget table: its kind, scope and every parameter.
@@ -342,12 +347,33 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     if let Some(max) = st.client.max_attempts {
         pairs.push(("max_attempts", count_or(max, "unlimited")));
     }
-    if let Some(b) = &st.client.budget {
+    let c = &st.client;
+    if let Some(b) = &c.budget {
         pairs.push((
             "budget",
             b.as_ref()
                 .map_or_else(|| s("off"), |(b, scope)| budget(b, *scope)),
         ));
+    }
+    if let Some(t) = &c.throttle {
+        pairs.push((
+            "throttle",
+            t.as_ref()
+                .map_or_else(|| s("off"), |(t, scope)| throttle(t, *scope)),
+        ));
+    }
+    if let Some(b) = &c.breaker {
+        pairs.push((
+            "breaker",
+            b.as_ref()
+                .map_or_else(|| s("off"), |(b, scope)| breaker(b, *scope)),
+        ));
+    }
+    if let Some(t) = c.timeout {
+        pairs.push(("timeout", s(format_limit(t))));
+    }
+    if let Some(d) = c.deadline {
+        pairs.push(("deadline", s(format_limit(d))));
     }
     table(pairs)
 }

@@ -389,3 +389,89 @@ fn rate_profiles_spikes_and_unlimited_workers_are_checked_and_resolved() -> Resu
     );
     Ok(())
 }
+
+#[test]
+fn strategies_override_throttle_breaker_timeout_and_deadline() -> Result<()> {
+    let s = parse(
+        r#"
+[client]
+timeout = "3s"
+deadline = "off"
+breaker = {}
+[backoff]
+strategies = [
+  "full",
+  { name = "t", jitter = "full", throttle = { k = 1.5, window = "10s" }, breaker = "off" },
+  { name = "b", jitter = "full", breaker = { min_requests = 5, scope = "client" } },
+  { name = "d", jitter = "full", timeout = "off", deadline = "5s" },
+]
+"#,
+    )?
+    .base()?;
+    let base = &s.model.client;
+    let [plain, t, b, d] = [0, 1, 2, 3].map(|i| s.strategies[i].client_config(base));
+    assert_eq!(
+        format!("{plain:?}"),
+        format!("{base:?}"),
+        "no override keeps the point's client"
+    );
+    let (throttle, scope) = t.throttle.unwrap();
+    assert_eq!(
+        (throttle.k, throttle.window),
+        (1.5, SimDuration::from_secs(10))
+    );
+    assert_eq!(scope, crate::sim::Scope::Shared);
+    assert!(t.breaker.is_none(), "\"off\" removes the point's breaker");
+    assert_eq!(t.timeout, base.timeout);
+    let (breaker, scope) = b.breaker.unwrap();
+    assert_eq!(breaker.min_requests, 5);
+    assert_eq!(breaker.failure_ratio, 0.5, "defaulted as in client.breaker");
+    assert_eq!(scope, crate::sim::Scope::Client);
+    assert!(b.throttle.is_none());
+    assert_eq!(d.timeout, None);
+    assert_eq!(d.deadline, Some(SimDuration::from_secs(5)));
+    assert_eq!(d.breaker, base.breaker);
+    // The resolved file writes the overrides and reads back to the same strategies.
+    let resolved = s.to_toml(None);
+    let again = parse(&resolved)?.base()?;
+    assert_eq!(again.to_toml(None), resolved);
+    for (a, z) in s.strategies.iter().zip(&again.strategies) {
+        assert_eq!(a.client, z.client, "{}", a.name);
+    }
+    Ok(())
+}
+
+#[test]
+fn strategy_override_errors_name_the_key_the_value_and_what_is_allowed() {
+    let cases = [
+        (
+            r#"{ jitter = "full", throttle = "on" }"#,
+            "`backoff.strategies[0].throttle`: \"on\": a throttle table like client.throttle, or \"off\"",
+        ),
+        (
+            r#"{ jitter = "full", throttle = { k = 0.5 } }"#,
+            "`backoff.strategies[0].throttle.k`",
+        ),
+        (
+            r#"{ jitter = "full", breaker = { window = "soon" } }"#,
+            "`backoff.strategies[0].breaker.window`",
+        ),
+        (
+            r#"{ jitter = "full", breaker = { colour = 1 } }"#,
+            "`backoff.strategies[0].breaker`",
+        ),
+        (
+            r#"{ jitter = "full", timeout = 3 }"#,
+            "`backoff.strategies[0].timeout`: 3: a duration in quotes such as \"3s\", or \"off\"",
+        ),
+        (
+            r#"{ jitter = "full", deadline = "5 parsecs" }"#,
+            "`backoff.strategies[0].deadline`",
+        ),
+        (r#"{ jitter = "full", server = {} }"#, "timeout, deadline"),
+    ];
+    for (strategy, wanted) in cases {
+        let e = error_of(&format!("[backoff]\nstrategies = [{strategy}]\n"));
+        assert!(e.contains(wanted), "{strategy}: {e}");
+    }
+}

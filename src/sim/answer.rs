@@ -5,7 +5,7 @@ use crate::policy::Outcome;
 
 /// The answer to an attempt: a status, or a connection reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     Reset,
     /// A status marked "do not retry" by a layer that gave up (gRPC pushback, "retried

@@ -201,8 +201,15 @@ impl Client {
     /// The key of the current request for per-attempt streams.
     #[inline]
     fn request_key(&self, client: u32) -> u64 {
-        ((client as u64) << 32) | self.requests as u64
+        request_key(client, self.requests)
     }
+}
+
+/// The per-attempt stream key of request `request` (1 = the first) of client `client` (also
+/// used by the live mode, so that its attempts draw what the simulator's do).
+#[inline]
+pub(crate) fn request_key(client: u32, request: u32) -> u64 {
+    ((client as u64) << 32) | request as u64
 }
 
 /// Breakers, budgets, throttles and the concurrency limiter. Per-client guards are indexed
@@ -317,7 +324,7 @@ fn new_breaker(config: BreakerConfig) -> Breaker {
 
 /// What a client's attempt to send came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Launch {
+pub(crate) enum Launch {
     /// Attempt `tag` left for the server; its timer fires after `timeout`.
     Sent {
         tag: u32,
@@ -329,7 +336,7 @@ pub(super) enum Launch {
 
 /// What follows an attempt's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
+pub(crate) enum Next {
     /// Sleep this long, then send the next attempt.
     Sleep(SimDuration),
     /// The request ends.
@@ -338,7 +345,7 @@ pub(super) enum Next {
 
 /// A request as it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Request {
+pub(crate) struct Request {
     /// Its first send.
     pub start: SimTime,
     /// Attempts it made.
@@ -351,7 +358,7 @@ pub(super) struct Request {
 ///
 /// Each call moves one client's request along and says what the engine must do next; no
 /// call schedules events, measures, or knows the server.
-pub(super) struct Clients {
+pub(crate) struct Clients {
     clients: Vec<Client>,
     /// The owner of each client when it is not the client itself (`poisson_clients`: the
     /// source); empty otherwise.

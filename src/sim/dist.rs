@@ -14,20 +14,28 @@
 //!
 //! let service = Dist::Exponential { mean: SimDuration::from_millis(10) };
 //! // Nanoseconds; the same seed gives the same draws.
-//! let a: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
-//! let b: Vec<u64> = service.sample_iter(from_seed(7)).take(3).collect();
+//! let a: Vec<u64> = (&service).sample_iter(from_seed(7)).take(3).collect();
+//! let b: Vec<u64> = (&service).sample_iter(from_seed(7)).take(3).collect();
 //! assert_eq!(a, b);
 //! ```
+//!
+//! `empirical` draws from measured samples ([`Empirical`]: a file of milliseconds, such as
+//! the `observed_*_ms.txt` files `jitterlab live` writes), each sample equally likely: one
+//! uniform index per draw from the same seeded stream, so draws are as reproducible as the
+//! parametric ones.
 
-use rand::Rng;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use rand::distr::Distribution;
+use rand::{Rng, RngExt};
 use rand_distr::{Exp1, StandardNormal};
 
 use crate::param::ParamError;
 use crate::time::{SimDuration, f64_to_nanos};
 
 /// A distribution of durations.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Dist {
     /// Always `mean`.
     Constant {
@@ -57,10 +65,78 @@ pub enum Dist {
         /// Its standard deviation.
         sd: SimDuration,
     },
+    /// Measured samples, each equally likely.
+    Empirical(Empirical),
 }
 
 /// The allowed `dist` names.
-pub const DIST_NAMES: &str = "constant, exponential, lognormal, normal_abs";
+pub const DIST_NAMES: &str = "constant, exponential, lognormal, normal_abs, empirical";
+
+/// Most samples an empirical file may hold (8 bytes each in memory).
+pub const MAX_SAMPLES: usize = 10_000_000;
+
+/// The samples of an `empirical` distribution, read from a file of milliseconds.
+///
+/// The format: one sample per line, a decimal number of milliseconds (`12.5`); blank lines
+/// and lines starting with `#` are skipped. Samples must be finite and not negative, and at
+/// least one is required. They are kept in file order, in integer nanoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Empirical {
+    /// The file they came from (as resolved: relative to the scenario file).
+    pub file: PathBuf,
+    samples: Arc<[u64]>,
+    mean_ns: f64,
+}
+
+impl Empirical {
+    /// Parses `text`, the content of `file`. Errors name the field `file` and say which line
+    /// is wrong and why.
+    pub fn parse(file: &Path, text: &str) -> Result<Empirical, ParamError> {
+        let bad = |message: String| {
+            ParamError::new("file", format!("{:?}", file.display().to_string()), message)
+        };
+        let mut samples = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let ms: f64 = line.parse().map_err(|_| {
+                bad(format!(
+                    "a file of samples in milliseconds, one number per line; line {} is {line:?}, not a number",
+                    i + 1
+                ))
+            })?;
+            if !ms.is_finite() || ms < 0.0 {
+                return Err(bad(format!(
+                    "samples that are finite and not negative; line {} is {line}",
+                    i + 1
+                )));
+            }
+            if samples.len() == MAX_SAMPLES {
+                return Err(bad(format!("at most {MAX_SAMPLES} samples")));
+            }
+            samples.push(f64_to_nanos(ms * 1e6));
+        }
+        if samples.is_empty() {
+            return Err(bad(
+                "a file with at least one sample (a number of milliseconds per line); it has none"
+                    .into(),
+            ));
+        }
+        let mean_ns = samples.iter().map(|&s| s as f64).sum::<f64>() / samples.len() as f64;
+        Ok(Empirical {
+            file: file.to_path_buf(),
+            samples: samples.into(),
+            mean_ns,
+        })
+    }
+
+    /// The samples in nanoseconds, in file order.
+    pub fn samples(&self) -> &[u64] {
+        &self.samples
+    }
+}
 
 impl Dist {
     /// Builds the distribution named `dist` (one of [`DIST_NAMES`]) from its mean and, for
@@ -123,16 +199,18 @@ impl Dist {
             Dist::Exponential { .. } => "exponential",
             Dist::LogNormal { .. } => "lognormal",
             Dist::NormalAbs { .. } => "normal_abs",
+            Dist::Empirical(_) => "empirical",
         }
     }
 
-    /// The `mean` parameter as written.
+    /// The `mean` parameter as written (for `empirical`, the samples' mean).
     pub fn mean_param(&self) -> SimDuration {
         match *self {
             Dist::Constant { mean }
             | Dist::Exponential { mean }
             | Dist::LogNormal { mean, .. }
             | Dist::NormalAbs { mean, .. } => mean,
+            Dist::Empirical(ref e) => SimDuration(f64_to_nanos(e.mean_ns)),
         }
     }
 
@@ -150,6 +228,7 @@ impl Dist {
             Dist::Constant { mean } | Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => {
                 mean.as_nanos() as f64
             }
+            Dist::Empirical(ref e) => e.mean_ns,
             Dist::NormalAbs { mean, sd } => {
                 let (m, s) = (mean.as_nanos() as f64, sd.as_nanos() as f64);
                 if s == 0.0 {
@@ -168,13 +247,19 @@ impl Dist {
             Dist::Constant { mean } => mean == SimDuration::ZERO,
             Dist::NormalAbs { mean, sd } => mean == SimDuration::ZERO && sd == SimDuration::ZERO,
             Dist::Exponential { .. } | Dist::LogNormal { .. } => false,
+            Dist::Empirical(ref e) => e.samples.iter().all(|&s| s == 0),
         }
     }
 
-    /// The scenario form: `{ dist = "...", mean = "...", sd = "..." }`.
+    /// The scenario form: `{ dist = "...", mean = "...", sd = "..." }`, or for `empirical`
+    /// `{ dist = "empirical", file = "..." }` with the file's path as resolved.
     pub fn to_toml(&self) -> toml::Value {
         let mut t = toml::Table::new();
         t.insert("dist".into(), self.name().into());
+        if let Dist::Empirical(e) = self {
+            t.insert("file".into(), e.file.display().to_string().into());
+            return toml::Value::Table(t);
+        }
         t.insert("mean".into(), self.mean_param().to_string().into());
         if let Some(sd) = self.sd_param() {
             t.insert("sd".into(), sd.to_string().into());
@@ -185,10 +270,11 @@ impl Dist {
 
 impl Distribution<u64> for Dist {
     /// Draws one duration in nanoseconds (exponential: one `Exp1` draw; lognormal and
-    /// normal_abs: one `StandardNormal` draw; constant: none).
+    /// normal_abs: one `StandardNormal` draw; empirical: one uniform index; constant: none).
     #[inline]
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match *self {
+            Dist::Empirical(ref e) => e.samples[rng.random_range(0..e.samples.len())],
             Dist::Constant { mean } => mean.as_nanos(),
             Dist::Exponential { mean } => {
                 f64_to_nanos(mean.as_nanos() as f64 * Distribution::<f64>::sample(&Exp1, rng))
@@ -303,6 +389,43 @@ mod tests {
             d,
             [1_611_827, 4_535_016, 2_145_937, 66_941, 1_194_645, 309_399],
         );
+    }
+
+    fn empirical(text: &str) -> Result<Dist, ParamError> {
+        Empirical::parse(Path::new("samples.txt"), text).map(Dist::Empirical)
+    }
+
+    #[test]
+    fn empirical_draws_are_stable() {
+        let d = empirical("# measured\n1\n2.5\n\n10\n0.001\n").unwrap();
+        assert_eq!(d.name(), "empirical");
+        assert_eq!(d.mean_nanos(), 13_501_000.0 / 4.0);
+        assert_first_draws(
+            d,
+            [
+                1_000_000, 2_500_000, 10_000_000, 2_500_000, 1_000_000, 1_000_000,
+            ],
+        );
+        // Every sample is drawn about equally often.
+        let d = empirical("1\n2\n3\n4\n").unwrap();
+        assert!((mean_of(&d, 100_000) - 2.5e6).abs() < 0.01 * 2.5e6);
+        assert!(empirical("0\n0\n").unwrap().is_zero());
+    }
+
+    #[test]
+    fn empirical_files_must_hold_non_negative_numbers() {
+        let message = |text: &str| {
+            let e = empirical(text).unwrap_err();
+            assert_eq!(e.field, "file");
+            e.to_string()
+        };
+        assert!(message("").contains("it has none"), "{}", message(""));
+        assert!(message("# only a comment\n\n").contains("it has none"));
+        let m = message("1\n2ms\n");
+        assert!(m.contains("line 2 is \"2ms\", not a number"), "{m}");
+        let m = message("1\n\n-3\n");
+        assert!(m.contains("finite and not negative; line 3 is -3"), "{m}");
+        assert!(message("inf\n").contains("line 1 is inf"));
     }
 
     #[test]

@@ -72,7 +72,11 @@ impl<'a> Sim<'a> {
                 initial,
                 model.workload.owners(),
             ),
-            network: Network::new(model.latency, family(StreamKind::Network), initial as usize),
+            network: Network::new(
+                model.latency.clone(),
+                family(StreamKind::Network),
+                initial as usize,
+            ),
             server: Server::new(
                 &model.server,
                 &model.faults,
@@ -994,6 +998,7 @@ mod tests {
                     BudgetConfig::RetryBreaker(RetryBreakerConfig::default()),
                     Scope::Shared,
                 ))),
+                ..Default::default()
             },
         };
         let spec = |strategy| RunSpec {

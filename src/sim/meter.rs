@@ -14,7 +14,7 @@ use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
 
 /// Running measurements of one run.
-pub(super) struct Meter {
+pub(crate) struct Meter {
     counts: Counts,
     latency_us: Histogram<u64>,
     /// Exact sum of succeeded requests' latencies, for an exact mean.

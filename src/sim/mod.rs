@@ -27,13 +27,15 @@ pub mod resync;
 pub mod work;
 pub mod workload;
 
-mod answer;
-mod client;
+// The parts are crate-visible for the live mode (`crate::live`), which drives the same
+// clients, server and meter with real timers and sockets instead of the event queue.
+pub(crate) mod answer;
+pub(crate) mod client;
 mod engine;
-mod meter;
+pub(crate) mod meter;
 mod model;
-mod network;
-mod server;
+pub(crate) mod network;
+pub(crate) mod server;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::run;

@@ -8,7 +8,8 @@ use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
 use crate::backoff::Backoff;
-use crate::policy::BudgetConfig;
+use crate::policy::throttle::ThrottleConfig;
+use crate::policy::{BreakerConfig, BudgetConfig};
 use crate::time::{SimDuration, SimTime};
 
 /// Everything about a point except the backoff strategy: validated, ready to run.
@@ -86,15 +87,24 @@ pub struct Strategy {
     pub client: ClientOverrides,
 }
 
-/// Client keys a strategy sets for itself (`max_attempts`, `budget` in its
-/// `[[backoff.strategies]]` table), so that strategies differing in more than their backoff
-/// can be compared at one point. `None` keeps the point's value.
+/// Client keys a strategy sets for itself (`max_attempts`, `budget`, `throttle`, `breaker`,
+/// `timeout`, `deadline` in its `[[backoff.strategies]]` table), so that policies differing in
+/// more than their backoff can be compared at one point (a phase map's policies). `None` keeps
+/// the point's value; `Some(None)` turns the point's setting off.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClientOverrides {
     /// Attempts including the first (`Some(None)`: unlimited).
     pub max_attempts: Option<Option<u32>>,
     /// A retry budget and its scope (`Some(None)`: none).
     pub budget: Option<Option<(BudgetConfig, Scope)>>,
+    /// Adaptive throttling and its scope (`Some(None)`: none).
+    pub throttle: Option<Option<(ThrottleConfig, Scope)>>,
+    /// A circuit breaker and its scope (`Some(None)`: none).
+    pub breaker: Option<Option<(BreakerConfig, Scope)>>,
+    /// Per-attempt timeout (`Some(None)`: wait forever).
+    pub timeout: Option<Option<SimDuration>>,
+    /// Whole-request deadline (`Some(None)`: none).
+    pub deadline: Option<Option<SimDuration>>,
 }
 
 impl ClientOverrides {
@@ -122,6 +132,18 @@ impl Strategy {
         }
         if let Some(budget) = self.client.budget {
             c.budget = budget;
+        }
+        if let Some(throttle) = self.client.throttle {
+            c.throttle = throttle;
+        }
+        if let Some(breaker) = self.client.breaker {
+            c.breaker = breaker;
+        }
+        if let Some(timeout) = self.client.timeout {
+            c.timeout = timeout;
+        }
+        if let Some(deadline) = self.client.deadline {
+            c.deadline = deadline;
         }
         c
     }

@@ -34,7 +34,7 @@ impl Default for Link {
 }
 
 /// The network of one run.
-pub(super) struct Network {
+pub(crate) struct Network {
     latency: Dist,
     streams: StreamFamily,
     instant: bool,

@@ -101,7 +101,7 @@ const TOO_MANY_REQUESTS: u16 = 429;
 /// An attempt as the server sees it: who sent it, and the key `(entity, sub)` of its
 /// per-attempt random streams (service demand, fault draws).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Visit {
+pub(crate) struct Visit {
     pub client: u32,
     pub tag: u32,
     pub stream: (u64, u64),
@@ -109,7 +109,7 @@ pub(super) struct Visit {
 
 /// What the server does with an arriving attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Admission {
+pub(crate) enum Admission {
     /// Worker `slot` serves it at once; it is done after `service`.
     Serve { slot: u32, service: SimDuration },
     /// Every worker is busy: it waits its turn.
@@ -127,7 +127,7 @@ pub(super) enum Admission {
 
 /// An attempt a worker serves (or served): whose, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Job {
+pub(crate) struct Job {
     pub client: u32,
     pub tag: u32,
     /// Service time in nanoseconds.
@@ -178,7 +178,7 @@ enum Kind<'a> {
 }
 
 /// One server's state during a run.
-pub(super) struct Server<'a> {
+pub(crate) struct Server<'a> {
     /// Attempts at the server now (waiting or in service).
     in_flight: u32,
     kind: Kind<'a>,

@@ -329,6 +329,10 @@ fn sim_files_run_the_same_twice_through_the_library() {
             "brooker-2015" => &["workload.clients=20", "replications=3"],
             "poisson-overload" => &["workload.duration=1s", "replications=2"],
             "collapse-spike" => &["replications=2"],
+            "metastable-phase-map" => &[
+                "replications=1",
+                r#"sweep={"workload.rate"=[40.0, 63.0], "workload.spike.length"=["16s"]}"#,
+            ],
             // The herds, and by default any new burst file.
             _ => &["workload.clients=300", "replications=2"],
         };

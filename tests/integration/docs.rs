@@ -142,6 +142,7 @@ const EVERYTHING: [&str; 6] = [
         strategies = [
             { name = "bucket", jitter = "full", max_attempts = "unlimited", budget = { kind = "adaptive" } },
             { name = "breaker", jitter = "full", budget = { kind = "retry_breaker" } },
+            { name = "guarded", jitter = "full", throttle = {}, breaker = {}, timeout = "3s", deadline = "5s" },
         ]
     "#,
     r#"

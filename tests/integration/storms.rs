@@ -107,3 +107,125 @@ fn a_step_profile_reproduces_the_constant_workload_bytes() {
     let b = std::fs::read(tmp.join("up/summary.csv")).unwrap();
     assert!(a != b);
 }
+
+/// `poisson_clients` with a per-client profile: 50 clients, each at 2/s for 5 s, then 6/s for
+/// 5 s. Every client's arrivals follow the profile: 50 × (10 + 30) = 2000 requests expected
+/// per run, three times as many in the second half as in the first; and a step that comes
+/// after the arrivals end gives the constant rate's bytes.
+#[test]
+fn persistent_clients_follow_their_rate_profile() {
+    let tmp = TempDir::new("client-profile");
+    let body = |rate: &str| {
+        format!(
+            "name = \"c\"\nhorizon = \"12s\"\nreplications = 4\n[workload]\nkind = \"poisson_clients\"\nclients = 50\nrate = {rate}\nduration = \"10s\"\n[server]\nworkers = 50\nservice = {{ dist = \"constant\", mean = \"1ms\" }}\n[client]\nmax_attempts = 1\n[backoff]\nstrategies = [\"full\"]\n[output]\nbucket = \"5s\"\n"
+        )
+    };
+    let files = [
+        ("shaped", body("[[\"0s\", 2], [\"5s\", 2], [\"5s\", 6]]")),
+        ("constant", body("2.0")),
+        (
+            "late-step",
+            body("[[\"0s\", 2], [\"10s\", 2], [\"10s\", 6]]"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tmp.join(&format!("{name}.toml")), text).unwrap();
+        let o = jitterlab(
+            tmp.path(),
+            &[
+                "run",
+                &format!("{name}.toml"),
+                "--out",
+                name,
+                "--quiet",
+                "--no-plots",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let read = |path: &str| std::fs::read_to_string(tmp.join(path)).unwrap();
+    let column = |text: &str, name: &str| -> Vec<f64> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let i = header.iter().position(|h| *h == name).unwrap();
+        lines
+            .map(|l| l.split(',').nth(i).unwrap().parse().unwrap())
+            .collect()
+    };
+    // Four runs of 2000 expected arrivals each: 8000 ± 4 standard deviations (4 × 89).
+    let requests: f64 = column(&read("shaped/summary.csv"), "requests").iter().sum();
+    assert!((requests - 8000.0).abs() < 360.0, "{requests}");
+    // Replication 0 per 5 s bucket: 500 then 1500 expected (sd 22 and 39).
+    let firsts = column(&read("shaped/timeseries.csv"), "first_attempts");
+    assert!((firsts[0] - 500.0).abs() < 90.0, "{firsts:?}");
+    assert!((firsts[1] - 1500.0).abs() < 160.0, "{firsts:?}");
+    for f in ["summary.csv", "timeseries.csv", "aggregate.csv"] {
+        assert!(
+            read(&format!("constant/{f}")) == read(&format!("late-step/{f}")),
+            "{f} differs"
+        );
+    }
+}
+
+/// The phase map reduced to a 2 × 2 grid, one replication: the same CSV bytes with 1 and 2
+/// threads, its `phase_<metric>` charts drawn for the two-key sweep and none for one key.
+#[test]
+fn the_phase_map_is_deterministic_and_draws_its_charts_only_for_two_keys() {
+    let tmp = TempDir::new("phase-map");
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("sims/metastable-phase-map.toml");
+    let sim = sim.to_str().unwrap();
+    let two = r#"sweep={"workload.rate"=[33.0, 60.0], "workload.spike.length"=["2s", "16s"]}"#;
+    let run = |out: &str, threads: &str, sweep: &str| {
+        let o = jitterlab(
+            tmp.path(),
+            &[
+                "run",
+                sim,
+                "--out",
+                out,
+                "--quiet",
+                "--threads",
+                threads,
+                "--set",
+                "replications=1",
+                "--set",
+                sweep,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    run("t1", "1", two);
+    run("t2", "2", two);
+    for f in [
+        "summary.csv",
+        "aggregate.csv",
+        "compare.csv",
+        "timeseries.csv",
+        "attempts.csv",
+        "latency.csv",
+    ] {
+        let a = std::fs::read(tmp.join("t1").join(f)).unwrap();
+        let b = std::fs::read(tmp.join("t2").join(f)).unwrap();
+        assert!(a == b, "{f} differs between 1 and 2 threads");
+    }
+    for stem in ["phase_recovered", "phase_recovery_ms"] {
+        for ext in ["png", "svg"] {
+            let file = tmp.join("t1").join(format!("{stem}.{ext}"));
+            assert!(file.is_file(), "{} missing", file.display());
+        }
+    }
+    let svg = std::fs::read_to_string(tmp.join("t1/phase_recovered.svg")).unwrap();
+    assert!(svg.contains("retries_3") && svg.contains("workload.spike.length"));
+    let report = std::fs::read_to_string(tmp.join("t1/report.html")).unwrap();
+    assert!(report.contains("Reading a phase map"));
+    // One sweep key: no phase map, no error, no reading guide.
+    run("one", "2", r#"sweep={"workload.rate"=[33.0, 60.0]}"#);
+    let names: Vec<String> = std::fs::read_dir(tmp.join("one"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("phase_")), "{names:?}");
+    assert!(names.contains(&"summary.csv".to_string()));
+    let report = std::fs::read_to_string(tmp.join("one/report.html")).unwrap();
+    assert!(!report.contains("Reading a phase map"));
+}

@@ -482,7 +482,9 @@ fn check_invariants(label: &str, model: &Model, strategy: &SimStrategy, r: &RunR
         {
             let most = s.in_system.iter().copied().max().unwrap_or(0);
             assert!(
-                most <= q.workers + queue,
+                // Saturating: `workers = "unlimited"` is u32::MAX, and a wrapped sum
+                // would be a capacity of less than `queue`.
+                most <= q.workers.saturating_add(queue),
                 "in_system {most} beyond capacity: {}",
                 ctx()
             );

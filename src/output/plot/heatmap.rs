@@ -1,6 +1,7 @@
 //! Heatmaps for a two-key sweep: one panel per strategy, the first key across, the second key
 //! up, each cell coloured by a metric's mean on one shared (viridis) scale, with the value
-//! printed in the cell.
+//! printed in the cell. The phase maps ([`super::phase`]) are heatmaps too, with a fixed scale
+//! and hatched "stuck" cells.
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
@@ -20,10 +21,90 @@ pub(crate) struct Heatmap {
     x_values: Vec<String>,
     y_values: Vec<String>,
     panels: Vec<Panel>,
+    /// A fixed colour scale (a share: 0 to 1); `None`: the data's range over all panels.
+    range: Option<(f64, f64)>,
+}
+
+/// One cell of a panel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Cell {
+    /// The metric's mean there.
+    Value(f64),
+    /// No value (for latency: no request succeeded there).
+    Missing,
+    /// No value because no run there recovered (a phase map's time to recover): hatched.
+    Stuck,
 }
 
 /// One strategy: (name, colour index, cells[x][y]).
-type Panel = (String, usize, Vec<Vec<Option<f64>>>);
+pub(crate) type Panel = (String, usize, Vec<Vec<Cell>>);
+
+/// The two sweep keys and their values in order of appearance, or `None` unless the sweep
+/// has exactly two keys.
+pub(crate) fn axes(f: &ResultFolder) -> Option<([String; 2], Vec<String>, Vec<String>)> {
+    if f.sweep_keys.len() != 2 {
+        return None;
+    }
+    let x_values = distinct(f.points.iter().map(|p| p.values[0].clone()));
+    let y_values = distinct(f.points.iter().map(|p| p.values[1].clone()));
+    let keys = [f.sweep_keys[0].clone(), f.sweep_keys[1].clone()];
+    Some((keys, x_values, y_values))
+}
+
+/// One panel per strategy with at least one value, each cell filled by `cell(point, strategy)`
+/// at the place of the point's two sweep values.
+pub(crate) fn panels(
+    f: &ResultFolder,
+    x_values: &[String],
+    y_values: &[String],
+    cell: impl Fn(u32, &str) -> Cell,
+) -> Vec<Panel> {
+    let mut panels = Vec::new();
+    for (i, s) in f.strategies.iter().enumerate() {
+        let mut cells = vec![vec![Cell::Missing; y_values.len()]; x_values.len()];
+        for p in &f.points {
+            let xi = x_values
+                .iter()
+                .position(|v| *v == p.values[0])
+                .expect("x value listed");
+            let yi = y_values
+                .iter()
+                .position(|v| *v == p.values[1])
+                .expect("y value listed");
+            cells[xi][yi] = cell(p.index, s);
+        }
+        if cells.iter().flatten().any(|c| matches!(c, Cell::Value(_))) {
+            panels.push((s.clone(), i, cells));
+        }
+    }
+    panels
+}
+
+impl Heatmap {
+    /// A heatmap of `metric` over the sweep `axes`, on a fixed colour scale `range` or else
+    /// on the data's.
+    pub(crate) fn new(
+        metric: Metric,
+        (keys, x_values, y_values): ([String; 2], Vec<String>, Vec<String>),
+        panels: Vec<Panel>,
+        range: Option<(f64, f64)>,
+    ) -> Heatmap {
+        Heatmap {
+            metric,
+            keys,
+            x_values,
+            y_values,
+            panels,
+            range,
+        }
+    }
+
+    /// The cells of the strategy `name`, `[x][y]` (for tests).
+    #[cfg(test)]
+    pub(crate) fn cells(&self, name: &str) -> Option<&Vec<Vec<Cell>>> {
+        self.panels.iter().find(|p| p.0 == name).map(|p| &p.2)
+    }
+}
 
 fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -36,32 +117,17 @@ fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> {
-    if f.sweep_keys.len() != 2 {
+    let Some(axes) = axes(f) else {
         return Vec::new();
-    }
-    let x_values = distinct(f.points.iter().map(|p| p.values[0].clone()));
-    let y_values = distinct(f.points.iter().map(|p| p.values[1].clone()));
-    let keys = [f.sweep_keys[0].clone(), f.sweep_keys[1].clone()];
+    };
+    let (keys, x_values, y_values) = axes.clone();
     let mut out = Vec::new();
     for metric in HEATMAP_METRICS {
-        let mut panels = Vec::new();
-        for (i, s) in f.strategies.iter().enumerate() {
-            let mut cells = vec![vec![None; y_values.len()]; x_values.len()];
-            for p in &f.points {
-                let xi = x_values
-                    .iter()
-                    .position(|v| *v == p.values[0])
-                    .expect("x value listed");
-                let yi = y_values
-                    .iter()
-                    .position(|v| *v == p.values[1])
-                    .expect("y value listed");
-                cells[xi][yi] = f.aggregate_of(p.index, s, metric).and_then(|r| r.mean);
-            }
-            if cells.iter().flatten().any(Option::is_some) {
-                panels.push((s.clone(), i, cells));
-            }
-        }
+        let panels = panels(f, &x_values, &y_values, |point, s| {
+            f.aggregate_of(point, s, metric)
+                .and_then(|r| r.mean)
+                .map_or(Cell::Missing, Cell::Value)
+        });
         if panels.is_empty() {
             continue;
         }
@@ -84,13 +150,7 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> 
             metric,
             title,
             guide,
-            Heatmap {
-                metric,
-                keys: keys.clone(),
-                x_values: x_values.clone(),
-                y_values: y_values.clone(),
-                panels,
-            },
+            Heatmap::new(metric, axes.clone(), panels, None),
         ));
     }
     out
@@ -123,6 +183,26 @@ pub(crate) fn viridis(t: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
+/// 45° hatching lines (bottom-left to top-right) every `step` px, clipped to the pixel
+/// rectangle from `(x0, y0)` (top left) to `(x1, y1)` (bottom right).
+fn hatch((x0, y0): (i32, i32), (x1, y1): (i32, i32), step: usize) -> Vec<[(i32, i32); 2]> {
+    let (w, h) = (x1 - x0, y1 - y0);
+    // Line d runs through (x0 + d, y1) upwards to the right: x - x0 - d = y1 - y.
+    (-h..w)
+        .step_by(step)
+        .skip(1)
+        .map(|d| {
+            let start = if d < 0 { (x0, y1 + d) } else { (x0 + d, y1) };
+            let end = if d + h > w {
+                (x1, y1 - (w - d))
+            } else {
+                (x0 + d + h, y0)
+            };
+            [start, end]
+        })
+        .collect()
+}
+
 impl Heatmap {
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
@@ -133,11 +213,19 @@ impl Heatmap {
         let values: Vec<f64> = self
             .panels
             .iter()
-            .flat_map(|p| p.2.iter().flatten().flatten().copied())
+            .flat_map(|p| p.2.iter().flatten())
+            .filter_map(|c| match c {
+                Cell::Value(v) => Some(*v),
+                _ => None,
+            })
             .collect();
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let log = lo > 0.0 && hi / lo > 20.0;
+        let (lo, hi) = self.range.unwrap_or_else(|| {
+            (
+                values.iter().copied().fold(f64::INFINITY, f64::min),
+                values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        });
+        let log = self.range.is_none() && lo > 0.0 && hi / lo > 20.0;
         let scale = |v: f64| -> f64 {
             if hi <= lo {
                 0.5
@@ -169,14 +257,40 @@ impl Heatmap {
                 .y_label_area_size(if left { 84 } else { 60 })
                 // i32 ranges are inclusive once segmented: 0..n-1 gives exactly n cells.
                 .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
-            let seg = |v: &SegmentValue<i32>, labels: &[String]| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+            // Narrow cells (many points, many panels): every k-th x label, and no values
+            // printed where they would not fit.
+            let cell_w = {
+                let at = |i| chart.backend_coord(&(SegmentValue::Exact(i), SegmentValue::Exact(0)));
+                (at(1).0 - at(0).0).max(1)
+            };
+            let width = |t: &str, size: f64| {
+                area.estimate_text_size(t, &style::text(size, &INK))
+                    .map_or(i32::MAX, |(w, _)| w as i32)
+            };
+            let widest = xv
+                .iter()
+                .map(|v| width(v, style::TICK_SIZE))
+                .max()
+                .unwrap_or(0);
+            let stride = ((widest + 8 + cell_w - 1) / cell_w).max(1);
+            let print_values =
+                self.panels
+                    .iter()
+                    .flat_map(|p| p.2.iter().flatten())
+                    .all(|c| match c {
+                        Cell::Value(v) => {
+                            width(&style::fmt_metric(self.metric, *v), cell_text) <= cell_w - 4
+                        }
+                        _ => width("no data", cell_text) <= cell_w - 4,
+                    });
+            let seg = |v: &SegmentValue<i32>, labels: &[String], stride: i32| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if i % stride == 0 => {
                     labels.get(*i as usize).cloned().unwrap_or_default()
                 }
-                SegmentValue::Last => String::new(),
+                _ => String::new(),
             };
-            let x_fmt = |v: &SegmentValue<i32>| seg(v, &xv);
-            let y_fmt = |v: &SegmentValue<i32>| seg(v, &yv);
+            let x_fmt = |v: &SegmentValue<i32>| seg(v, &xv, stride);
+            let y_fmt = |v: &SegmentValue<i32>| seg(v, &yv, 1);
             let mut mesh = chart.configure_mesh();
             mesh.disable_mesh()
                 .axis_style(INK.mix(0.6))
@@ -201,7 +315,7 @@ impl Heatmap {
                         ]
                     };
                     match cell {
-                        Some(v) => {
+                        Cell::Value(v) => {
                             let t = scale(*v);
                             let fill = viridis(t);
                             chart.draw_series(std::iter::once(Rectangle::new(
@@ -209,20 +323,45 @@ impl Heatmap {
                                 fill.filled(),
                             )))?;
                             let ink = if t > 0.6 { BLACK } else { WHITE };
-                            chart.draw_series(std::iter::once(Text::new(
-                                style::fmt_metric(self.metric, *v),
-                                (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
-                                style::text(cell_text, &ink)
-                                    .pos(Pos::new(HPos::Center, VPos::Center)),
-                            )))?;
+                            if print_values {
+                                chart.draw_series(std::iter::once(Text::new(
+                                    style::fmt_metric(self.metric, *v),
+                                    (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
+                                    style::text(cell_text, &ink)
+                                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                                )))?;
+                            }
                         }
-                        None => {
+                        Cell::Missing | Cell::Stuck => {
+                            let stuck = *cell == Cell::Stuck;
                             chart.draw_series(std::iter::once(Rectangle::new(
                                 corners(),
-                                INK.mix(0.08).filled(),
+                                INK.mix(if stuck { 0.18 } else { 0.08 }).filled(),
                             )))?;
+                            if stuck {
+                                // Hatching: stuck reads apart from "no data" without colour.
+                                let area = chart.plotting_area().strip_coord_spec();
+                                let (bx, by) = area.get_base_pixel();
+                                let (ax, ay) = chart.backend_coord(&corners()[0]);
+                                let (cx, cy) = chart.backend_coord(&corners()[1]);
+                                for line in hatch(
+                                    (ax.min(cx) - bx, ay.min(cy) - by),
+                                    (ax.max(cx) - bx, ay.max(cy) - by),
+                                    12,
+                                ) {
+                                    area.draw(&PathElement::new(
+                                        line.to_vec(),
+                                        INK.mix(0.45).stroke_width(1),
+                                    ))?;
+                                }
+                            }
+                            let label = match (stuck, print_values) {
+                                (_, false) => "",
+                                (true, true) => "stuck",
+                                (false, true) => "no data",
+                            };
                             chart.draw_series(std::iter::once(Text::new(
-                                "no data",
+                                label,
                                 (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
                                 style::text(cell_text, &style::MUTED)
                                     .pos(Pos::new(HPos::Center, VPos::Center)),
@@ -290,6 +429,28 @@ impl Heatmap {
                 "log scale",
                 (4, bottom + 22),
                 style::text(13.0, &style::MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
+            ))?;
+        }
+        let stuck = self
+            .panels
+            .iter()
+            .any(|p| p.2.iter().flatten().any(|c| *c == Cell::Stuck));
+        if stuck {
+            let (y0, y1) = (bottom + 22, bottom + 46);
+            area.draw(&Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                INK.mix(0.18).filled(),
+            ))?;
+            for line in hatch((x0, y0), (x1, y1), 8) {
+                area.draw(&PathElement::new(
+                    line.to_vec(),
+                    INK.mix(0.45).stroke_width(1),
+                ))?;
+            }
+            area.draw(&Text::new(
+                "stuck",
+                (x1 + 8, (y0 + y1) / 2),
+                style::text(13.0, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;
         }
         Ok(())

@@ -266,29 +266,23 @@ impl Herd {
         let areas = style::panels(&body.margin(0, 10, 10, 20), n_panels, style::grid(n_panels));
         for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
-            let mut chart = ChartBuilder::on(&area)
-                .caption(&panel.name, style::text(18.0, &color))
-                .margin(6)
-                .x_label_area_size(if bottom { 44 } else { 26 })
-                .y_label_area_size(if left { 78 } else { 62 })
-                .build_cartesian_2d(0.0..x_max, y_min..y_max)?;
-            let mut mesh = chart.configure_mesh();
-            mesh.house_style()
-                .x_labels(8)
-                .y_labels(y_labels)
-                .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&y_tick);
-            if bottom {
-                mesh.x_desc(format!("time ({})", unit.name));
-            }
-            if left {
-                mesh.y_desc(if log {
-                    "attempts / bucket (log)"
-                } else {
-                    "attempts / bucket"
-                });
-            }
-            mesh.draw()?;
+            let y_desc = if log {
+                "attempts / bucket (log)"
+            } else {
+                "attempts / bucket"
+            };
+            let mut chart = style::time_panel(
+                &area,
+                (&panel.name, color),
+                (bottom, left),
+                (x_max, unit),
+                style::YAxis {
+                    range: y_min..y_max,
+                    labels: y_labels,
+                    tick: &y_tick,
+                    desc: y_desc,
+                },
+            )?;
 
             for fault in &self.faults {
                 let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);

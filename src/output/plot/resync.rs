@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::herd::{MAX_POINTS, decimate_peaks};
-use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, Swatch};
+use super::style::{self, DrawResult, INK, LegendItem, Swatch};
 use crate::output::results::{ResultFolder, fmt_number};
 
 /// Values below this sit on the bottom of the log axis.
@@ -127,25 +127,18 @@ impl Resync {
         let areas = style::panels(&body.margin(0, 10, 10, 20), n, style::grid(n));
         for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
-            let mut chart = ChartBuilder::on(&area)
-                .caption(&panel.name, style::text(18.0, &color))
-                .margin(6)
-                .x_label_area_size(if bottom { 44 } else { 26 })
-                .y_label_area_size(if left { 78 } else { 62 })
-                .build_cartesian_2d(0.0..x_max, y_min..y_max)?;
-            let mut mesh = chart.configure_mesh();
-            mesh.house_style()
-                .x_labels(8)
-                .y_labels((y_max - y_min) as usize + 1)
-                .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&y_tick);
-            if bottom {
-                mesh.x_desc(format!("time ({})", unit.name));
-            }
-            if left {
-                mesh.y_desc("retry dispersion (log)");
-            }
-            mesh.draw()?;
+            let mut chart = style::time_panel(
+                &area,
+                (&panel.name, color),
+                (bottom, left),
+                (x_max, unit),
+                style::YAxis {
+                    range: y_min..y_max,
+                    labels: (y_max - y_min) as usize + 1,
+                    tick: &y_tick,
+                    desc: "retry dispersion (log)",
+                },
+            )?;
             chart.draw_series(DashedLineSeries::new(
                 vec![(0.0, 0.0), (x_max, 0.0)],
                 8,
@@ -160,5 +153,87 @@ impl Resync {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::results::Point;
+    use crate::output::rows::TimeseriesRow;
+
+    /// A folder without a sweep whose time series gives each strategy these dispersions, one
+    /// per 100 ms bucket (`None`: no retry in the trailing second).
+    fn folder(series: &[(&str, &[Option<f64>])]) -> ResultFolder {
+        let timeseries = series
+            .iter()
+            .flat_map(|(name, values)| {
+                values.iter().enumerate().map(|(i, d)| TimeseriesRow {
+                    point: 0,
+                    strategy: name.to_string(),
+                    sweep: Vec::new(),
+                    t_ms: i as f64 * 100.0,
+                    arrivals: 0,
+                    first_attempts: 0,
+                    retries: 0,
+                    successes: 0,
+                    rejections: 0,
+                    timeouts: 0,
+                    in_system: 0,
+                    retry_dispersion: *d,
+                })
+            })
+            .collect();
+        ResultFolder {
+            sweep_keys: Vec::new(),
+            strategies: series.iter().map(|(n, _)| n.to_string()).collect(),
+            points: vec![Point {
+                index: 0,
+                values: Vec::new(),
+            }],
+            timeseries,
+            ..ResultFolder::empty("resync-test")
+        }
+    }
+
+    #[test]
+    fn panels_split_at_gaps_and_the_guide_quotes_the_medians() {
+        let f = folder(&[
+            ("quiet", &[None, None]),
+            ("herd", &[Some(500.0), Some(800.0), None, Some(600.0)]),
+            ("calm", &[Some(1.0), Some(1.25), Some(0.5)]),
+        ]);
+        let (title, guide, chart) = build(&f).unwrap();
+        assert!(title.starts_with("Re-synchronisation"), "{title}");
+        let names: Vec<&str> = chart.panels.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["herd", "calm"],
+            "a strategy without retries has no panel"
+        );
+        // Colours follow the strategy's place, the panel's runs the gaps in its series.
+        assert_eq!(chart.panels[0].color, 1);
+        assert_eq!(
+            chart.panels[0].runs,
+            vec![vec![(0.0, 500.0), (100.0, 800.0)], vec![(300.0, 600.0)]]
+        );
+        assert!(
+            guide.contains("the median is 600 (herd) against 1 (calm)"),
+            "{guide}"
+        );
+        super::style::ensure_fonts();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (1200, 700)).into_drawing_area();
+            chart.draw(&root, &title).unwrap();
+            root.present().unwrap();
+        }
+        for name in ["herd", "calm"] {
+            assert!(
+                svg.contains(&format!("\n{name}\n</text>")),
+                "{name} not drawn"
+            );
+        }
+        assert!(build(&folder(&[("quiet", &[None])])).is_none());
     }
 }

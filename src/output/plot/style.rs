@@ -3,9 +3,10 @@
 
 use std::sync::Once;
 
-use plotters::chart::MeshStyle;
+use plotters::chart::{ChartContext, MeshStyle};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::Ranged;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -274,6 +275,46 @@ pub(crate) fn panels<DB: DrawingBackend>(
         .enumerate()
         .map(|(k, a)| (a, k / cols == rows - 1 || k + cols >= n, k % cols == 0))
         .collect()
+}
+
+/// The y axis of a [`time_panel`]: its range, number of ticks, tick text and description.
+pub(crate) struct YAxis<'a> {
+    pub range: std::ops::Range<f64>,
+    pub labels: usize,
+    pub tick: &'a dyn Fn(&f64) -> String,
+    pub desc: &'a str,
+}
+
+/// One panel of a small-multiples time chart (`herd`, `resync`): the strategy's name as
+/// caption in its colour, time from 0 to `x_max` in `unit` across and `y` up, in the house
+/// style, with the axis descriptions on the bottom row and the left column only (`outer`).
+pub(crate) fn time_panel<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (name, color): (&str, RGBColor),
+    (bottom, left): (bool, bool),
+    (x_max, unit): (f64, TimeUnit),
+    y: YAxis<'_>,
+) -> DrawResult<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(name, text(18.0, &color))
+        .margin(6)
+        .x_label_area_size(if bottom { 44 } else { 26 })
+        .y_label_area_size(if left { 78 } else { 62 })
+        .build_cartesian_2d(0.0..x_max, y.range)?;
+    let mut mesh = chart.configure_mesh();
+    mesh.house_style()
+        .x_labels(8)
+        .y_labels(y.labels)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(y.tick);
+    if bottom {
+        mesh.x_desc(format!("time ({})", unit.name));
+    }
+    if left {
+        mesh.y_desc(y.desc);
+    }
+    mesh.draw()?;
+    Ok(chart)
 }
 
 /// A grid for square-ish panels (heatmaps, distributions).
