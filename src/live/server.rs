@@ -195,7 +195,8 @@ async fn handle(
     };
     shared.lag.sleep(leg.to_std()).await;
     match answer {
-        Answer::Status(code) => Ok(status(code, hint)),
+        // A do-not-retry answer only comes from a layer of a chain, which `live` refuses.
+        Answer::Status(code) | Answer::NoRetry(code) => Ok(status(code, hint)),
         // An error from the service makes hyper close the connection: the client sees a
         // connection error, as from a reset.
         Answer::Reset => Err(std::io::Error::other("connection reset by a fault")),

@@ -90,7 +90,7 @@ impl<'a> Sim<'a> {
             chain: model
                 .chain
                 .as_ref()
-                .map(|c| Stations::new(c, seed, rep, model.latency)),
+                .map(|c| Stations::new(c, seed, rep, &model.latency)),
         };
         sim.schedule_workload(seed, rep);
         sim

@@ -101,7 +101,7 @@ struct Station<'a> {
 
 impl<'a> Station<'a> {
     /// Layer `layer` (2 and up), reached through `hop`.
-    fn new(hop: &'a Hop, layer: u64, seed: u64, rep: u32, latency: Dist) -> Self {
+    fn new(hop: &'a Hop, layer: u64, seed: u64, rep: u32, latency: &Dist) -> Self {
         let family = |kind| StreamFamily::new(seed, rep, kind).layer(layer);
         let policy = hop.client.retry_policy(hop.backoff.clone());
         Station {
@@ -113,7 +113,7 @@ impl<'a> Station<'a> {
                 0,
                 0,
             ),
-            network: Network::new(latency, family(StreamKind::Network), 0),
+            network: Network::new(latency.clone(), family(StreamKind::Network), 0),
             server: Server::new(
                 &hop.server,
                 &hop.faults,
@@ -159,7 +159,7 @@ pub(super) struct Stations<'a> {
 }
 
 impl<'a> Stations<'a> {
-    pub fn new(chain: &'a Chain, seed: u64, rep: u32, latency: Dist) -> Self {
+    pub fn new(chain: &'a Chain, seed: u64, rep: u32, latency: &Dist) -> Self {
         Stations {
             first: Tally::default(),
             inner: (chain.hops.iter().enumerate())
