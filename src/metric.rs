@@ -603,6 +603,7 @@ mod tests {
             latency_us: vec![(1000, 1), (2000, 1), (3000, 1)],
             recovery: None,
             series: None,
+            layers: Vec::new(),
         };
         let v = PerMetric::measure(&r);
         assert_eq!(v[Metric::Amplification], 2.5);

@@ -96,6 +96,13 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "one point for `jitterlab live` (one live run per strategy): remove [sweep], or leave one value per key",
         ));
     }
+    if model.chain.is_some() {
+        return Err(Error::invalid(
+            "layers",
+            "a chain of services",
+            "one [server] for `jitterlab live`: it serves one layer on the loopback",
+        ));
+    }
     let c = &model.client;
     if c.throttle.is_some() {
         return Err(Error::invalid(

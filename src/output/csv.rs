@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, Row, SummaryRow, TimeseriesRow, defined,
-    header,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, Row, SummaryRow, TimeseriesRow,
+    defined, header,
 };
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
@@ -100,6 +100,38 @@ pub fn write_all(
             sweep: point_values[r.point].clone(),
             metrics: *v,
         })?;
+    }
+    // A chain of services (every point has the same layers: sweeps change values, not the
+    // file's tables) also writes `layers.csv`.
+    let chain = plan
+        .points
+        .first()
+        .and_then(|p| p.scenario.model.chain.as_ref());
+    let mut layers = chain.map(|_| Table::<LayersRow>::new(&keys)).transpose()?;
+    if let Some(layers) = layers.as_mut() {
+        for r in records {
+            let names = &plan.points[r.point].scenario.model.chain.as_ref();
+            for (i, l) in r.layers.iter().enumerate() {
+                layers.push(&LayersRow {
+                    point: r.point as u32,
+                    strategy: strategy_name(r.point, r.strategy),
+                    replication: r.replication,
+                    sweep: point_values[r.point].clone(),
+                    layer: i as u32 + 1,
+                    name: names.map_or_else(String::new, |c| c.names[i].clone()),
+                    requests: l.counts.requests,
+                    attempts: l.counts.attempts,
+                    arrivals: l.arrivals,
+                    amplification: ratio(l.arrivals, r.counts.requests),
+                    succeeded: l.counts.succeeded,
+                    success_rate: ratio(l.counts.succeeded, l.counts.requests),
+                    latency_mean_ms: l.latency_mean_ms,
+                    busy_share: l.busy_share,
+                    wasted_work_share: l.wasted_work_share,
+                    unfinished: l.counts.unfinished,
+                })?;
+            }
+        }
     }
     let mut aggregate = Table::<AggregateRow>::new(&keys)?;
     let mut compare = Table::<CompareRow>::new(&keys)?;
@@ -236,12 +268,25 @@ pub fn write_all(
             message: "more finished units than the scenario has".into(),
         });
     }
-    Ok(vec![
+    let mut written = vec![
         summary.finish(dir)?,
         aggregate.finish(dir)?,
         compare.finish(dir)?,
         timeseries.finish(dir)?,
         attempts.finish(dir)?,
         latency.finish(dir)?,
-    ])
+    ];
+    if let Some(layers) = layers {
+        written.push(layers.finish(dir)?);
+    }
+    Ok(written)
+}
+
+/// `n / d`, NaN when `d` is 0 (an empty cell).
+fn ratio(n: u64, d: u64) -> f64 {
+    if d == 0 {
+        f64::NAN
+    } else {
+        n as f64 / d as f64
+    }
 }

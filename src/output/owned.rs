@@ -18,8 +18,8 @@
 use std::path::{Path, PathBuf};
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LiveVsSimRow, ParetoRow, Row, SummaryRow,
-    TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, LiveVsSimRow, ParetoRow, Row,
+    SummaryRow, TimeseriesRow,
 };
 use crate::error::{Error, Result};
 use crate::metric::Metric;
@@ -59,6 +59,7 @@ pub fn is_owned(name: &str) -> bool {
         TimeseriesRow::FILE,
         AttemptsRow::FILE,
         LatencyRow::FILE,
+        LayersRow::FILE,
         ParetoRow::FILE,
         LiveVsSimRow::FILE,
         OBSERVED_SERVICE,

@@ -279,6 +279,59 @@ impl Row for AttemptsRow {
     }
 }
 
+/// A row of `layers.csv` (a chain of services only): one layer of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayersRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// Replication.
+    pub replication: u32,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// The layer's number in call order (1 = the one the clients call).
+    pub layer: u32,
+    /// Its name (`layers[i].name`).
+    pub name: String,
+    /// Requests into the layer: the clients' (layer 1), or the outbound requests of the
+    /// layer above.
+    pub requests: u64,
+    /// Attempts sent to it.
+    pub attempts: u64,
+    /// Attempts that reached it (attempts lost on the way or still travelling excluded).
+    pub arrivals: u64,
+    /// `arrivals` per request of the clients: the load the layer sees per original request.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub amplification: f64,
+    /// Requests into the layer that succeeded.
+    pub succeeded: u64,
+    /// `succeeded / requests`.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub success_rate: f64,
+    /// Mean time from a request's start at this layer to its success, ms (empty when none
+    /// succeeded).
+    #[serde(with = "optional")]
+    pub latency_mean_ms: Option<f64>,
+    /// Worker time (own service and, for a calling layer, the time held waiting for the layer
+    /// below) over workers × simulated time.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub busy_share: f64,
+    /// Share of that worker time spent on attempts whose caller no longer waited.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub wasted_work_share: f64,
+    /// Requests into the layer still in flight at the horizon.
+    pub unfinished: u64,
+}
+
+impl Row for LayersRow {
+    const FILE: &'static str = "layers.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
 /// A row of `latency.csv`: one step of the latency distribution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyRow {

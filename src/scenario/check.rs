@@ -28,8 +28,8 @@ use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
-    ClientConfig, ClientOverrides, Model, QueueConfig, RateLimit, RetryAfterHint, Scope,
-    ServerConfig, Strategy,
+    Chain, ClientConfig, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, Model,
+    QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
 };
 use crate::time::{SimDuration, SimTime, parse_limit};
 
@@ -246,7 +246,12 @@ pub(super) fn check(
         ));
     }
     let workload = workload(&file.workload)?;
-    let server = server(&file.server, dir)?;
+    let (server, layer_faults, chain) = if file.layers.is_empty() {
+        (server("server", &file.server, dir)?, None, None)
+    } else {
+        let (server, faults, chain) = layers(file, dir)?;
+        (server, Some(faults), Some(chain))
+    };
     let latency = dist(
         "network.latency",
         &file.network.latency,
@@ -255,7 +260,7 @@ pub(super) fn check(
         },
         dir,
     )?;
-    let client = client(&file.client)?;
+    let client = client("client", &file.client)?;
     let recovery = RecoveryConfig {
         window: positive_dur("recovery.window", &file.recovery.window, "10s")?,
         tolerance: {
@@ -269,12 +274,15 @@ pub(super) fn check(
         },
     };
     let strategies = strategies(&file.backoff)?;
-    let faults = file
-        .faults
-        .iter()
-        .enumerate()
-        .map(|(i, f)| fault(&format!("faults[{i}]"), f))
-        .collect::<Result<Vec<_>>>()?;
+    let faults = match layer_faults {
+        Some(faults) => faults,
+        None => file
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(i, f)| fault(&format!("faults[{i}]"), f))
+            .collect::<Result<Vec<_>>>()?,
+    };
     if matches!(server, ServerConfig::Occ) && !matches!(workload, Workload::Burst { .. }) {
         return Err(Error::invalid(
             "workload.kind",
@@ -293,7 +301,41 @@ pub(super) fn check(
             "a number when a strategy has jitter \"none\" and network.latency is zero: such a client would retry forever at one instant",
         ));
     }
-    let trigger = trigger(&faults, &workload);
+    if let Some(chain) = &chain
+        && let Some((i, s)) = strategies
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.layers.len() > chain.hops.len())
+    {
+        return Err(Error::invalid(
+            format!("backoff.strategies[{i}].layers"),
+            format!("{} entries", s.layers.len()),
+            format!(
+                "at most {} entries, one per layer that calls another",
+                chain.hops.len()
+            ),
+        ));
+    }
+    if chain.is_none()
+        && let Some(i) = strategies.iter().position(|s| !s.layers.is_empty())
+    {
+        return Err(Error::invalid(
+            format!("backoff.strategies[{i}].layers"),
+            "given",
+            "nothing without [[layers]]: a scenario with one server has no layers to override",
+        ));
+    }
+    // The trigger spans the fault windows of every layer.
+    let all_faults: Vec<Fault> = faults
+        .iter()
+        .chain(
+            chain
+                .iter()
+                .flat_map(|c| c.hops.iter().flat_map(|h| h.faults.iter())),
+        )
+        .cloned()
+        .collect();
+    let trigger = trigger(&all_faults, &workload);
     Ok(Scenario {
         name,
         description: file.description.clone().unwrap_or_default(),
@@ -309,7 +351,7 @@ pub(super) fn check(
             faults,
             bucket,
             recovery,
-            chain: None,
+            chain,
         },
         strategies,
         backoff_defaults: backoff_defaults(&file.backoff)?,
@@ -491,7 +533,9 @@ pub(super) fn rate_profile(key: &str, points: &[toml::Value]) -> Result<Vec<(Sim
         .collect()
 }
 
-fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
+/// The server table at `table` (`server`, or a chain's `layers[i].server`).
+fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
+    let k = |key: &str| format!("{table}.{key}");
     let kind = s.kind.as_deref().unwrap_or("queue");
     match kind {
         "queue" => {
@@ -500,7 +544,7 @@ fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
                 "drain" => RetryAfterHint::Drain,
                 text => RetryAfterHint::Fixed(text.parse().map_err(|_| {
                     Error::invalid(
-                        "server.retry_after",
+                        &k("retry_after"),
                         format!("{text:?}"),
                         "\"off\", \"drain\" or a duration such as \"2s\"",
                     )
@@ -510,78 +554,66 @@ fn server(s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
                 None => None,
                 Some(r) => Some(RateLimit {
                     rate: finite(
-                        "server.rate_limit.rate",
+                        &k("rate_limit.rate"),
                         r.rate,
                         r.rate > 0.0,
                         "a number of requests per second above 0",
                     )?,
-                    burst: count(
-                        "server.rate_limit.burst",
-                        Some(r.burst),
-                        1,
-                        1,
-                        u32::MAX as i64,
-                    )?,
+                    burst: count(&k("rate_limit.burst"), Some(r.burst), 1, 1, u32::MAX as i64)?,
                 }),
             };
             let workers = match &s.workers {
                 Some(CountOr::Word(w)) if w == "unlimited" => UNLIMITED_WORKERS,
                 Some(CountOr::Word(w)) => {
                     return Err(Error::invalid(
-                        "server.workers",
+                        &k("workers"),
                         format!("{w:?}"),
                         "an integer from 1 to 10000000, or \"unlimited\"",
                     ));
                 }
-                Some(CountOr::Count(n)) => count("server.workers", Some(*n), 100, 1, 10_000_000)?,
+                Some(CountOr::Count(n)) => count(&k("workers"), Some(*n), 100, 1, 10_000_000)?,
                 None => 100,
             };
             Ok(ServerConfig::Queue(QueueConfig {
                 workers,
-                queue: count_or("server.queue", &s.queue, Some(1000), &["unbounded"], 0)?,
+                queue: count_or(&k("queue"), &s.queue, Some(1000), &["unbounded"], 0)?,
                 service: dist(
-                    "server.service",
+                    &k("service"),
                     &s.service,
                     Dist::Exponential {
                         mean: SimDuration::from_millis(10),
                     },
                     dir,
                 )?,
-                contention: dur("server.contention", &s.contention, "0ms")?,
-                overload_status: status(
-                    "server.overload_status",
-                    s.overload_status.unwrap_or(503),
-                )?,
+                contention: dur(&k("contention"), &s.contention, "0ms")?,
+                overload_status: status(&k("overload_status"), s.overload_status.unwrap_or(503))?,
                 retry_after,
                 rate_limit,
                 drop_expired: s.drop_expired.unwrap_or(false),
             }))
         }
         "occ" => {
-            only_for("server.workers", &s.workers, "server.kind", kind)?;
-            only_for("server.queue", &s.queue, "server.kind", kind)?;
-            only_for("server.service", &s.service, "server.kind", kind)?;
-            only_for("server.contention", &s.contention, "server.kind", kind)?;
-            only_for(
-                "server.overload_status",
-                &s.overload_status,
-                "server.kind",
-                kind,
-            )?;
-            only_for("server.retry_after", &s.retry_after, "server.kind", kind)?;
-            only_for("server.rate_limit", &s.rate_limit, "server.kind", kind)?;
-            only_for("server.drop_expired", &s.drop_expired, "server.kind", kind)?;
+            only_for(&k("workers"), &s.workers, &k("kind"), kind)?;
+            only_for(&k("queue"), &s.queue, &k("kind"), kind)?;
+            only_for(&k("service"), &s.service, &k("kind"), kind)?;
+            only_for(&k("contention"), &s.contention, &k("kind"), kind)?;
+            only_for(&k("overload_status"), &s.overload_status, &k("kind"), kind)?;
+            only_for(&k("retry_after"), &s.retry_after, &k("kind"), kind)?;
+            only_for(&k("rate_limit"), &s.rate_limit, &k("kind"), kind)?;
+            only_for(&k("drop_expired"), &s.drop_expired, &k("kind"), kind)?;
             Ok(ServerConfig::Occ)
         }
         other => Err(Error::invalid(
-            "server.kind",
+            &k("kind"),
             format!("{other:?}"),
             "\"queue\" or \"occ\"",
         )),
     }
 }
 
-fn client(c: &ClientFile) -> Result<ClientConfig> {
+/// The client table at `table` (`client`, or a chain's `layers[i].client`).
+fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
+    let k = |key: &str| format!("{table}.{key}");
     let retry_on = match &c.retry_on {
         None => RetryOn::default(),
         Some(items) => items
@@ -589,7 +621,7 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
             .enumerate()
             .try_fold(RetryOn::none(), |set, (i, item)| {
                 set.with_item(item)
-                    .map_err(|e| Error::for_key(format!("client.retry_on[{i}]"), e))
+                    .map_err(|e| Error::for_key(format!("{table}.retry_on[{i}]"), e))
             })?,
     };
     let idempotency = match (
@@ -603,30 +635,30 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
     let budget = c
         .budget
         .as_ref()
-        .map(|b| budget("client.budget", b))
+        .map(|b| budget(&k("budget"), b))
         .transpose()?;
     let throttle = c
         .throttle
         .as_ref()
-        .map(|t| throttle("client.throttle", t))
+        .map(|t| throttle(&k("throttle"), t))
         .transpose()?;
     let breaker = c
         .breaker
         .as_ref()
-        .map(|b| breaker("client.breaker", b))
+        .map(|b| breaker(&k("breaker"), b))
         .transpose()?;
     let concurrency = count_or(
-        "client.concurrency",
+        &k("concurrency"),
         &c.concurrency,
         None,
         &["unlimited", "off"],
         1,
     )?;
     Ok(ClientConfig {
-        timeout: limit("client.timeout", &c.timeout, "1s")?,
-        deadline: limit("client.deadline", &c.deadline, "off")?,
+        timeout: limit(&k("timeout"), &c.timeout, "1s")?,
+        deadline: limit(&k("deadline"), &c.deadline, "off")?,
         max_attempts: count_or(
-            "client.max_attempts",
+            &k("max_attempts"),
             &c.max_attempts,
             Some(5),
             &["unlimited"],
@@ -639,8 +671,8 @@ fn client(c: &ClientFile) -> Result<ClientConfig> {
                 .as_deref()
                 .unwrap_or("at_least")
                 .parse()
-                .map_err(|e| Error::for_key("client.retry_after", e))?,
-            max: limit("client.retry_after_max", &c.retry_after_max, "off")?,
+                .map_err(|e| Error::for_key(&k("retry_after"), e))?,
+            max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?,
         },
         idempotency,
         budget,
@@ -826,6 +858,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                         BackoffParams { jitter, ..defaults },
                     )?,
                     client: ClientOverrides::default(),
+                    layers: Vec::new(),
                 }
             }
             toml::Value::Table(t) => strategy_table(&key, t, defaults)?,
@@ -863,7 +896,7 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
 }
 
 /// The keys of a strategy table: its backoff, then the client keys it may override.
-const STRATEGY_KEYS: &str = "name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget, throttle, breaker, timeout, deadline";
+const STRATEGY_KEYS: &str = "name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget, throttle, breaker, timeout, deadline, layers";
 
 /// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
 /// `"off"` (`None`: the strategy runs without it).
@@ -898,6 +931,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
     };
     let mut jitter = None;
     let mut client = ClientOverrides::default();
+    let mut layers = Vec::new();
     for (k, v) in t {
         let sub = format!("{key}.{k}");
         match k.as_str() {
@@ -914,45 +948,8 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             "multiplier" => params.multiplier = number(k, v)?,
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
-            "max_attempts" => {
-                let given: CountOr = v
-                    .clone()
-                    .try_into()
-                    .map_err(|_| Error::invalid(&sub, v, "an integer >= 1, or \"unlimited\""))?;
-                client.max_attempts = Some(count_or(&sub, &Some(given), None, &["unlimited"], 1)?);
-            }
-            "budget" => {
-                client.budget = Some(
-                    off_or_table(&sub, v, "a budget table like client.budget")?
-                        .map(|file: BudgetFile| budget(&sub, &file))
-                        .transpose()?,
-                )
-            }
-            "throttle" => {
-                client.throttle = Some(
-                    off_or_table(&sub, v, "a throttle table like client.throttle")?
-                        .map(|file: ThrottleFile| throttle(&sub, &file))
-                        .transpose()?,
-                )
-            }
-            "breaker" => {
-                client.breaker = Some(
-                    off_or_table(&sub, v, "a breaker table like client.breaker")?
-                        .map(|file: BreakerFile| breaker(&sub, &file))
-                        .transpose()?,
-                )
-            }
-            "timeout" | "deadline" => {
-                let given = v.as_str().ok_or_else(|| {
-                    Error::invalid(&sub, v, "a duration in quotes such as \"3s\", or \"off\"")
-                })?;
-                let value = Some(limit(&sub, &Some(given.to_string()), "")?);
-                if k == "timeout" {
-                    client.timeout = value;
-                } else {
-                    client.deadline = value;
-                }
-            }
+            "layers" => layers = layer_overrides(&sub, v)?,
+            k if client_override(&sub, k, v, &mut client)? => {}
             _ => {
                 return Err(Error::invalid(
                     sub,
@@ -974,7 +971,267 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
         name: name.unwrap_or_else(|| jitter.name().to_string()),
         backoff: backoff(key, t, params)?,
         client,
+        layers,
     })
+}
+
+/// Reads client key `k` of a strategy (or of one of its layer overrides) at `sub` into
+/// `client`: false when `k` is not one of them.
+fn client_override(
+    sub: &str,
+    k: &str,
+    v: &toml::Value,
+    client: &mut ClientOverrides,
+) -> Result<bool> {
+    match k {
+        "max_attempts" => {
+            let given: CountOr = v
+                .clone()
+                .try_into()
+                .map_err(|_| Error::invalid(sub, v, "an integer >= 1, or \"unlimited\""))?;
+            client.max_attempts = Some(count_or(sub, &Some(given), None, &["unlimited"], 1)?);
+        }
+        "budget" => {
+            client.budget = Some(
+                off_or_table(sub, v, "a budget table like client.budget")?
+                    .map(|file: BudgetFile| budget(sub, &file))
+                    .transpose()?,
+            )
+        }
+        "throttle" => {
+            client.throttle = Some(
+                off_or_table(sub, v, "a throttle table like client.throttle")?
+                    .map(|file: ThrottleFile| throttle(sub, &file))
+                    .transpose()?,
+            )
+        }
+        "breaker" => {
+            client.breaker = Some(
+                off_or_table(sub, v, "a breaker table like client.breaker")?
+                    .map(|file: BreakerFile| breaker(sub, &file))
+                    .transpose()?,
+            )
+        }
+        "timeout" | "deadline" => {
+            let given = v.as_str().ok_or_else(|| {
+                Error::invalid(sub, v, "a duration in quotes such as \"3s\", or \"off\"")
+            })?;
+            let value = Some(limit(sub, &Some(given.to_string()), "")?);
+            if k == "timeout" {
+                client.timeout = value;
+            } else {
+                client.deadline = value;
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The keys of a strategy's layer override.
+const LAYER_OVERRIDE_KEYS: &str =
+    "max_attempts, budget, throttle, breaker, timeout, deadline, on_give_up, propagate_deadline";
+
+/// A strategy's `layers` list at `key`: entry `j` overrides how layer `j + 1` calls layer
+/// `j + 2`.
+fn layer_overrides(key: &str, v: &toml::Value) -> Result<Vec<LayerOverrides>> {
+    let list = v.as_array().ok_or_else(|| {
+        Error::invalid(
+            key,
+            v,
+            format!("a list of tables {{ {LAYER_OVERRIDE_KEYS} }}, one per calling layer"),
+        )
+    })?;
+    list.iter()
+        .enumerate()
+        .map(|(j, entry)| {
+            let key = format!("{key}[{j}]");
+            let t = entry.as_table().ok_or_else(|| {
+                Error::invalid(&key, entry, format!("a table {{ {LAYER_OVERRIDE_KEYS} }}"))
+            })?;
+            let mut o = LayerOverrides::default();
+            for (k, v) in t {
+                let sub = format!("{key}.{k}");
+                match k.as_str() {
+                    "on_give_up" => o.on_give_up = Some(give_up(&sub, v)?),
+                    "propagate_deadline" => {
+                        o.propagate_deadline = Some(
+                            v.as_bool()
+                                .ok_or_else(|| Error::invalid(&sub, v, "true or false"))?,
+                        )
+                    }
+                    k if client_override(&sub, k, v, &mut o.client)? => {}
+                    _ => {
+                        return Err(Error::invalid(
+                            sub,
+                            "given",
+                            format!("one of the keys {LAYER_OVERRIDE_KEYS}"),
+                        ));
+                    }
+                }
+            }
+            Ok(o)
+        })
+        .collect()
+}
+
+/// `on_give_up` at `key`.
+fn give_up(key: &str, v: &toml::Value) -> Result<GiveUp> {
+    match v.as_str() {
+        Some("pass") => Ok(GiveUp::Pass),
+        Some("do_not_retry") => Ok(GiveUp::DoNotRetry),
+        _ => Err(Error::invalid(
+            key,
+            v,
+            "\"pass\" (answer upstream with the last status received) or \"do_not_retry\" (the same status, marked so that callers never retry it)",
+        )),
+    }
+}
+
+/// Most layers in a chain (a layer's number fits in 8 bits of an event).
+pub const MAX_LAYERS: usize = 16;
+
+/// The checked `[[layers]]` of a chain: layer 1's server and faults (the model's own), and
+/// the hops to the layers behind it.
+fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<Fault>, Chain)> {
+    if file.server != ServerFile::default() {
+        return Err(Error::invalid(
+            "server",
+            "a table",
+            "no [server] table with [[layers]]: each layer has its own `server`",
+        ));
+    }
+    if !file.faults.is_empty() {
+        return Err(Error::invalid(
+            "faults",
+            "a list",
+            "no top-level [[faults]] with [[layers]]: each layer has its own [[layers.faults]]",
+        ));
+    }
+    let n = file.layers.len();
+    if n > MAX_LAYERS {
+        return Err(Error::invalid(
+            "layers",
+            format!("{n} layers"),
+            format!("from 1 to {MAX_LAYERS} layers"),
+        ));
+    }
+    let defaults = backoff_defaults(&file.backoff)?;
+    let mut names = Vec::with_capacity(n);
+    let mut servers = Vec::with_capacity(n);
+    let mut faults = Vec::with_capacity(n);
+    let mut calls = Vec::with_capacity(n);
+    for (i, layer) in file.layers.iter().enumerate() {
+        let key = format!("layers[{i}]");
+        let k = |s: &str| format!("{key}.{s}");
+        let name = layer
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("layer{}", i + 1));
+        if name.is_empty() || name.contains([',', '"', '\n']) || names.contains(&name) {
+            return Err(Error::invalid(
+                k("name"),
+                format!("{name:?}"),
+                "a non-empty name, used by no other layer, without commas, quotes or line breaks",
+            ));
+        }
+        names.push(name);
+        let server = server(&k("server"), &layer.server, dir)?;
+        let ServerConfig::Queue(queue) = &server else {
+            return Err(Error::invalid(
+                k("server.kind"),
+                "\"occ\"",
+                "\"queue\": the layers of a chain are queue servers",
+            ));
+        };
+        let last = i + 1 == n;
+        if !last && queue.workers > MAX_CALLING_WORKERS {
+            return Err(Error::invalid(
+                k("server.workers"),
+                if queue.workers == crate::sim::UNLIMITED_WORKERS {
+                    "\"unlimited\"".to_string()
+                } else {
+                    queue.workers.to_string()
+                },
+                format!(
+                    "an integer from 1 to {MAX_CALLING_WORKERS} for a layer that calls another (its workers are the callers of the next layer)"
+                ),
+            ));
+        }
+        servers.push(server);
+        faults.push(
+            layer
+                .faults
+                .iter()
+                .enumerate()
+                .map(|(j, f)| fault(&k(&format!("faults[{j}]")), f))
+                .collect::<Result<Vec<_>>>()?,
+        );
+        if last {
+            for (given, what) in [
+                (layer.client.is_some(), "client"),
+                (layer.backoff.is_some(), "backoff"),
+                (layer.on_give_up.is_some(), "on_give_up"),
+                (layer.propagate_deadline.is_some(), "propagate_deadline"),
+            ] {
+                if given {
+                    return Err(Error::invalid(
+                        k(what),
+                        "given",
+                        "nothing: the last layer does the work and calls no other",
+                    ));
+                }
+            }
+            continue;
+        }
+        let client = client(
+            &k("client"),
+            layer.client.as_ref().unwrap_or(&ClientFile::default()),
+        )?;
+        let mut table = layer.backoff.clone().unwrap_or_default();
+        if let Some(bad) = table.keys().find(|k| {
+            !["jitter", "base", "multiplier", "cap", "growth", "factor"].contains(&k.as_str())
+        }) {
+            return Err(Error::invalid(
+                k(&format!("backoff.{bad}")),
+                "given",
+                "one of the keys jitter, base, multiplier, cap, growth, factor",
+            ));
+        }
+        table
+            .entry("jitter")
+            .or_insert_with(|| toml::Value::String("full".into()));
+        let backoff = strategy_table(&k("backoff"), &table, defaults)?.backoff;
+        let on_give_up = match &layer.on_give_up {
+            None => GiveUp::Pass,
+            Some(text) => give_up(&k("on_give_up"), &toml::Value::String(text.clone()))?,
+        };
+        calls.push((
+            client,
+            backoff,
+            on_give_up,
+            layer.propagate_deadline.unwrap_or(false),
+        ));
+    }
+    let mut servers = servers.into_iter();
+    let mut faults = faults.into_iter();
+    let first = servers.next().expect("one layer at least");
+    let first_faults = faults.next().expect("one layer at least");
+    let hops = calls
+        .into_iter()
+        .zip(servers.zip(faults))
+        .map(
+            |((client, backoff, on_give_up, propagate_deadline), (server, faults))| Hop {
+                client,
+                backoff,
+                on_give_up,
+                propagate_deadline,
+                server,
+                faults,
+            },
+        )
+        .collect();
+    Ok((first, first_faults, Chain { names, hops }))
 }
 
 fn fault(key: &str, f: &FaultFile) -> Result<Fault> {

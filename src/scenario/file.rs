@@ -79,9 +79,25 @@ pub struct ScenarioFile {
     pub client: ClientFile,
     pub backoff: BackoffFile,
     pub faults: Vec<FaultFile>,
+    pub layers: Vec<LayerFile>,
     pub output: OutputFile,
     pub recovery: RecoveryFile,
     pub sweep: Option<toml::Table>,
+}
+
+/// One `[[layers]]` entry: a service of a chain, in call order.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LayerFile {
+    pub name: Option<String>,
+    pub server: ServerFile,
+    /// Its outbound calls' policy (a calling layer only).
+    pub client: Option<ClientFile>,
+    /// Its outbound calls' backoff: a strategy table without a name; read by hand.
+    pub backoff: Option<toml::Table>,
+    pub on_give_up: Option<String>,
+    pub propagate_deadline: Option<bool>,
+    pub faults: Vec<FaultFile>,
 }
 
 /// `[workload]`.
@@ -110,7 +126,7 @@ pub struct SpikeFile {
 
 /// A distribution table: `{ dist = "exponential", mean = "10ms", sd = "2ms" }`, or
 /// `{ dist = "empirical", file = "samples.txt" }`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DistFile {
     pub dist: String,
@@ -123,7 +139,7 @@ pub struct DistFile {
 }
 
 /// `server.rate_limit`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitFile {
     pub rate: f64,
@@ -131,7 +147,7 @@ pub struct RateLimitFile {
 }
 
 /// `[server]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerFile {
     pub kind: Option<String>,

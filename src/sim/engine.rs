@@ -90,7 +90,7 @@ impl<'a> Sim<'a> {
             chain: model
                 .chain
                 .as_ref()
-                .map(|c| Stations::new(c, seed, rep, &model.latency)),
+                .map(|c| Stations::new(c, spec.strategy, seed, rep, &model.latency)),
         };
         sim.schedule_workload(seed, rep);
         sim
@@ -230,6 +230,7 @@ impl<'a> Sim<'a> {
         if let Some(mut layers) = layers {
             // Layer 1's requests are the edge clients' own.
             layers[0].counts = result.counts;
+            layers[0].latency_mean_ms = result.latency_mean_ms;
             result.layers = layers;
         }
         result
@@ -287,6 +288,9 @@ impl<'a> Sim<'a> {
         match self.clients.launch(c, self.now) {
             Launch::Sent { tag, timeout } => {
                 self.meter.attempt();
+                if let Some(chain) = self.chain.as_mut() {
+                    chain.sent(c, self.now, timeout);
+                }
                 self.send(c, tag);
                 // Armed after the send, so an attempt answered at once (a rejection with an
                 // instantaneous network) leaves no stale timer in the queue.

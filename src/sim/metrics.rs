@@ -215,6 +215,9 @@ pub struct LayerResult {
     pub busy_share: f64,
     /// Share of that worker time spent on attempts whose caller no longer waited.
     pub wasted_work_share: f64,
+    /// Mean time from the start of a request into this layer to its success, ms (NaN when
+    /// none succeeded; layer 1: the edge clients' latency).
+    pub latency_mean_ms: f64,
 }
 
 impl RunResult {

@@ -61,6 +61,9 @@ pub struct Hop {
     pub backoff: Backoff,
     /// What the calling layer answers upstream when its outbound request did not succeed.
     pub on_give_up: GiveUp,
+    /// An outbound request's deadline is also what remains of the caller's attempt (the
+    /// layer never works for a caller that has stopped waiting).
+    pub propagate_deadline: bool,
     /// The called layer's server (a queue).
     pub server: ServerConfig,
     /// The called layer's fault windows.
@@ -85,6 +88,32 @@ pub struct Strategy {
     pub backoff: Backoff,
     /// Client keys this strategy sets for itself, over the point's `[client]`.
     pub client: ClientOverrides,
+    /// In a chain of services: `layers[j]` overrides how layer `j + 1` calls layer `j + 2`
+    /// (fewer entries than hops leave the rest as the scenario has them).
+    pub layers: Vec<LayerOverrides>,
+}
+
+/// What a strategy changes in one calling layer of a chain: its client keys, what it answers
+/// upstream when it gives up, and whether it propagates its caller's deadline.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LayerOverrides {
+    /// Client keys, as a strategy overrides the edge's.
+    pub client: ClientOverrides,
+    /// `on_give_up` (`None`: the layer's own).
+    pub on_give_up: Option<GiveUp>,
+    /// `propagate_deadline` (`None`: the layer's own).
+    pub propagate_deadline: Option<bool>,
+}
+
+impl LayerOverrides {
+    /// The hop as this strategy runs it: client, give-up answer, propagation.
+    pub fn apply(&self, hop: &Hop) -> (ClientConfig, GiveUp, bool) {
+        (
+            self.client.apply(&hop.client),
+            self.on_give_up.unwrap_or(hop.on_give_up),
+            self.propagate_deadline.unwrap_or(hop.propagate_deadline),
+        )
+    }
 }
 
 /// Client keys a strategy sets for itself (`max_attempts`, `budget`, `throttle`, `breaker`,
@@ -112,6 +141,30 @@ impl ClientOverrides {
     pub fn is_empty(&self) -> bool {
         *self == ClientOverrides::default()
     }
+
+    /// `base` with these overrides applied.
+    pub fn apply(&self, base: &ClientConfig) -> ClientConfig {
+        let mut c = base.clone();
+        if let Some(max) = self.max_attempts {
+            c.max_attempts = max;
+        }
+        if let Some(budget) = self.budget {
+            c.budget = budget;
+        }
+        if let Some(throttle) = self.throttle {
+            c.throttle = throttle;
+        }
+        if let Some(breaker) = self.breaker {
+            c.breaker = breaker;
+        }
+        if let Some(timeout) = self.timeout {
+            c.timeout = timeout;
+        }
+        if let Some(deadline) = self.deadline {
+            c.deadline = deadline;
+        }
+        c
+    }
 }
 
 impl Strategy {
@@ -121,31 +174,18 @@ impl Strategy {
             name: name.into(),
             backoff,
             client: ClientOverrides::default(),
+            layers: Vec::new(),
         }
     }
 
     /// The client side this strategy runs with: `base` with its overrides applied.
     pub fn client_config(&self, base: &ClientConfig) -> ClientConfig {
-        let mut c = base.clone();
-        if let Some(max) = self.client.max_attempts {
-            c.max_attempts = max;
-        }
-        if let Some(budget) = self.client.budget {
-            c.budget = budget;
-        }
-        if let Some(throttle) = self.client.throttle {
-            c.throttle = throttle;
-        }
-        if let Some(breaker) = self.client.breaker {
-            c.breaker = breaker;
-        }
-        if let Some(timeout) = self.client.timeout {
-            c.timeout = timeout;
-        }
-        if let Some(deadline) = self.client.deadline {
-            c.deadline = deadline;
-        }
-        c
+        self.client.apply(base)
+    }
+
+    /// The overrides of hop `j` of a chain, if this strategy has any.
+    pub fn layer(&self, j: usize) -> LayerOverrides {
+        self.layers.get(j).cloned().unwrap_or_default()
     }
 }
 

@@ -19,7 +19,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::rng::mix_key;
 use crate::sim::recovery::Recovery;
-use crate::sim::{Counts, RunResult, TimeSeries};
+use crate::sim::{Counts, LayerResult, RunResult, TimeSeries};
 
 /// The journal's file name in a result folder.
 pub const JOURNAL: &str = "units.jsonl";
@@ -79,6 +79,38 @@ pub struct UnitRecord {
     pub recovery: Option<Recovery>,
     /// The time series (replication 0 only).
     pub series: Option<TimeSeries>,
+    /// Each layer of a chain of services, layer 1 first (absent from the line for one
+    /// server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerRecord>,
+}
+
+/// What one layer of a chain measured in one unit (see [`LayerResult`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerRecord {
+    /// The requests into the layer and their outcomes, as [`UnitRecord::counts`].
+    #[serde(with = "counts_array")]
+    pub counts: Counts,
+    /// Attempts that reached the layer.
+    pub arrivals: u64,
+    /// See [`LayerResult::busy_share`].
+    pub busy_share: f64,
+    /// See [`LayerResult::wasted_work_share`].
+    pub wasted_work_share: f64,
+    /// See [`LayerResult::latency_mean_ms`] (none when nothing succeeded).
+    pub latency_mean_ms: Option<f64>,
+}
+
+impl From<&LayerResult> for LayerRecord {
+    fn from(l: &LayerResult) -> LayerRecord {
+        LayerRecord {
+            counts: l.counts,
+            arrivals: l.arrivals,
+            busy_share: l.busy_share,
+            wasted_work_share: l.wasted_work_share,
+            latency_mean_ms: l.latency_mean_ms.is_finite().then_some(l.latency_mean_ms),
+        }
+    }
 }
 
 impl UnitRecord {
@@ -107,6 +139,7 @@ impl UnitRecord {
                 .collect(),
             recovery: r.recovery,
             series: r.series.clone(),
+            layers: r.layers.iter().map(LayerRecord::from).collect(),
         }
     }
 

@@ -22,7 +22,7 @@ use crate::sim::client::{Clients, Launch, Next};
 use crate::sim::dist::Dist;
 use crate::sim::event::Event;
 use crate::sim::metrics::{Counts, Ending, LayerResult, work_shares};
-use crate::sim::model::{Chain, GiveUp, Hop};
+use crate::sim::model::{Chain, GiveUp, Hop, LayerOverrides, Strategy};
 use crate::sim::network::Network;
 use crate::sim::server::{Admission, Server, Visit};
 use crate::time::{SimDuration, SimTime};
@@ -53,6 +53,8 @@ pub(super) struct Tally {
     served: u64,
     busy_ns: u128,
     wasted_ns: u128,
+    /// Durations of the requests into this layer that succeeded (layers 2 and up).
+    succeeded_ns: u128,
 }
 
 impl Tally {
@@ -75,22 +77,36 @@ impl Tally {
             served: self.served,
             busy_share,
             wasted_work_share,
+            latency_mean_ms: self.succeeded_ns as f64 / 1e6 / counts.succeeded as f64,
         }
     }
 }
 
 /// A caller slot's current request: the key of its per-attempt streams, the last answer it
-/// received, and when its worker above began waiting for it.
+/// received, when its worker above began waiting for it, the propagated deadline (when its
+/// caller stops waiting; [`SimTime::NEVER`] without propagation), and when the current
+/// attempt's own caller-side timer fires (what this layer propagates further down).
 #[derive(Debug, Clone, Copy)]
 struct Call {
     key: u64,
     last: Option<Answer>,
     since: SimTime,
+    deadline: SimTime,
+    expiry: SimTime,
+}
+
+/// The end of an attempt sent at `now` with `timeout` (`None`: never).
+#[inline]
+fn expiry(now: SimTime, timeout: Option<SimDuration>) -> SimTime {
+    timeout.map_or(SimTime::NEVER, |t| now + t)
 }
 
 /// One layer from layer 2 down: its callers and its server.
 struct Station<'a> {
-    hop: &'a Hop,
+    /// What the layer above answers upstream when its request here did not succeed.
+    on_give_up: GiveUp,
+    /// The layer above passes its callers' deadlines on.
+    propagate: bool,
     callers: Clients,
     network: Network,
     server: Server<'a>,
@@ -101,13 +117,21 @@ struct Station<'a> {
 
 impl<'a> Station<'a> {
     /// Layer `layer` (2 and up), reached through `hop`.
-    fn new(hop: &'a Hop, layer: u64, seed: u64, rep: u32, latency: &Dist) -> Self {
+    fn new(
+        hop: &'a Hop,
+        overrides: LayerOverrides,
+        layer: u64,
+        (seed, rep): (u64, u32),
+        latency: &Dist,
+    ) -> Self {
         let family = |kind| StreamFamily::new(seed, rep, kind).layer(layer);
-        let policy = hop.client.retry_policy(hop.backoff.clone());
+        let (client, on_give_up, propagate) = overrides.apply(hop);
+        let policy = client.retry_policy(hop.backoff.clone());
         Station {
-            hop,
+            on_give_up,
+            propagate,
             callers: Clients::new(
-                &hop.client,
+                &client,
                 policy,
                 (family(StreamKind::Jitter), family(StreamKind::Throttle)),
                 0,
@@ -135,6 +159,8 @@ impl<'a> Station<'a> {
                 key: 0,
                 last: None,
                 since: SimTime::ZERO,
+                deadline: SimTime::NEVER,
+                expiry: SimTime::NEVER,
             });
         }
     }
@@ -154,18 +180,34 @@ impl<'a> Station<'a> {
 pub(super) struct Stations<'a> {
     /// Layer 1's (its server and callers are the engine's own).
     pub first: Tally,
+    /// When each edge client's current attempt times out (what layer 1 propagates down).
+    first_expiry: Vec<SimTime>,
     /// `inner[j]` is layer `j + 2`.
     inner: Vec<Station<'a>>,
 }
 
 impl<'a> Stations<'a> {
-    pub fn new(chain: &'a Chain, seed: u64, rep: u32, latency: &Dist) -> Self {
+    /// The chain's stations as `strategy` runs them.
+    pub fn new(chain: &'a Chain, strategy: &Strategy, seed: u64, rep: u32, latency: &Dist) -> Self {
         Stations {
             first: Tally::default(),
+            first_expiry: Vec::new(),
             inner: (chain.hops.iter().enumerate())
-                .map(|(j, hop)| Station::new(hop, j as u64 + 2, seed, rep, latency))
+                .map(|(j, hop)| {
+                    Station::new(hop, strategy.layer(j), j as u64 + 2, (seed, rep), latency)
+                })
                 .collect(),
         }
+    }
+
+    /// Edge client `c` sent an attempt at `now` that times out after `timeout`.
+    #[inline]
+    pub fn sent(&mut self, c: u32, now: SimTime, timeout: Option<SimDuration>) {
+        let c = c as usize;
+        if self.first_expiry.len() <= c {
+            self.first_expiry.resize(c + 1, SimTime::NEVER);
+        }
+        self.first_expiry[c] = expiry(now, timeout);
     }
 
     /// One result per layer; layer 1's counts are left for the engine to fill.
@@ -252,10 +294,28 @@ impl<'a> Sim<'a> {
         mix_key(key, &[sub])
     }
 
+    /// When the caller of the job worker `w` of station `st` serves stops waiting for it.
+    fn caller_expiry(&mut self, st: usize, w: u32) -> SimTime {
+        let chain = self.chain.as_ref().expect("a chain");
+        if st == 0 {
+            let job = self.server.job(w);
+            chain.first_expiry[job.client as usize]
+        } else {
+            let station = &chain.inner[st - 1];
+            let job = station.server.job(w);
+            station.calls[job.client as usize].expiry
+        }
+    }
+
     /// Worker `w` of station `st - 1` finished its own service: it calls station `st`
     /// through its layer's policy, on caller slot `w`.
     pub(super) fn call_down(&mut self, st: usize, w: u32) {
         let key = self.job_key(st - 1, w);
+        let deadline = if self.station(st).propagate {
+            self.caller_expiry(st - 1, w)
+        } else {
+            SimTime::NEVER
+        };
         let now = self.now;
         let station = self.station(st);
         station.ensure(w);
@@ -263,6 +323,8 @@ impl<'a> Sim<'a> {
             key,
             last: None,
             since: now,
+            deadline,
+            expiry: SimTime::NEVER,
         };
         if !station.callers.begin(w, now) {
             self.meter.ledger_fault();
@@ -283,8 +345,22 @@ impl<'a> Sim<'a> {
     fn hop_launch(&mut self, st: usize, s: u32) {
         let now = self.now;
         let station = self.station(st);
-        match station.callers.launch(s, now) {
+        let deadline = station.calls[s as usize].deadline;
+        // A propagated deadline that has passed: the caller above waits no longer.
+        let launch = if now >= deadline {
+            Launch::Refused(Ending::GaveUpDeadline)
+        } else {
+            station.callers.launch(s, now)
+        };
+        match launch {
             Launch::Sent { tag, timeout } => {
+                // The attempt's timer is cut to the propagated deadline.
+                let timeout = match (timeout, deadline) {
+                    (t, SimTime::NEVER) => t,
+                    (None, d) => Some(d.saturating_since(now)),
+                    (Some(t), d) => Some(t.min(d.saturating_since(now))),
+                };
+                station.calls[s as usize].expiry = expiry(now, timeout);
                 station.counts.attempts += 1;
                 self.hop_send(st, s, tag);
                 if let Some(t) = timeout
@@ -431,7 +507,14 @@ impl<'a> Sim<'a> {
     fn hop_conclude(&mut self, st: usize, s: u32, outcome: Outcome, hint: Option<SimDuration>) {
         self.hop_release_slot(st);
         let now = self.now;
-        match self.station(st).callers.conclude(s, now, outcome, hint) {
+        let station = self.station(st);
+        let deadline = station.calls[s as usize].deadline;
+        match station.callers.conclude(s, now, outcome, hint) {
+            // A retry that could not be sent before the propagated deadline is not taken, as
+            // with the layer's own deadline.
+            Next::Sleep(sleep) if now + sleep >= deadline => {
+                self.hop_end(st, s, Ending::GaveUpDeadline)
+            }
             Next::Sleep(sleep) => self.after(sleep, Event::HopWake(hop(st, s))),
             Next::End(ending) => self.hop_end(st, s, ending),
         }
@@ -446,6 +529,7 @@ impl<'a> Sim<'a> {
 
     /// Caller slot `s`'s request to station `st` ends: its worker above answers upstream.
     fn hop_end(&mut self, st: usize, s: u32, ending: Ending) {
+        let now = self.now;
         let station = self.station(st);
         if station.callers.end(s).is_none() {
             self.meter.ledger_fault();
@@ -453,11 +537,14 @@ impl<'a> Sim<'a> {
         }
         station.counts.record(ending);
         let call = station.calls[s as usize];
+        let held = now.saturating_since(call.since).as_nanos();
+        if ending == Ending::Succeeded {
+            station.tally.succeeded_ns += held as u128;
+        }
         let answer = match ending {
             Ending::Succeeded => Answer::OK,
-            _ => upstream(call.last, station.hop.on_give_up),
+            _ => upstream(call.last, station.on_give_up),
         };
-        let held = self.now.saturating_since(call.since).as_nanos();
         if st == 1 {
             self.release(s, answer, held);
         } else {
@@ -505,6 +592,7 @@ mod tests {
             client: ClientConfig::bare(Some(n)),
             backoff: immediate(),
             on_give_up: GiveUp::Pass,
+            propagate_deadline: false,
             server: queue(64, None, 1),
             faults: if layer == layers {
                 outage()
