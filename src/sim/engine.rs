@@ -1004,6 +1004,7 @@ mod tests {
                 ))),
                 ..Default::default()
             },
+            layers: Vec::new(),
         };
         let spec = |strategy| RunSpec {
             model: &m,

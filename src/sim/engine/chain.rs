@@ -735,4 +735,70 @@ mod tests {
         assert_eq!(r.layers[2].counts.gave_up_budget, 8);
         assert_eq!(r.layers[2].counts.gave_up_attempts, 1);
     }
+
+    /// Two layers, 1 ms legs and 1 ms service: the edge tries once with a 20 ms timeout;
+    /// layer 1 tries layer 2 (failing throughout) up to 5 times, sleeping 10, 20, 40, 80 ms.
+    fn deadline_chain(propagate: bool) -> Model {
+        let mut m = chain(1, 2, 5, 1);
+        m.client = ClientConfig::bare(Some(1));
+        m.client.timeout = Some(ms(20));
+        let hop = &mut m.chain.as_mut().unwrap().hops[0];
+        hop.backoff = Backoff::new(Jitter::NoJitter, ms(10), 2.0, ms(1000)).unwrap();
+        hop.client.timeout = Some(ms(1000));
+        hop.propagate_deadline = propagate;
+        m
+    }
+
+    #[test]
+    fn a_propagated_deadline_stops_the_retries_below_a_caller_that_left() {
+        // Layer 1's request to layer 2 starts at 2 ms (1 ms leg, 1 ms service); attempts go
+        // out at 2 and 14 ms (an answer takes 2 ms, then a 10 ms sleep); the next would go
+        // out at 16 + 20 = 36 ms, past the edge attempt's end at 20 ms: with propagation it
+        // is not taken (deadline), without it all 5 attempts go out (2, 14, 36, 78, 160 ms).
+        let r = run_chain(&deadline_chain(true));
+        assert_eq!(r.layers[1].arrivals, 2);
+        assert_eq!(r.layers[1].counts.gave_up_deadline, 1);
+        let r = run_chain(&deadline_chain(false));
+        assert_eq!(r.layers[1].arrivals, 5);
+        assert_eq!(r.layers[1].counts.gave_up_attempts, 1);
+        // The edge timed out at 20 ms either way; layer 1's worker stayed busy for it until
+        // its request below ended: 16 ms after its own service with propagation (the give-up
+        // at 18 ms, from 2 ms), 160 ms without (the fifth answer at 162 ms).
+        assert_eq!(r.counts.failed + r.counts.gave_up_attempts, 1);
+        assert!(r.layers[0].wasted_work_share > 0.0);
+    }
+
+    #[test]
+    fn a_strategy_overrides_a_layer_and_leaves_the_others() {
+        // 3 layers, 3 attempts each; the strategy lets layer 2 (hop 1) call layer 3 once and
+        // marks layer 1's give-ups "do not retry": 1 attempt at layer 1 (the edge does not
+        // retry the mark), 3 at layer 2, 3 at layer 3.
+        let m = chain(1, 3, 3, 0);
+        let strategy = Strategy {
+            layers: vec![
+                LayerOverrides {
+                    on_give_up: Some(GiveUp::DoNotRetry),
+                    ..LayerOverrides::default()
+                },
+                LayerOverrides {
+                    client: crate::sim::ClientOverrides {
+                        max_attempts: Some(Some(1)),
+                        ..Default::default()
+                    },
+                    ..LayerOverrides::default()
+                },
+            ],
+            ..Strategy::new("override", immediate())
+        };
+        let r = run(RunSpec {
+            model: &m,
+            strategy: &strategy,
+            seed: 1,
+            replication: 0,
+            keep_series: false,
+        });
+        let arrivals: Vec<u64> = r.layers.iter().map(|l| l.arrivals).collect();
+        assert_eq!(arrivals, [1, 3, 3]);
+        assert!(r.layers.iter().all(LayerResult::conserved));
+    }
 }
