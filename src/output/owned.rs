@@ -27,13 +27,14 @@ use crate::sweep::journal::{self, JOURNAL};
 
 /// The stems of the charts that are always planned (each `.png` and `.svg`), and the live
 /// mode's.
-const CHARTS: [&str; 8] = [
+const CHARTS: [&str; 9] = [
     "herd",
     "herd_log",
     "resync",
     "load",
     "latency",
     "attempts",
+    "layers",
     "pareto",
     "live_vs_sim",
 ];

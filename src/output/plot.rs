@@ -8,6 +8,7 @@
 //! | `sweep_<metric>` | one-key sweep | `aggregate.csv` |
 //! | `latency` | always | `latency.csv` (point 0) |
 //! | `attempts` | always | `attempts.csv` (point 0) |
+//! | `layers` | a chain of services | `layers.csv` (point 0): amplification by layer |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
 //! | `phase_<metric>` | two-key sweep with recovery measured | `aggregate.csv`: `recovered`, `recovery_ms` |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
@@ -25,6 +26,7 @@ mod delays;
 mod dist;
 mod heatmap;
 mod herd;
+mod layers;
 mod live;
 mod load;
 mod pareto;
@@ -72,7 +74,7 @@ enum Kind {
     Load(load::Load),
     Sweep(load::SweepPanels),
     Latency(dist::Latency),
-    Attempts(dist::Attempts),
+    Bars(dist::Bars),
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
     Resync(resync::Resync),
@@ -86,7 +88,7 @@ impl Chart {
             Kind::Load(c) => c.draw(root, &self.title),
             Kind::Sweep(c) => c.draw(root, &self.title),
             Kind::Latency(c) => c.draw(root, &self.title),
-            Kind::Attempts(c) => c.draw(root, &self.title),
+            Kind::Bars(c) => c.draw(root, &self.title),
             Kind::Heatmap(c) => c.draw(root, &self.title),
             Kind::Pareto(c) => c.draw(root, &self.title),
             Kind::Resync(c) => c.draw(root, &self.title),
@@ -197,7 +199,10 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
         push("latency".into(), title, guide, Kind::Latency(c));
     }
     if let Some((title, guide, c)) = dist::build_attempts(folder) {
-        push("attempts".into(), title, guide, Kind::Attempts(c));
+        push("attempts".into(), title, guide, Kind::Bars(c));
+    }
+    if let Some((title, guide, c)) = layers::build(folder) {
+        push("layers".into(), title, guide, Kind::Bars(c));
     }
     if folder.sweep_keys.len() == 1 {
         for (metric, title, guide, c) in load::build_sweep_metrics(folder) {

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LiveVsSimRow, ParetoRow, Row, SummaryRow,
-    TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, LiveVsSimRow, ParetoRow, Row,
+    SummaryRow, TimeseriesRow,
 };
 use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
@@ -201,6 +201,8 @@ pub struct ResultFolder {
     pub pareto: Option<Vec<ParetoRow>>,
     /// `live_vs_sim.csv` (a `jitterlab live` folder), when present.
     pub live_vs_sim: Option<Vec<LiveVsSimRow>>,
+    /// `layers.csv` (a chain of services), when present.
+    pub layers: Option<Vec<LayersRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
 }
@@ -222,6 +224,7 @@ impl ResultFolder {
             compare: None,
             pareto: None,
             live_vs_sim: None,
+            layers: None,
             scenario: None,
         }
     }
@@ -314,6 +317,7 @@ impl ResultFolder {
         let compare: Option<Vec<CompareRow>> = read_optional_rows(dir, &sweep_keys)?;
         let pareto: Option<Vec<ParetoRow>> = read_optional_rows(dir, &sweep_keys)?;
         let live_vs_sim: Option<Vec<LiveVsSimRow>> = read_optional_rows(dir, &sweep_keys)?;
+        let layers: Option<Vec<LayersRow>> = read_optional_rows(dir, &sweep_keys)?;
         let more = aggregate
             .iter()
             .map(|r| &r.strategy)
@@ -348,6 +352,7 @@ impl ResultFolder {
             compare,
             pareto,
             live_vs_sim,
+            layers,
             scenario,
         })
     }

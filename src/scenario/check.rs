@@ -544,7 +544,7 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
                 "drain" => RetryAfterHint::Drain,
                 text => RetryAfterHint::Fixed(text.parse().map_err(|_| {
                     Error::invalid(
-                        &k("retry_after"),
+                        k("retry_after"),
                         format!("{text:?}"),
                         "\"off\", \"drain\" or a duration such as \"2s\"",
                     )
@@ -566,7 +566,7 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
                 Some(CountOr::Word(w)) if w == "unlimited" => UNLIMITED_WORKERS,
                 Some(CountOr::Word(w)) => {
                     return Err(Error::invalid(
-                        &k("workers"),
+                        k("workers"),
                         format!("{w:?}"),
                         "an integer from 1 to 10000000, or \"unlimited\"",
                     ));
@@ -604,7 +604,7 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
             Ok(ServerConfig::Occ)
         }
         other => Err(Error::invalid(
-            &k("kind"),
+            k("kind"),
             format!("{other:?}"),
             "\"queue\" or \"occ\"",
         )),
@@ -671,7 +671,7 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
                 .as_deref()
                 .unwrap_or("at_least")
                 .parse()
-                .map_err(|e| Error::for_key(&k("retry_after"), e))?,
+                .map_err(|e| Error::for_key(k("retry_after"), e))?,
             max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?,
         },
         idempotency,

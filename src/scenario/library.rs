@@ -43,6 +43,7 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("brooker-2022-budgets"),
     builtin!("choose-base-and-cap"),
     builtin!("collapse-spike"),
+    builtin!("layered-retries"),
     builtin!("live-herd"),
     builtin!("metastable-phase-map"),
     builtin!("poisson-overload"),

@@ -9,9 +9,13 @@ use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BreakerConfig, BudgetConfig};
 use crate::policy::{Idempotency, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
+use crate::sim::faults::Fault;
 use crate::sim::faults::{FaultKind, OutageAnswer};
 use crate::sim::workload::{PoissonRate, Workload};
-use crate::sim::{RetryAfterHint, Scope, ServerConfig, Strategy};
+use crate::sim::{
+    Chain, ClientConfig, ClientOverrides, GiveUp, Model, RetryAfterHint, Scope, ServerConfig,
+    Strategy,
+};
 use crate::time::{SimDuration, format_limit};
 
 fn s(v: impl ToString) -> Value {
@@ -120,89 +124,16 @@ impl Scenario {
             }
         };
         root.insert("workload".into(), workload);
-        let server = match &m.server {
-            ServerConfig::Occ => table(vec![("kind", s("occ"))]),
-            ServerConfig::Queue(q) => {
-                let mut pairs = vec![
-                    ("kind", s("queue")),
-                    (
-                        "workers",
-                        count_or(
-                            (q.workers != UNLIMITED_WORKERS).then_some(q.workers),
-                            "unlimited",
-                        ),
-                    ),
-                    ("queue", count_or(q.queue, "unbounded")),
-                    ("service", q.service.to_toml()),
-                    ("contention", s(q.contention)),
-                    ("overload_status", Value::Integer(q.overload_status as i64)),
-                    (
-                        "retry_after",
-                        match q.retry_after {
-                            RetryAfterHint::Off => s("off"),
-                            RetryAfterHint::Drain => s("drain"),
-                            RetryAfterHint::Fixed(d) => s(d),
-                        },
-                    ),
-                    ("drop_expired", Value::Boolean(q.drop_expired)),
-                ];
-                if let Some(r) = q.rate_limit {
-                    pairs.push((
-                        "rate_limit",
-                        table(vec![
-                            ("rate", Value::Float(r.rate)),
-                            ("burst", Value::Integer(r.burst as i64)),
-                        ]),
-                    ));
-                }
-                table(pairs)
-            }
-        };
-        root.insert("server".into(), server);
+        if let Some(chain) = &m.chain {
+            root.insert("layers".into(), layers(m, chain));
+        } else {
+            root.insert("server".into(), server_table(&m.server));
+        }
         root.insert(
             "network".into(),
             table(vec![("latency", m.latency.to_toml())]),
         );
-        let c = &m.client;
-        let mut client = vec![
-            ("timeout", s(format_limit(c.timeout))),
-            ("deadline", s(format_limit(c.deadline))),
-            ("max_attempts", count_or(c.max_attempts, "unlimited")),
-            (
-                "retry_on",
-                Value::Array(
-                    c.retry_on
-                        .to_items()
-                        .into_iter()
-                        .map(|item| match item {
-                            RetryOnItem::Code(n) => Value::Integer(n),
-                            RetryOnItem::Word(w) => Value::String(w),
-                        })
-                        .collect(),
-                ),
-            ),
-            ("retry_after", s(c.retry_after.mode.name())),
-            ("retry_after_max", s(format_limit(c.retry_after.max))),
-            (
-                "idempotent",
-                Value::Boolean(c.idempotency == Idempotency::Idempotent),
-            ),
-            (
-                "idempotency_key",
-                Value::Boolean(c.idempotency == Idempotency::WithKey),
-            ),
-            ("concurrency", count_or(c.concurrency, "unlimited")),
-        ];
-        if let Some((b, scope)) = &c.budget {
-            client.push(("budget", budget(b, *scope)));
-        }
-        if let Some((b, scope)) = &c.breaker {
-            client.push(("breaker", breaker(b, *scope)));
-        }
-        if let Some((t, scope)) = &c.throttle {
-            client.push(("throttle", throttle(t, *scope)));
-        }
-        root.insert("client".into(), table(client));
+        root.insert("client".into(), client_table(&m.client));
         let d = self.backoff_defaults;
         root.insert(
             "backoff".into(),
@@ -218,31 +149,9 @@ impl Scenario {
                 ("factor", Value::Float(d.factor)),
             ]),
         );
-        let faults: Vec<Value> = m
-            .faults
-            .iter()
-            .map(|f| {
-                let mut pairs = vec![
-                    ("kind", s(f.kind_name())),
-                    ("start", s(SimDuration(f.start.as_nanos()))),
-                    ("end", s(SimDuration(f.end.as_nanos()))),
-                ];
-                match f.kind {
-                    FaultKind::Outage(OutageAnswer::Status(code)) => {
-                        pairs.push(("status", Value::Integer(code as i64)))
-                    }
-                    FaultKind::Outage(OutageAnswer::Drop) => pairs.push(("status", s("drop"))),
-                    FaultKind::Outage(OutageAnswer::Reset) => pairs.push(("status", s("reset"))),
-                    FaultKind::Errors { share, status } => pairs.extend([
-                        ("share", Value::Float(share)),
-                        ("status", Value::Integer(status as i64)),
-                    ]),
-                    FaultKind::Slow { factor } => pairs.push(("factor", Value::Float(factor))),
-                }
-                table(pairs)
-            })
-            .collect();
-        root.insert("faults".into(), Value::Array(faults));
+        if m.chain.is_none() {
+            root.insert("faults".into(), faults_list(&m.faults));
+        }
         root.insert("output".into(), table(vec![("bucket", s(m.bucket))]));
         root.insert(
             "recovery".into(),
@@ -332,7 +241,7 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
         jitter: p.jitter,
         ..*shared
     };
-    if p == plain && st.name == p.jitter.name() && st.client.is_empty() {
+    if p == plain && st.name == p.jitter.name() && st.client.is_empty() && st.layers.is_empty() {
         return s(&st.name);
     }
     let mut pairs = vec![
@@ -344,10 +253,190 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
         ("growth", Value::Float(p.growth)),
         ("factor", Value::Float(p.factor)),
     ];
-    if let Some(max) = st.client.max_attempts {
+    override_pairs(&st.client, &mut pairs);
+    if !st.layers.is_empty() {
+        let layers = st
+            .layers
+            .iter()
+            .map(|o| {
+                let mut pairs = Vec::new();
+                override_pairs(&o.client, &mut pairs);
+                if let Some(g) = o.on_give_up {
+                    pairs.push(("on_give_up", s(give_up_name(g))));
+                }
+                if let Some(p) = o.propagate_deadline {
+                    pairs.push(("propagate_deadline", Value::Boolean(p)));
+                }
+                table(pairs)
+            })
+            .collect();
+        pairs.push(("layers", Value::Array(layers)));
+    }
+    table(pairs)
+}
+
+/// A `[server]` table with every key.
+fn server_table(server: &ServerConfig) -> Value {
+    match server {
+        ServerConfig::Occ => table(vec![("kind", s("occ"))]),
+        ServerConfig::Queue(q) => {
+            let mut pairs = vec![
+                ("kind", s("queue")),
+                (
+                    "workers",
+                    count_or(
+                        (q.workers != UNLIMITED_WORKERS).then_some(q.workers),
+                        "unlimited",
+                    ),
+                ),
+                ("queue", count_or(q.queue, "unbounded")),
+                ("service", q.service.to_toml()),
+                ("contention", s(q.contention)),
+                ("overload_status", Value::Integer(q.overload_status as i64)),
+                (
+                    "retry_after",
+                    match q.retry_after {
+                        RetryAfterHint::Off => s("off"),
+                        RetryAfterHint::Drain => s("drain"),
+                        RetryAfterHint::Fixed(d) => s(d),
+                    },
+                ),
+                ("drop_expired", Value::Boolean(q.drop_expired)),
+            ];
+            if let Some(r) = q.rate_limit {
+                pairs.push((
+                    "rate_limit",
+                    table(vec![
+                        ("rate", Value::Float(r.rate)),
+                        ("burst", Value::Integer(r.burst as i64)),
+                    ]),
+                ));
+            }
+            table(pairs)
+        }
+    }
+}
+
+/// A `[client]` table with every key.
+fn client_table(c: &ClientConfig) -> Value {
+    let mut client = vec![
+        ("timeout", s(format_limit(c.timeout))),
+        ("deadline", s(format_limit(c.deadline))),
+        ("max_attempts", count_or(c.max_attempts, "unlimited")),
+        (
+            "retry_on",
+            Value::Array(
+                c.retry_on
+                    .to_items()
+                    .into_iter()
+                    .map(|item| match item {
+                        RetryOnItem::Code(n) => Value::Integer(n),
+                        RetryOnItem::Word(w) => Value::String(w),
+                    })
+                    .collect(),
+            ),
+        ),
+        ("retry_after", s(c.retry_after.mode.name())),
+        ("retry_after_max", s(format_limit(c.retry_after.max))),
+        (
+            "idempotent",
+            Value::Boolean(c.idempotency == Idempotency::Idempotent),
+        ),
+        (
+            "idempotency_key",
+            Value::Boolean(c.idempotency == Idempotency::WithKey),
+        ),
+        ("concurrency", count_or(c.concurrency, "unlimited")),
+    ];
+    if let Some((b, scope)) = &c.budget {
+        client.push(("budget", budget(b, *scope)));
+    }
+    if let Some((b, scope)) = &c.breaker {
+        client.push(("breaker", breaker(b, *scope)));
+    }
+    if let Some((t, scope)) = &c.throttle {
+        client.push(("throttle", throttle(t, *scope)));
+    }
+    table(client)
+}
+
+/// A list of fault windows, every key of each.
+fn faults_list(faults: &[Fault]) -> Value {
+    let faults: Vec<Value> = faults
+        .iter()
+        .map(|f| {
+            let mut pairs = vec![
+                ("kind", s(f.kind_name())),
+                ("start", s(SimDuration(f.start.as_nanos()))),
+                ("end", s(SimDuration(f.end.as_nanos()))),
+            ];
+            match f.kind {
+                FaultKind::Outage(OutageAnswer::Status(code)) => {
+                    pairs.push(("status", Value::Integer(code as i64)))
+                }
+                FaultKind::Outage(OutageAnswer::Drop) => pairs.push(("status", s("drop"))),
+                FaultKind::Outage(OutageAnswer::Reset) => pairs.push(("status", s("reset"))),
+                FaultKind::Errors { share, status } => pairs.extend([
+                    ("share", Value::Float(share)),
+                    ("status", Value::Integer(status as i64)),
+                ]),
+                FaultKind::Slow { factor } => pairs.push(("factor", Value::Float(factor))),
+            }
+            table(pairs)
+        })
+        .collect();
+    Value::Array(faults)
+}
+
+/// `[[layers]]`: each layer's name, server and faults, and for a calling layer its policy.
+fn layers(m: &Model, chain: &Chain) -> Value {
+    let mut out = Vec::with_capacity(chain.names.len());
+    for (i, name) in chain.names.iter().enumerate() {
+        let (server, faults) = match i {
+            0 => (&m.server, &m.faults[..]),
+            _ => (&chain.hops[i - 1].server, &chain.hops[i - 1].faults[..]),
+        };
+        let mut pairs = vec![
+            ("name", s(name)),
+            ("server", server_table(server)),
+            ("faults", faults_list(faults)),
+        ];
+        if let Some(hop) = chain.hops.get(i) {
+            let p = hop.backoff.params();
+            pairs.extend([
+                ("client", client_table(&hop.client)),
+                (
+                    "backoff",
+                    table(vec![
+                        ("jitter", s(p.jitter.name())),
+                        ("base", s(p.base)),
+                        ("multiplier", Value::Float(p.multiplier)),
+                        ("cap", s(p.cap)),
+                        ("growth", Value::Float(p.growth)),
+                        ("factor", Value::Float(p.factor)),
+                    ]),
+                ),
+                ("on_give_up", s(give_up_name(hop.on_give_up))),
+                ("propagate_deadline", Value::Boolean(hop.propagate_deadline)),
+            ]);
+        }
+        out.push(table(pairs));
+    }
+    Value::Array(out)
+}
+
+fn give_up_name(g: GiveUp) -> &'static str {
+    match g {
+        GiveUp::Pass => "pass",
+        GiveUp::DoNotRetry => "do_not_retry",
+    }
+}
+
+/// The client keys a strategy (or one of its layer overrides) sets.
+fn override_pairs(c: &ClientOverrides, pairs: &mut Vec<(&str, Value)>) {
+    if let Some(max) = c.max_attempts {
         pairs.push(("max_attempts", count_or(max, "unlimited")));
     }
-    let c = &st.client;
     if let Some(b) = &c.budget {
         pairs.push((
             "budget",
@@ -375,5 +464,4 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     if let Some(d) = c.deadline {
         pairs.push(("deadline", s(format_limit(d))));
     }
-    table(pairs)
 }

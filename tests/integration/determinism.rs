@@ -329,6 +329,7 @@ fn sim_files_run_the_same_twice_through_the_library() {
             "brooker-2015" => &["workload.clients=20", "replications=3"],
             "poisson-overload" => &["workload.duration=1s", "replications=2"],
             "collapse-spike" => &["replications=2"],
+            "layered-retries" => &["replications=2", "workload.duration=\"5s\""],
             "metastable-phase-map" => &[
                 "replications=1",
                 r#"sweep={"workload.rate"=[40.0, 63.0], "workload.spike.length"=["16s"]}"#,

@@ -132,7 +132,7 @@ fn table_keys(prefix: &str, table: &Table, out: &mut BTreeSet<String>) {
 }
 
 /// Scenarios that together use every optional table and every kind of every `kind` key.
-const EVERYTHING: [&str; 6] = [
+const EVERYTHING: [&str; 7] = [
     r#"
         [workload]
         kind = "poisson_clients"
@@ -184,6 +184,19 @@ const EVERYTHING: [&str; 6] = [
         budget = { kind = "grpc" }
         [server]
         service = { dist = "lognormal", mean = "10ms", sd = "5ms" }
+    "#,
+    r#"
+        [workload]
+        kind = "poisson"
+        [backoff]
+        strategies = ["full", { name = "l", jitter = "full", layers = [{ max_attempts = 1, on_give_up = "do_not_retry", propagate_deadline = true }] }]
+        [[layers]]
+        client = { budget = { kind = "token_bucket" } }
+        [[layers]]
+        [[layers.faults]]
+        kind = "outage"
+        start = "1s"
+        end = "2s"
     "#,
     r#"
         [server]
@@ -279,8 +292,30 @@ fn documented_keys(doc: &str) -> BTreeSet<String> {
             keys.insert(key.trim_end_matches('`').to_string());
         }
     }
+    // A layer's tables are read by the very structs of `[server]`, `[client]` and
+    // `[[faults]]`: a documented mirror row (`layers[].server`, "every key of [server]")
+    // documents the mirrored keys.
+    for (row, mirror, original) in MIRRORS {
+        if keys.contains(row) {
+            let mirrored: Vec<String> = keys
+                .iter()
+                .filter_map(|k| k.strip_prefix(original))
+                .filter(|rest| rest.starts_with('.'))
+                .map(|rest| format!("{mirror}{rest}"))
+                .collect();
+            keys.extend(mirrored);
+        }
+    }
     keys
 }
+
+/// Tables of a layer that hold every key of a top-level table: (the documented row, the
+/// prefix of the mirrored keys, the prefix of the original keys).
+const MIRRORS: [(&str, &str, &str); 3] = [
+    ("layers[].server", "layers[].server", "server"),
+    ("layers[].client", "layers[].client", "client"),
+    ("layers[].faults", "layers[].faults[]", "faults[]"),
+];
 
 #[test]
 fn the_key_derivation_sees_the_whole_schema() {

@@ -12,6 +12,7 @@ mod docs;
 mod edges;
 mod fuzz;
 mod interrupt;
+mod layers;
 mod live;
 mod regressions;
 mod scenarios;

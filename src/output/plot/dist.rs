@@ -249,17 +249,22 @@ impl Latency {
     }
 }
 
-pub(crate) struct Attempts {
-    /// attempt labels: "1", "2", ..., or "20+"
-    labels: Vec<String>,
-    /// per strategy: (name, colour, share per label in %)
-    bars: Vec<(String, usize, Vec<f64>)>,
+pub(crate) struct Bars {
+    /// group labels: attempt numbers "1", "2", ..., or "20+"; layer names
+    pub labels: Vec<String>,
+    /// per strategy: (name, colour, value per label)
+    pub bars: Vec<(String, usize, Vec<f64>)>,
+    /// axis descriptions, x then y
+    pub axes: (&'static str, &'static str),
+    /// values are shares in % (the legend gives each strategy's total; the axis stops at
+    /// 110 %)
+    pub percent: bool,
 }
 
 /// Attempt numbers beyond this are merged into one `N+` group.
 const MAX_ATTEMPT_GROUPS: u32 = 20;
 
-pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Attempts)> {
+pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Bars)> {
     let point = f.first_point().index;
     let rows: Vec<_> = f
         .attempts
@@ -306,10 +311,21 @@ pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Attemp
         "First-attempt success here: {}.",
         first.join(", ")
     ));
-    Some((title, guide, Attempts { labels, bars }))
+    let axes = ("attempt on which the request succeeded", "requests (%)");
+    let percent = true;
+    Some((
+        title,
+        guide,
+        Bars {
+            labels,
+            bars,
+            axes,
+            percent,
+        },
+    ))
 }
 
-impl Attempts {
+impl Bars {
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -320,10 +336,12 @@ impl Attempts {
             .iter()
             .map(|(s, c, v)| {
                 let total: f64 = v.iter().sum();
-                LegendItem::new(
-                    Swatch::Box(style::color(*c).to_rgba()),
-                    format!("{s} ({} % succeeded)", fmt_number(total)),
-                )
+                let text = if self.percent {
+                    format!("{s} ({} % succeeded)", fmt_number(total))
+                } else {
+                    s.clone()
+                };
+                LegendItem::new(Swatch::Box(style::color(*c).to_rgba()), text)
             })
             .collect();
         let body = style::frame(root, title, None, &legend)?;
@@ -333,7 +351,12 @@ impl Attempts {
             .iter()
             .flat_map(|b| b.2.iter().copied())
             .fold(0.0, f64::max);
-        let y_max = style::from_zero(y_hi, 0.12).min(110.0);
+        let y_max = style::from_zero(y_hi, 0.12);
+        let y_max = if self.percent {
+            y_max.min(110.0)
+        } else {
+            y_max
+        };
         let labels = self.labels.clone();
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
@@ -348,8 +371,8 @@ impl Attempts {
             .x_labels(n.min(30))
             .x_label_formatter(&|v| category_label(&labels, *v))
             .y_label_formatter(&|v| style::tick(*v))
-            .x_desc("attempt on which the request succeeded")
-            .y_desc("requests (%)")
+            .x_desc(self.axes.0)
+            .y_desc(self.axes.1)
             .draw()?;
         let k = self.bars.len();
         let group = 0.84;
@@ -367,8 +390,13 @@ impl Attempts {
                     )))?;
                 }
                 if show_values && *v >= 0.05 {
+                    let label = if self.percent {
+                        format!("{v:.0}")
+                    } else {
+                        fmt_number(*v)
+                    };
                     chart.draw_series(std::iter::once(Text::new(
-                        format!("{v:.0}"),
+                        label,
                         ((x0 + x1) / 2.0, *v),
                         style::text(12.0, &INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
                     )))?;

@@ -1,0 +1,199 @@
+//! Chains of services end to end (`[[layers]]`): `sims/layered-retries.toml`'s storm and
+//! remedies as `layers.csv` reports them, its bytes on 1 and 2 threads and from its resolved
+//! `scenario.toml`, and the schema's refusals.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::{TempDir, jitterlab, repo, stderr};
+
+/// `layers.csv` as (point, strategy, replication) → arrivals per client request by layer.
+fn amplification(dir: &Path) -> BTreeMap<(u32, String, u32), Vec<f64>> {
+    let mut rows = csv::Reader::from_path(dir.join("layers.csv")).expect("layers.csv");
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (point, strategy, rep, layer, amp, requests, unfinished) = (
+        col("point"),
+        col("strategy"),
+        col("replication"),
+        col("layer"),
+        col("amplification"),
+        col("requests"),
+        col("unfinished"),
+    );
+    let mut out: BTreeMap<(u32, String, u32), Vec<f64>> = BTreeMap::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let key = (
+            row[point].parse().unwrap(),
+            row[strategy].to_string(),
+            row[rep].parse().unwrap(),
+        );
+        let v = out.entry(key).or_default();
+        assert_eq!(
+            row[layer].parse::<usize>().unwrap(),
+            v.len() + 1,
+            "layers in order"
+        );
+        assert!(row[requests].parse::<u64>().unwrap() > 0);
+        assert_eq!(
+            &row[unfinished], "0",
+            "every request ends before the horizon"
+        );
+        v.push(row[amp].parse().unwrap());
+    }
+    out
+}
+
+fn run(dir: &TempDir, args: &[&str]) {
+    let o = jitterlab(dir.path(), args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn three_layers_of_three_attempts_send_27_to_the_last_and_each_remedy_cuts_it() {
+    let dir = TempDir::new("layers");
+    let scenario = repo().join("sims/layered-retries.toml");
+    let scenario = scenario.to_str().unwrap();
+    run(
+        &dir,
+        &[
+            "run",
+            scenario,
+            "--out",
+            "a",
+            "--no-plots",
+            "--quiet",
+            "--threads",
+            "1",
+        ],
+    );
+    let amp = amplification(&dir.join("a"));
+    // Point 0: the last layer fails throughout. Exactly N, N², N³ per request for the storm;
+    // the remedies as computed by hand (the budget and the deadline only bound it).
+    for ((point, strategy, _), by_layer) in amp.iter().filter(|(k, _)| k.0 == 0) {
+        let expected: Option<[f64; 3]> = match strategy.as_str() {
+            "every_layer" => Some([3.0, 9.0, 27.0]),
+            "edge_only" => Some([3.0, 3.0, 3.0]),
+            "do_not_retry" => Some([1.0, 1.0, 3.0]),
+            _ => None,
+        };
+        match expected {
+            Some(e) => assert_eq!(by_layer[..], e[..], "point {point}, {strategy}"),
+            // A budget in the middle leaves the upper layers as they are; a propagated
+            // deadline cuts the middle too. Both send fewer than 27 and more than 3.
+            None => {
+                assert_eq!(by_layer[0], 3.0, "{strategy}");
+                assert!(by_layer[1] <= 9.0, "{strategy}: {by_layer:?}");
+                assert!(
+                    by_layer[2] < 27.0 && by_layer[2] > 3.0,
+                    "{strategy}: {by_layer:?}"
+                );
+            }
+        }
+    }
+    // The same bytes on two threads, and from the resolved scenario.toml of the first run.
+    run(
+        &dir,
+        &[
+            "run",
+            scenario,
+            "--out",
+            "b",
+            "--no-plots",
+            "--quiet",
+            "--threads",
+            "2",
+        ],
+    );
+    run(
+        &dir,
+        &[
+            "run",
+            "a/scenario.toml",
+            "--out",
+            "c",
+            "--no-plots",
+            "--quiet",
+        ],
+    );
+    for file in [
+        "summary.csv",
+        "layers.csv",
+        "timeseries.csv",
+        "aggregate.csv",
+    ] {
+        let a = std::fs::read(dir.join("a").join(file)).unwrap();
+        for other in ["b", "c"] {
+            let b = std::fs::read(dir.join(other).join(file)).unwrap();
+            assert!(a == b, "{file} differs between a and {other}");
+        }
+    }
+}
+
+#[test]
+fn the_chain_schema_refuses_what_it_cannot_run_naming_the_key() {
+    let dir = TempDir::new("layers-refusals");
+    let chain = r#"
+[workload]
+kind = "burst"
+clients = 10
+[[layers]]
+name = "a"
+[[layers]]
+name = "b"
+"#;
+    std::fs::write(dir.join("ok.toml"), chain).unwrap();
+    run(
+        &dir,
+        &[
+            "run",
+            "ok.toml",
+            "--no-plots",
+            "--quiet",
+            "--replications",
+            "1",
+        ],
+    );
+    let refused = |extra: &str, key: &str| {
+        std::fs::write(dir.join("bad.toml"), format!("{chain}{extra}")).unwrap();
+        let o = jitterlab(dir.path(), &["run", "bad.toml", "--no-plots", "--quiet"]);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(key),
+            "{extra}: wants {key}: {}",
+            stderr(&o)
+        );
+    };
+    refused("[server]\nworkers = 3\n", "server");
+    refused(
+        "[[faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"1s\"\n",
+        "faults",
+    );
+    refused("client = { max_attempts = 2 }\n", "layers[1].client");
+    refused("on_give_up = \"drop\"\n", "layers[1].on_give_up");
+    refused("[[layers]]\nname = \"a\"\n", "layers[2].name");
+    refused("[layers.server]\nkind = \"occ\"\n", "layers[1].server.kind");
+    // The first layer calls the second: its workers are caller slots, never unlimited.
+    let calling = chain.replacen(
+        "name = \"a\"\n",
+        "name = \"a\"\nserver = { workers = \"unlimited\" }\non_give_up = \"maybe\"\n",
+        1,
+    );
+    std::fs::write(dir.join("bad.toml"), &calling).unwrap();
+    let o = jitterlab(dir.path(), &["run", "bad.toml", "--no-plots", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("layers[0].server.workers"),
+        "{}",
+        stderr(&o)
+    );
+    refused(
+        "[backoff]\nstrategies = [{ jitter = \"full\", layers = [{}, {}] }]\n",
+        "backoff.strategies[0].layers",
+    );
+    refused(
+        "[backoff]\nstrategies = [{ jitter = \"full\", layers = [{ name = \"x\" }] }]\n",
+        "backoff.strategies[0].layers[0].name",
+    );
+}
