@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, Row, SummaryRow, TimeseriesRow,
-    defined, header,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, Row,
+    SummaryRow, TimeseriesRow, defined, header,
 };
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
@@ -108,9 +108,36 @@ pub fn write_all(
         .first()
         .and_then(|p| p.scenario.model.chain.as_ref());
     let mut layers = chain.map(|_| Table::<LayersRow>::new(&keys)).transpose()?;
-    if let Some(layers) = layers.as_mut() {
+    let mut layer_series = chain
+        .map(|_| Table::<LayerTimeseriesRow>::new(&keys))
+        .transpose()?;
+    if let (Some(layers), Some(layer_series)) = (layers.as_mut(), layer_series.as_mut()) {
         for r in records {
             let names = &plan.points[r.point].scenario.model.chain.as_ref();
+            let name = |i: usize| names.map_or_else(String::new, |c| c.names[i].clone());
+            let bucket_ns = plan.points[r.point].scenario.model.bucket.as_nanos();
+            for (i, series) in r
+                .layers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| Some((i, l.series.as_ref()?)))
+            {
+                for (b, (&arrivals, &retries)) in
+                    series.arrivals.iter().zip(&series.retries).enumerate()
+                {
+                    layer_series.push(&LayerTimeseriesRow {
+                        point: r.point as u32,
+                        strategy: strategy_name(r.point, r.strategy),
+                        sweep: point_values[r.point].clone(),
+                        layer: i as u32 + 1,
+                        name: name(i),
+                        t_ms: (b as u64 * bucket_ns) as f64 / 1e6,
+                        arrivals,
+                        first_attempts: arrivals - retries,
+                        retries,
+                    })?;
+                }
+            }
             for (i, l) in r.layers.iter().enumerate() {
                 layers.push(&LayersRow {
                     point: r.point as u32,
@@ -118,7 +145,7 @@ pub fn write_all(
                     replication: r.replication,
                     sweep: point_values[r.point].clone(),
                     layer: i as u32 + 1,
-                    name: names.map_or_else(String::new, |c| c.names[i].clone()),
+                    name: name(i),
                     requests: l.counts.requests,
                     attempts: l.counts.attempts,
                     arrivals: l.arrivals,
@@ -276,8 +303,9 @@ pub fn write_all(
         attempts.finish(dir)?,
         latency.finish(dir)?,
     ];
-    if let Some(layers) = layers {
+    if let (Some(layers), Some(layer_series)) = (layers, layer_series) {
         written.push(layers.finish(dir)?);
+        written.push(layer_series.finish(dir)?);
     }
     Ok(written)
 }

@@ -18,8 +18,8 @@
 use std::path::{Path, PathBuf};
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, LiveVsSimRow, ParetoRow, Row,
-    SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
+    ParetoRow, Row, SummaryRow, TimeseriesRow,
 };
 use crate::error::{Error, Result};
 use crate::metric::Metric;
@@ -61,6 +61,7 @@ pub fn is_owned(name: &str) -> bool {
         AttemptsRow::FILE,
         LatencyRow::FILE,
         LayersRow::FILE,
+        LayerTimeseriesRow::FILE,
         ParetoRow::FILE,
         LiveVsSimRow::FILE,
         OBSERVED_SERVICE,
@@ -78,6 +79,9 @@ pub fn is_chart(name: &str) -> bool {
         return false;
     };
     CHARTS.contains(&stem)
+        || stem
+            .strip_prefix("herd_layer")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         || CHART_PREFIXES.iter().any(|prefix| {
             stem.strip_prefix(prefix)
                 .is_some_and(|metric| Metric::ALL.iter().any(|m| m.name() == metric))

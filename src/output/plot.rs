@@ -9,6 +9,7 @@
 //! | `latency` | always | `latency.csv` (point 0) |
 //! | `attempts` | always | `attempts.csv` (point 0) |
 //! | `layers` | a chain of services | `layers.csv` (point 0): amplification by layer |
+//! | `herd_layer<N>` | a chain of services, layers 2 and up | `layer_timeseries.csv` (point 0), as `herd` |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
 //! | `phase_<metric>` | two-key sweep with recovery measured | `aggregate.csv`: `recovered`, `recovery_ms` |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
@@ -184,6 +185,11 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
             herd::LOG_GUIDE.into(),
             Kind::Herd(log),
         );
+    }
+    for layer in herd::layers(folder) {
+        if let Some((title, guide, c)) = herd::build_layer(folder, layer) {
+            push(format!("herd_layer{layer}"), title, guide, Kind::Herd(c));
+        }
     }
     if let Some((title, guide, c)) = resync::build(folder) {
         push("resync".into(), title, guide, Kind::Resync(c));

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayersRow, LiveVsSimRow, ParetoRow, Row,
-    SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
+    ParetoRow, Row, SummaryRow, TimeseriesRow,
 };
 use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
@@ -56,7 +56,21 @@ impl Point {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// ` (point N: label)` for a chart's title, or ` (point N)` when the label is too long
+    /// for one (a swept list of fault windows); the chart's guide then gives it whole.
+    pub fn title_suffix(&self, keys: &[String]) -> String {
+        let label = self.label(keys);
+        if label.chars().count() <= MAX_TITLE_LABEL {
+            format!(" (point {}: {label})", self.index)
+        } else {
+            format!(" (point {})", self.index)
+        }
+    }
 }
+
+/// The longest point label a chart title holds.
+const MAX_TITLE_LABEL: usize = 48;
 
 /// A fault window of the scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +110,19 @@ pub struct ScenarioInfo {
     /// A `poisson` workload's offered rate over time as a polyline `(ms, requests per
     /// second)`: its rate profile, 0 before it starts and after its arrivals end.
     pub offered: Option<Vec<(f64, f64)>>,
+    /// A chain's layers in call order (empty for one server).
+    pub layers: Vec<LayerInfo>,
+}
+
+/// One layer of a chain as the charts draw it.
+#[derive(Debug, Clone)]
+pub struct LayerInfo {
+    /// `layers[].name`.
+    pub name: String,
+    /// Its server's capacity per bucket, as [`ScenarioInfo::capacity`].
+    pub capacity: Option<Capacity>,
+    /// Its fault windows.
+    pub faults: Vec<FaultWindow>,
 }
 
 impl ScenarioInfo {
@@ -118,44 +145,72 @@ impl ScenarioInfo {
             })?;
         let model = &scenario.model;
         let bucket_ms = model.bucket.as_millis_f64();
-        let capacity = match &model.server {
-            ServerConfig::Queue(q) if q.workers == UNLIMITED_WORKERS => None,
-            ServerConfig::Queue(q) => {
-                let (workers, service_ms) =
-                    (q.workers as f64, q.service.mean_param().as_millis_f64());
-                (workers > 0.0 && service_ms > 0.0 && bucket_ms > 0.0).then(|| {
-                    let per_bucket = workers / service_ms * bucket_ms;
-                    Capacity {
-                        per_bucket,
-                        label: format!(
-                            "capacity: {} workers / {} mean service = {} attempts per bucket",
-                            fmt_number(workers),
-                            fmt_ms(service_ms),
-                            fmt_number(per_bucket)
-                        ),
-                    }
+        // A layer that calls another holds its workers while it waits for the layer below:
+        // workers / service time is no capacity of it. Only the last layer has one.
+        let calls = |i: usize| model.chain.as_ref().is_some_and(|c| i < c.hops.len());
+        let capacity = capacity(&model.server, bucket_ms).filter(|_| !calls(0));
+        let layers =
+            model
+                .chain
+                .iter()
+                .flat_map(|chain| {
+                    let servers = std::iter::once((&model.server, &model.faults[..]))
+                        .chain(chain.hops.iter().map(|h| (&h.server, &h.faults[..])));
+                    chain.names.iter().zip(servers).enumerate().map(
+                        |(i, (name, (server, faults)))| LayerInfo {
+                            name: name.clone(),
+                            capacity: self::capacity(server, bucket_ms).filter(|_| !calls(i)),
+                            faults: windows(faults),
+                        },
+                    )
                 })
-            }
-            ServerConfig::Occ => None,
-        };
+                .collect();
         Ok(ScenarioInfo {
             text: text.to_string(),
             name: scenario.name,
             description: scenario.description,
             bucket_ms,
-            faults: model
-                .faults
-                .iter()
-                .map(|f| FaultWindow {
-                    kind: f.kind_name().to_string(),
-                    start_ms: f.start.as_millis_f64(),
-                    end_ms: f.end.as_millis_f64(),
-                })
-                .collect(),
+            faults: windows(&model.faults),
             capacity,
             offered: offered_rate(&model.workload),
+            layers,
         })
     }
+}
+
+/// A queue server's capacity per bucket of `bucket_ms` (none for unlimited workers or OCC).
+fn capacity(server: &ServerConfig, bucket_ms: f64) -> Option<Capacity> {
+    match server {
+        ServerConfig::Queue(q) if q.workers == UNLIMITED_WORKERS => None,
+        ServerConfig::Queue(q) => {
+            let (workers, service_ms) = (q.workers as f64, q.service.mean_param().as_millis_f64());
+            (workers > 0.0 && service_ms > 0.0 && bucket_ms > 0.0).then(|| {
+                let per_bucket = workers / service_ms * bucket_ms;
+                Capacity {
+                    per_bucket,
+                    label: format!(
+                        "capacity: {} workers / {} mean service = {} attempts per bucket",
+                        fmt_number(workers),
+                        fmt_ms(service_ms),
+                        fmt_number(per_bucket)
+                    ),
+                }
+            })
+        }
+        ServerConfig::Occ => None,
+    }
+}
+
+/// Fault windows as the charts draw them.
+fn windows(faults: &[crate::sim::faults::Fault]) -> Vec<FaultWindow> {
+    faults
+        .iter()
+        .map(|f| FaultWindow {
+            kind: f.kind_name().to_string(),
+            start_ms: f.start.as_millis_f64(),
+            end_ms: f.end.as_millis_f64(),
+        })
+        .collect()
 }
 
 /// The offered rate of a `poisson` workload as a polyline; see [`ScenarioInfo::offered`].
@@ -203,6 +258,8 @@ pub struct ResultFolder {
     pub live_vs_sim: Option<Vec<LiveVsSimRow>>,
     /// `layers.csv` (a chain of services), when present.
     pub layers: Option<Vec<LayersRow>>,
+    /// `layer_timeseries.csv` (a chain of services), when present.
+    pub layer_timeseries: Option<Vec<LayerTimeseriesRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
 }
@@ -225,6 +282,7 @@ impl ResultFolder {
             pareto: None,
             live_vs_sim: None,
             layers: None,
+            layer_timeseries: None,
             scenario: None,
         }
     }
@@ -318,6 +376,8 @@ impl ResultFolder {
         let pareto: Option<Vec<ParetoRow>> = read_optional_rows(dir, &sweep_keys)?;
         let live_vs_sim: Option<Vec<LiveVsSimRow>> = read_optional_rows(dir, &sweep_keys)?;
         let layers: Option<Vec<LayersRow>> = read_optional_rows(dir, &sweep_keys)?;
+        let layer_timeseries: Option<Vec<LayerTimeseriesRow>> =
+            read_optional_rows(dir, &sweep_keys)?;
         let more = aggregate
             .iter()
             .map(|r| &r.strategy)
@@ -353,6 +413,7 @@ impl ResultFolder {
             pareto,
             live_vs_sim,
             layers,
+            layer_timeseries,
             scenario,
         })
     }

@@ -332,6 +332,39 @@ impl Row for LayersRow {
     }
 }
 
+/// A row of `layer_timeseries.csv` (a chain of services only): attempts reaching one layer in
+/// one time bucket, replication 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerTimeseriesRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// The layer's number in call order (1 = the one the clients call).
+    pub layer: u32,
+    /// Its name.
+    pub name: String,
+    /// Bucket start, ms.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub t_ms: f64,
+    /// Attempts reaching the layer in the bucket.
+    pub arrivals: u32,
+    /// Of those, first attempts of their request into the layer.
+    pub first_attempts: u32,
+    /// Of those, retries.
+    pub retries: u32,
+}
+
+impl Row for LayerTimeseriesRow {
+    const FILE: &'static str = "layer_timeseries.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
 /// A row of `latency.csv`: one step of the latency distribution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyRow {

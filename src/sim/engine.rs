@@ -10,7 +10,7 @@ use super::answer::Answer;
 use super::client::{Clients, Launch, Next};
 use super::event::Event;
 use super::meter::Meter;
-use super::metrics::{Ending, RunResult};
+use super::metrics::{Ending, LayerSeries, RunResult};
 use super::model::{Model, RunSpec};
 use super::network::Network;
 use super::profile::Arrivals;
@@ -87,10 +87,7 @@ impl<'a> Sim<'a> {
             think: family(StreamKind::Think),
             poisson: None,
             sources: Vec::new(),
-            chain: model
-                .chain
-                .as_ref()
-                .map(|c| Stations::new(c, spec.strategy, seed, rep, &model.latency)),
+            chain: model.chain.as_ref().map(|c| Stations::new(c, &spec)),
         };
         sim.schedule_workload(seed, rep);
         sim
@@ -228,9 +225,20 @@ impl<'a> Sim<'a> {
             self.model.trigger.map(|t| (t, self.model.recovery)),
         );
         if let Some(mut layers) = layers {
-            // Layer 1's requests are the edge clients' own.
+            // Layer 1's requests are the edge clients' own, its series their attempts'.
             layers[0].counts = result.counts;
             layers[0].latency_mean_ms = result.latency_mean_ms;
+            if let Some(series) = result.series.as_ref() {
+                layers[0].series = Some(LayerSeries {
+                    arrivals: series.arrivals.clone(),
+                    retries: series.retries.clone(),
+                });
+                for layer in &mut layers[1..] {
+                    if let Some(s) = layer.series.as_mut() {
+                        s.fit(series.arrivals.len());
+                    }
+                }
+            }
             result.layers = layers;
         }
         result

@@ -218,6 +218,37 @@ pub struct LayerResult {
     /// Mean time from the start of a request into this layer to its success, ms (NaN when
     /// none succeeded; layer 1: the edge clients' latency).
     pub latency_mean_ms: f64,
+    /// Attempts reaching the layer per bucket, as the run's [`TimeSeries`] (kept with it).
+    pub series: Option<LayerSeries>,
+}
+
+/// Attempts reaching one layer of a chain per time bucket (the buckets of [`TimeSeries`]).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LayerSeries {
+    /// Attempts reaching the layer.
+    pub arrivals: Vec<u32>,
+    /// Of those, retries (an attempt after the first of its request into the layer).
+    pub retries: Vec<u32>,
+}
+
+impl LayerSeries {
+    /// Counts an attempt reaching the layer in bucket `b`.
+    #[inline]
+    pub(crate) fn count(&mut self, b: usize, first: bool) {
+        if b >= self.arrivals.len() {
+            let len = (self.arrivals.len() * 2).max(64).max(b + 1);
+            self.arrivals.resize(len, 0);
+            self.retries.resize(len, 0);
+        }
+        self.arrivals[b] += 1;
+        self.retries[b] += u32::from(!first);
+    }
+
+    /// Cuts or pads the series to `len` buckets.
+    pub(crate) fn fit(&mut self, len: usize) {
+        self.arrivals.resize(len, 0);
+        self.retries.resize(len, 0);
+    }
 }
 
 impl RunResult {
@@ -232,13 +263,24 @@ impl RunResult {
         let c = &self.counts;
         let ended = c.ended();
         let accounted = ended.checked_add(c.unfinished);
-        if self.ledger_faults == 0 && accounted == Some(c.requests) {
-            return Ok(());
+        if self.ledger_faults != 0 || accounted != Some(c.requests) {
+            return Err(format!(
+                "requests are not conserved: {} begun, {ended} ended, {} unfinished at the horizon, {} beginnings or endings refused by the client ledger",
+                c.requests, c.unfinished, self.ledger_faults
+            ));
         }
-        Err(format!(
-            "requests are not conserved: {} begun, {ended} ended, {} unfinished at the horizon, {} beginnings or endings refused by the client ledger",
-            c.requests, c.unfinished, self.ledger_faults
-        ))
+        // Every layer of a chain too (layer 1's counts are the clients' own).
+        if let Some((i, l)) = self.layers.iter().enumerate().find(|(_, l)| !l.conserved()) {
+            let c = &l.counts;
+            return Err(format!(
+                "requests into layer {} are not conserved: {} begun, {} ended, {} unfinished at the horizon",
+                i + 1,
+                c.requests,
+                c.ended(),
+                c.unfinished
+            ));
+        }
+        Ok(())
     }
 
     /// Attempts per request.

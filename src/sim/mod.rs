@@ -39,7 +39,7 @@ pub(crate) mod server;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::run;
-pub use metrics::{Counts, Ending, LayerResult, RunResult, TimeSeries};
+pub use metrics::{Counts, Ending, LayerResult, LayerSeries, RunResult, TimeSeries};
 pub use model::{
     Chain, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, Model, RunSpec,
     Strategy,

@@ -19,7 +19,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::rng::mix_key;
 use crate::sim::recovery::Recovery;
-use crate::sim::{Counts, LayerResult, RunResult, TimeSeries};
+use crate::sim::{Counts, LayerResult, LayerSeries, RunResult, TimeSeries};
 
 /// The journal's file name in a result folder.
 pub const JOURNAL: &str = "units.jsonl";
@@ -99,6 +99,9 @@ pub struct LayerRecord {
     pub wasted_work_share: f64,
     /// See [`LayerResult::latency_mean_ms`] (none when nothing succeeded).
     pub latency_mean_ms: Option<f64>,
+    /// Attempts reaching the layer per bucket (replication 0 only, as [`UnitRecord::series`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<LayerSeries>,
 }
 
 impl From<&LayerResult> for LayerRecord {
@@ -109,6 +112,7 @@ impl From<&LayerResult> for LayerRecord {
             busy_share: l.busy_share,
             wasted_work_share: l.wasted_work_share,
             latency_mean_ms: l.latency_mean_ms.is_finite().then_some(l.latency_mean_ms),
+            series: l.series.clone(),
         }
     }
 }

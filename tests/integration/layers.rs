@@ -92,6 +92,42 @@ fn three_layers_of_three_attempts_send_27_to_the_last_and_each_remedy_cuts_it() 
             }
         }
     }
+    // The herd at every layer adds up to the layers' arrivals of replication 0.
+    let mut sums: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    let mut series = csv::Reader::from_path(dir.join("a/layer_timeseries.csv")).unwrap();
+    for row in series.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        let (first, retries): (u64, u64) = (
+            row["first_attempts"].parse().unwrap(),
+            row["retries"].parse().unwrap(),
+        );
+        assert_eq!(first + retries, row["arrivals"].parse::<u64>().unwrap());
+        let key = (
+            row["point"].clone(),
+            row["strategy"].clone(),
+            row["layer"].clone(),
+        );
+        *sums.entry(key).or_default() += first + retries;
+    }
+    let mut layers = csv::Reader::from_path(dir.join("a/layers.csv")).unwrap();
+    let mut checked = 0;
+    for row in layers.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["replication"] == "0" {
+            let key = (
+                row["point"].clone(),
+                row["strategy"].clone(),
+                row["layer"].clone(),
+            );
+            assert_eq!(
+                sums[&key],
+                row["arrivals"].parse::<u64>().unwrap(),
+                "{key:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2 * 5 * 3, "2 points, 5 strategies, 3 layers");
     // The same bytes on two threads, and from the resolved scenario.toml of the first run.
     run(
         &dir,

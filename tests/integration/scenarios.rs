@@ -185,9 +185,24 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                 "recovery_ms",
             ]
             .contains(&row["metric"].as_str());
+            // Latencies exist in the runs where some request succeeded.
+            let succeeded_runs = summary
+                .iter()
+                .filter(|r| {
+                    r["point"] == row["point"]
+                        && r["strategy"] == row["strategy"]
+                        && num(r, "succeeded") > 0.0
+                })
+                .count();
             if recovery {
                 assert!(
                     num(row, "n") <= REPLICATIONS as f64,
+                    "{name}: aggregate.csv {row:?}"
+                );
+            } else if row["metric"].starts_with("latency_") {
+                assert_eq!(
+                    num(row, "n"),
+                    succeeded_runs as f64,
                     "{name}: aggregate.csv {row:?}"
                 );
             } else {

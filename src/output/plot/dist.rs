@@ -53,8 +53,7 @@ fn point_suffix(f: &ResultFolder) -> String {
     if f.sweep_keys.is_empty() {
         String::new()
     } else {
-        let p = f.first_point();
-        format!(" (point {}: {})", p.index, p.label(&f.sweep_keys))
+        f.first_point().title_suffix(&f.sweep_keys)
     }
 }
 

@@ -72,30 +72,55 @@ fn steps(
     out
 }
 
+/// The herd at the server (`timeseries.csv`).
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
+    build_at(f, None)
+}
+
+/// The herd at layer `layer` (2 and up) of a chain (`layer_timeseries.csv`).
+pub(crate) fn build_layer(f: &ResultFolder, layer: u32) -> Option<(String, String, Herd)> {
+    build_at(f, Some(layer))
+}
+
+/// The layers (from 2) of a chain whose herd can be drawn.
+pub(crate) fn layers(f: &ResultFolder) -> Vec<u32> {
+    let mut layers: Vec<u32> = (f.layer_timeseries.iter().flatten())
+        .map(|r| r.layer)
+        .filter(|&l| l >= 2)
+        .collect();
+    layers.sort_unstable();
+    layers.dedup();
+    layers
+}
+
+fn build_at(f: &ResultFolder, layer: Option<u32>) -> Option<(String, String, Herd)> {
     let point = f.first_point();
     let mut panels = Vec::new();
     let mut peaks: Vec<(String, f64)> = Vec::new();
     for (i, s) in f.strategies.iter().enumerate() {
-        let mut rows: Vec<(f64, f64, f64)> = f
-            .timeseries
-            .iter()
-            .filter(|r| r.point == point.index && &r.strategy == s)
-            .map(|r| {
-                let first = f64::from(r.first_attempts);
-                (r.t_ms, first, first + f64::from(r.retries))
-            })
-            .collect();
-        if rows.is_empty() {
+        // (t_ms, first attempts, retries) of the strategy at the point.
+        let counts: Vec<(f64, u32, u32)> = match layer {
+            None => (f.timeseries.iter())
+                .filter(|r| r.point == point.index && &r.strategy == s)
+                .map(|r| (r.t_ms, r.first_attempts, r.retries))
+                .collect(),
+            Some(l) => (f.layer_timeseries.iter().flatten())
+                .filter(|r| r.point == point.index && &r.strategy == s && r.layer == l)
+                .map(|r| (r.t_ms, r.first_attempts, r.retries))
+                .collect(),
+        };
+        if counts.is_empty() {
             continue;
         }
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let peak_retries = f
-            .timeseries
+        let mut rows: Vec<(f64, f64, f64)> = counts
             .iter()
-            .filter(|r| r.point == point.index && &r.strategy == s)
-            .map(|r| f64::from(r.retries))
-            .fold(0.0, f64::max);
+            .map(|&(t, first, retries)| {
+                let first = f64::from(first);
+                (t, first, first + f64::from(retries))
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let peak_retries = counts.iter().map(|r| f64::from(r.2)).fold(0.0, f64::max);
         peaks.push((s.clone(), peak_retries));
         panels.push(Panel {
             name: s.clone(),
@@ -107,29 +132,42 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
         return None;
     }
     let bucket_ms = f.bucket_ms();
-    let point_label = (!f.sweep_keys.is_empty()).then(|| point.label(&f.sweep_keys));
     let bucket = bucket_ms.map_or_else(|| "output".to_string(), fmt_ms);
-    let mut title = format!("Thundering herd: attempts reaching the server per {bucket} bucket");
-    if let Some(label) = &point_label {
-        title.push_str(&format!(" (point {}: {label})", point.index));
-    }
     let scenario = f.scenario.as_ref();
-    let capacity = scenario.and_then(|s| s.capacity.clone());
+    let at = layer.and_then(|l| scenario?.layers.get(l as usize - 1));
+    let place = match (layer, at) {
+        (Some(l), Some(info)) => format!("layer {l} ({})", info.name),
+        (Some(l), None) => format!("layer {l}"),
+        (None, _) => "the server".to_string(),
+    };
+    let mut title = format!("Thundering herd: attempts reaching {place} per {bucket} bucket");
+    if !f.sweep_keys.is_empty() {
+        title.push_str(&point.title_suffix(&f.sweep_keys));
+    }
+    let (capacity, faults) = match (layer, at) {
+        (None, _) => (
+            scenario.and_then(|s| s.capacity.clone()),
+            scenario.map(|s| &s.faults[..]).unwrap_or_default(),
+        ),
+        (Some(_), Some(info)) => (info.capacity.clone(), &info.faults[..]),
+        (Some(_), None) => (None, &[][..]),
+    };
     let offered = scenario.and_then(|s| s.offered.clone());
-    let faults: Vec<FaultWindow> = scenario
-        .map(|s| {
-            s.faults
-                .iter()
-                .filter(|w| w.end_ms > w.start_ms)
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let faults: Vec<FaultWindow> = faults
+        .iter()
+        .filter(|w| w.end_ms > w.start_ms)
+        .cloned()
+        .collect();
 
     let mut guide = String::from(
         "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
          stacked, per output bucket (replication 0). ",
     );
+    if layer.is_some() {
+        guide.push_str(
+            "Here the callers are the workers of the layer above: a first attempt is the first of one of their outbound requests, so retries at every layer above multiply what arrives here. ",
+        );
+    }
     if !faults.is_empty() {
         guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
     }

@@ -71,11 +71,7 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Resync)> {
     let mut title =
         "Re-synchronisation: how clumped retries arrive (dispersion over 1 s)".to_string();
     if !f.sweep_keys.is_empty() {
-        title.push_str(&format!(
-            " (point {}: {})",
-            point.index,
-            point.label(&f.sweep_keys)
-        ));
+        title.push_str(&point.title_suffix(&f.sweep_keys));
     }
     let mut guide = String::from(
         "Each panel is one strategy: the index of dispersion (variance / mean) of the retries reaching the server per bucket, \

@@ -21,8 +21,8 @@ use crate::sim::answer::Answer;
 use crate::sim::client::{Clients, Launch, Next};
 use crate::sim::dist::Dist;
 use crate::sim::event::Event;
-use crate::sim::metrics::{Counts, Ending, LayerResult, work_shares};
-use crate::sim::model::{Chain, GiveUp, Hop, LayerOverrides, Strategy};
+use crate::sim::metrics::{Counts, Ending, LayerResult, LayerSeries, work_shares};
+use crate::sim::model::{Chain, GiveUp, Hop, LayerOverrides, RunSpec};
 use crate::sim::network::Network;
 use crate::sim::server::{Admission, Server, Visit};
 use crate::time::{SimDuration, SimTime};
@@ -55,9 +55,30 @@ pub(super) struct Tally {
     wasted_ns: u128,
     /// Durations of the requests into this layer that succeeded (layers 2 and up).
     succeeded_ns: u128,
+    /// Attempts reaching the layer per bucket of `bucket_ns` (a run that keeps its series).
+    series: Option<LayerSeries>,
+    bucket_ns: u64,
 }
 
 impl Tally {
+    /// A tally that keeps a time series of buckets of `bucket` when `keep_series`.
+    fn new(bucket: SimDuration, keep_series: bool) -> Tally {
+        Tally {
+            series: keep_series.then(LayerSeries::default),
+            bucket_ns: bucket.as_nanos().max(1),
+            ..Tally::default()
+        }
+    }
+
+    /// An attempt reaches the layer at `now`; `first` when it is its request's first.
+    #[inline]
+    fn arrival(&mut self, now: SimTime, first: bool) {
+        self.arrivals += 1;
+        if let Some(series) = self.series.as_mut() {
+            series.count((now.as_nanos() / self.bucket_ns) as usize, first);
+        }
+    }
+
     /// A worker is done with an attempt after `work` nanoseconds, answering `answer`;
     /// `awaited` when its caller still waited for it.
     pub fn work(&mut self, work: u64, awaited: bool, answer: Answer) {
@@ -78,6 +99,7 @@ impl Tally {
             busy_share,
             wasted_work_share,
             latency_mean_ms: self.succeeded_ns as f64 / 1e6 / counts.succeeded as f64,
+            series: self.series.clone(),
         }
     }
 }
@@ -122,7 +144,7 @@ impl<'a> Station<'a> {
         overrides: LayerOverrides,
         layer: u64,
         (seed, rep): (u64, u32),
-        latency: &Dist,
+        (latency, tally): (&Dist, Tally),
     ) -> Self {
         let family = |kind| StreamFamily::new(seed, rep, kind).layer(layer);
         let (client, on_give_up, propagate) = overrides.apply(hop);
@@ -146,7 +168,7 @@ impl<'a> Station<'a> {
             ),
             calls: Vec::new(),
             counts: Counts::default(),
-            tally: Tally::default(),
+            tally,
         }
     }
 
@@ -187,14 +209,22 @@ pub(super) struct Stations<'a> {
 }
 
 impl<'a> Stations<'a> {
-    /// The chain's stations as `strategy` runs them.
-    pub fn new(chain: &'a Chain, strategy: &Strategy, seed: u64, rep: u32, latency: &Dist) -> Self {
+    /// The chain's stations as `spec`'s strategy runs them (layer 1's series is the run's).
+    pub fn new(chain: &'a Chain, spec: &RunSpec) -> Self {
+        let model = spec.model;
+        let tally = || Tally::new(model.bucket, spec.keep_series);
         Stations {
             first: Tally::default(),
             first_expiry: Vec::new(),
             inner: (chain.hops.iter().enumerate())
                 .map(|(j, hop)| {
-                    Station::new(hop, strategy.layer(j), j as u64 + 2, (seed, rep), latency)
+                    Station::new(
+                        hop,
+                        spec.strategy.layer(j),
+                        j as u64 + 2,
+                        (spec.seed, spec.replication),
+                        (&model.latency, tally()),
+                    )
                 })
                 .collect(),
         }
@@ -392,7 +422,8 @@ impl<'a> Sim<'a> {
     fn hop_arrive(&mut self, st: usize, s: u32, tag: u32) {
         let now = self.now;
         let station = self.station(st);
-        station.tally.arrivals += 1;
+        let first = station.callers.is_first(s, tag);
+        station.tally.arrival(now, first);
         let visit = Visit {
             client: s,
             tag,
