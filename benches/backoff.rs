@@ -1,4 +1,5 @@
-//! One next-delay step per jitter kind, RNG included: `backoff/<jitter>`.
+//! One next-delay step per jitter kind, RNG included: `backoff/<jitter>`; and one bare uniform
+//! draw from the same generator, `backoff/bare_uniform_draw`, the floor of a jittered step.
 //!
 //! Targets on the project's 2-core machine: at most 3 ns a step for `full`, `equal` and
 //! `no_jitter`, 5 ns for `decorrelated`. The state is reset every 16 steps so that the
@@ -7,6 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use rand::RngExt;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::time::SimDuration;
 
@@ -33,6 +35,13 @@ fn backoff(c: &mut Criterion) {
             })
         });
     }
+    // The floor a step is measured against: one uniform draw from the same generator, over
+    // a range as wide as the capped delay (scripts/bench-vs-reference.sh prints the ratio).
+    let mut rng = jitterlab::rng::from_seed(42);
+    let high = SimDuration::from_secs(2).as_nanos();
+    group.bench_function("bare_uniform_draw", |b| {
+        b.iter(|| black_box(rng.random_range(0..=black_box(high))))
+    });
     group.finish();
 }
 
