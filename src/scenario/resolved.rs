@@ -244,15 +244,8 @@ fn strategy(st: &Strategy, shared: &BackoffParams) -> Value {
     if p == plain && st.name == p.jitter.name() && st.client.is_empty() && st.layers.is_empty() {
         return s(&st.name);
     }
-    let mut pairs = vec![
-        ("name", s(&st.name)),
-        ("jitter", s(p.jitter.name())),
-        ("base", s(p.base)),
-        ("multiplier", Value::Float(p.multiplier)),
-        ("cap", s(p.cap)),
-        ("growth", Value::Float(p.growth)),
-        ("factor", Value::Float(p.factor)),
-    ];
+    let mut pairs = vec![("name", s(&st.name))];
+    pairs.extend(backoff_pairs(&p));
     override_pairs(&st.client, &mut pairs);
     if !st.layers.is_empty() {
         let layers = st
@@ -405,17 +398,7 @@ fn layers(m: &Model, chain: &Chain) -> Value {
             let p = hop.backoff.params();
             pairs.extend([
                 ("client", client_table(&hop.client)),
-                (
-                    "backoff",
-                    table(vec![
-                        ("jitter", s(p.jitter.name())),
-                        ("base", s(p.base)),
-                        ("multiplier", Value::Float(p.multiplier)),
-                        ("cap", s(p.cap)),
-                        ("growth", Value::Float(p.growth)),
-                        ("factor", Value::Float(p.factor)),
-                    ]),
-                ),
+                ("backoff", table(backoff_pairs(p))),
                 ("on_give_up", s(give_up_name(hop.on_give_up))),
                 ("propagate_deadline", Value::Boolean(hop.propagate_deadline)),
             ]);
@@ -423,6 +406,18 @@ fn layers(m: &Model, chain: &Chain) -> Value {
         out.push(table(pairs));
     }
     Value::Array(out)
+}
+
+/// A backoff's keys: its jitter and every parameter.
+fn backoff_pairs(p: &BackoffParams) -> Vec<(&'static str, Value)> {
+    vec![
+        ("jitter", s(p.jitter.name())),
+        ("base", s(p.base)),
+        ("multiplier", Value::Float(p.multiplier)),
+        ("cap", s(p.cap)),
+        ("growth", Value::Float(p.growth)),
+        ("factor", Value::Float(p.factor)),
+    ]
 }
 
 fn give_up_name(g: GiveUp) -> &'static str {
