@@ -8,9 +8,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rand::RngExt;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::time::SimDuration;
+use rand::RngExt;
 
 fn backoff(c: &mut Criterion) {
     // criterion draws its own charts with plotters: give it the embedded font.
