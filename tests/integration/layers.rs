@@ -128,7 +128,7 @@ fn three_layers_of_three_attempts_send_27_to_the_last_and_each_remedy_cuts_it() 
         }
     }
     assert_eq!(checked, 2 * 5 * 3, "2 points, 5 strategies, 3 layers");
-    // The same bytes on two threads, and from the resolved scenario.toml of the first run.
+    // The same bytes on two threads, from the resolved scenario.toml of the first run, and
     run(
         &dir,
         &[
@@ -153,14 +153,23 @@ fn three_layers_of_three_attempts_send_27_to_the_last_and_each_remedy_cuts_it() 
             "--quiet",
         ],
     );
+    // And merged from two shards (the journal carries every layer).
+    for (shard, out) in [("0/2", "s0"), ("1/2", "s1")] {
+        run(
+            &dir,
+            &["run", scenario, "--shard", shard, "--out", out, "--quiet"],
+        );
+    }
+    run(&dir, &["merge", "s0", "s1", "--out", "d", "--no-plots"]);
     for file in [
         "summary.csv",
         "layers.csv",
+        "layer_timeseries.csv",
         "timeseries.csv",
         "aggregate.csv",
     ] {
         let a = std::fs::read(dir.join("a").join(file)).unwrap();
-        for other in ["b", "c"] {
+        for other in ["b", "c", "d"] {
             let b = std::fs::read(dir.join(other).join(file)).unwrap();
             assert!(a == b, "{file} differs between a and {other}");
         }
