@@ -14,6 +14,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric, estimates};
 use crate::scenario::format_value;
+use crate::sim::TimeSeries;
 use crate::sim::metrics::new_latency_histogram;
 use crate::stats::paired_difference;
 use crate::sweep::Plan;
@@ -28,9 +29,7 @@ struct Table<R> {
 impl<R: Row> Table<R> {
     /// A file whose sweep-key columns are named `keys`, its header written.
     fn new(keys: &[String]) -> Result<Table<R>> {
-        let mut out = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(Vec::with_capacity(1 << 16));
+        let mut out = writer(Vec::with_capacity(1 << 16));
         out.write_record(header::<R>(keys))
             .map_err(csv_error::<R>)?;
         Ok(Table {
@@ -53,6 +52,85 @@ impl<R: Row> Table<R> {
         write_atomic(&path, &bytes)?;
         Ok(path)
     }
+}
+
+impl Table<TimeseriesRow> {
+    /// Appends the rows of one run's series, byte for byte as [`Table::push`] writes them,
+    /// without serde per row: the leading columns (point, strategy, sweep values) are encoded
+    /// once, and the numbers, which never need quoting, are appended to each line. A long
+    /// horizon has hundreds of thousands of buckets.
+    fn push_series(
+        &mut self,
+        point: u32,
+        strategy: &str,
+        sweep: &[String],
+        series: &TimeSeries,
+    ) -> Result<()> {
+        let mut lead = writer(Vec::new());
+        lead.write_record(
+            [point.to_string(), strategy.to_string()]
+                .iter()
+                .chain(sweep),
+        )
+        .map_err(csv_error::<TimeseriesRow>)?;
+        let mut lead = lead
+            .into_inner()
+            .map_err(|e| csv_error::<TimeseriesRow>(e.into_error().into()))?;
+        lead.pop(); // the record's terminator
+        // The bytes so far, to append to; a new writer takes them back at the end.
+        let mut out = std::mem::replace(&mut self.out, writer(Vec::new()))
+            .into_inner()
+            .map_err(|e| csv_error::<TimeseriesRow>(e.into_error().into()))?;
+        let mut number = String::new();
+        let columns = series.columns();
+        for (i, dispersion) in series.retry_dispersion().into_iter().enumerate() {
+            out.extend_from_slice(&lead);
+            number.clear();
+            write_number(
+                &mut number,
+                (i as u64 * series.bucket.as_nanos()) as f64 / 1e6,
+            );
+            out.push(b',');
+            out.extend_from_slice(number.as_bytes());
+            for column in columns {
+                out.push(b',');
+                out.extend_from_slice(itoa_u32(column[i], &mut number).as_bytes());
+            }
+            out.push(b',');
+            number.clear();
+            if let Some(d) = dispersion {
+                write_number(&mut number, d);
+            }
+            out.extend_from_slice(number.as_bytes());
+            out.push(b'\n');
+        }
+        self.out = writer(out);
+        Ok(())
+    }
+}
+
+/// A CSV writer into `buf`, as every file of a result folder is written.
+fn writer(buf: Vec<u8>) -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(buf)
+}
+
+/// Appends `x` as the CSVs write a number (`rows::number_text`: shortest round-trip form,
+/// nothing when not finite).
+fn write_number(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    if x.is_finite() {
+        let _ = write!(out, "{x}");
+    }
+}
+
+/// `n` in decimal, in `buf`.
+fn itoa_u32(n: u32, buf: &mut String) -> &str {
+    use std::fmt::Write;
+    buf.clear();
+    let _ = write!(buf, "{n}");
+    buf
 }
 
 fn csv_error<R: Row>(source: csv::Error) -> Error {
@@ -199,22 +277,7 @@ pub fn write_all(
                 })?;
             }
             if let Some(series) = runs[0].series.as_ref() {
-                for (i, dispersion) in series.retry_dispersion().into_iter().enumerate() {
-                    timeseries.push(&TimeseriesRow {
-                        point: p as u32,
-                        strategy: strategy_name(p, s),
-                        sweep: sweep(),
-                        t_ms: (i as u64 * series.bucket.as_nanos()) as f64 / 1e6,
-                        arrivals: series.arrivals[i],
-                        first_attempts: series.first_attempts[i],
-                        retries: series.retries[i],
-                        successes: series.successes[i],
-                        rejections: series.rejections[i],
-                        timeouts: series.timeouts[i],
-                        in_system: series.in_system[i],
-                        retry_dispersion: dispersion,
-                    })?;
-                }
+                timeseries.push_series(p as u32, &strategy_name(p, s), &sweep(), series)?;
             }
             let requests: u64 = runs.iter().map(|r| r.counts.requests).sum();
             let longest = runs.iter().map(|r| r.by_attempt.len()).max().unwrap_or(0);
@@ -316,5 +379,79 @@ fn ratio(n: u64, d: u64) -> f64 {
         f64::NAN
     } else {
         n as f64 / d as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SimDuration;
+
+    impl<R: Row> Table<R> {
+        fn bytes(self) -> Vec<u8> {
+            self.out.into_inner().expect("a Vec never fails")
+        }
+    }
+
+    #[test]
+    fn a_series_is_written_byte_for_byte_as_its_rows_would_be() {
+        // Odd names that need quoting, fractional bucket starts, empty and defined
+        // dispersions, counts of every width.
+        let n = 1200;
+        let mut x: u64 = 7;
+        let mut next = |m: u32| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as u32) % m
+        };
+        let mut series = TimeSeries {
+            bucket: SimDuration(2_500_000),
+            ..TimeSeries::default()
+        };
+        for i in 0..n {
+            let quiet = (300..700).contains(&i);
+            series.first_attempts.push(next(5));
+            series
+                .retries
+                .push(if quiet { 0 } else { next(3) * next(100_000) });
+            series
+                .arrivals
+                .push(series.first_attempts[i] + series.retries[i]);
+            series.successes.push(next(7));
+            series.rejections.push(next(2));
+            series.timeouts.push(u32::MAX - next(3));
+            series.in_system.push(next(1000));
+        }
+        let keys = ["backoff.base".to_string(), "sweep \"b\"".to_string()];
+        let sweep = ["10ms,20ms".to_string(), String::new()];
+        let strategy = "odd, \"name\"";
+        let mut fast = Table::<TimeseriesRow>::new(&keys).unwrap();
+        fast.push_series(3, strategy, &sweep, &series).unwrap();
+        let mut slow = Table::<TimeseriesRow>::new(&keys).unwrap();
+        let dispersion = series.retry_dispersion();
+        assert!(dispersion.iter().any(Option::is_none) && dispersion.iter().any(Option::is_some));
+        for (i, d) in dispersion.into_iter().enumerate() {
+            slow.push(&TimeseriesRow {
+                point: 3,
+                strategy: strategy.into(),
+                sweep: sweep.to_vec(),
+                t_ms: (i as u64 * series.bucket.as_nanos()) as f64 / 1e6,
+                arrivals: series.arrivals[i],
+                first_attempts: series.first_attempts[i],
+                retries: series.retries[i],
+                successes: series.successes[i],
+                rejections: series.rejections[i],
+                timeouts: series.timeouts[i],
+                in_system: series.in_system[i],
+                retry_dispersion: d,
+            })
+            .unwrap();
+        }
+        let (fast, slow) = (fast.bytes(), slow.bytes());
+        assert_eq!(
+            String::from_utf8(fast).unwrap(),
+            String::from_utf8(slow).unwrap()
+        );
     }
 }
