@@ -301,6 +301,29 @@ pub(super) fn check(
             "a number when a strategy has jitter \"none\" and network.latency is zero: such a client would retry forever at one instant",
         ));
     }
+    // The same at every calling layer, as each strategy runs it.
+    if latency.is_zero()
+        && let Some(chain) = &chain
+    {
+        for (i, st) in strategies.iter().enumerate() {
+            for (j, hop) in chain.hops.iter().enumerate() {
+                let overrides = st.layer(j);
+                let (client, _, _) = overrides.apply(hop);
+                if hop.backoff.jitter() == Jitter::None && client.max_attempts.is_none() {
+                    let key = if overrides.client.max_attempts.is_some() {
+                        format!("backoff.strategies[{i}].layers[{j}].max_attempts")
+                    } else {
+                        format!("layers[{j}].client.max_attempts")
+                    };
+                    return Err(Error::invalid(
+                        key,
+                        "\"unlimited\"",
+                        "a number when the layer's backoff has jitter \"none\" and network.latency is zero: the layer would retry forever at one instant",
+                    ));
+                }
+            }
+        }
+    }
     if let Some(chain) = &chain
         && let Some((i, s)) = strategies
             .iter()
@@ -1088,6 +1111,9 @@ fn give_up(key: &str, v: &toml::Value) -> Result<GiveUp> {
     }
 }
 
+/// The keys of a layer's `backoff` table.
+const LAYER_BACKOFF_KEYS: [&str; 6] = ["jitter", "base", "multiplier", "cap", "growth", "factor"];
+
 /// Most layers in a chain (a layer's number fits in 8 bits of an event).
 pub const MAX_LAYERS: usize = 16;
 
@@ -1145,7 +1171,9 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
             ));
         };
         let last = i + 1 == n;
-        if !last && queue.workers > MAX_CALLING_WORKERS {
+        // A calling layer's workers are the caller slots of the next layer, and the workers of
+        // layer 2 and below are named in 24 bits of an event.
+        if (!last || i > 0) && queue.workers > MAX_CALLING_WORKERS {
             return Err(Error::invalid(
                 k("server.workers"),
                 if queue.workers == crate::sim::UNLIMITED_WORKERS {
@@ -1154,7 +1182,7 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
                     queue.workers.to_string()
                 },
                 format!(
-                    "an integer from 1 to {MAX_CALLING_WORKERS} for a layer that calls another (its workers are the callers of the next layer)"
+                    "an integer from 1 to {MAX_CALLING_WORKERS} in a chain, but for a lone layer (a calling layer's workers are the callers of the next; the workers of layer 2 and below are named in 24 bits of an event); {MAX_CALLING_WORKERS} is as good as unlimited"
                 ),
             ));
         }
@@ -1189,18 +1217,37 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
             layer.client.as_ref().unwrap_or(&ClientFile::default()),
         )?;
         let mut table = layer.backoff.clone().unwrap_or_default();
-        if let Some(bad) = table.keys().find(|k| {
-            !["jitter", "base", "multiplier", "cap", "growth", "factor"].contains(&k.as_str())
-        }) {
+        if let Some(bad) = table
+            .keys()
+            .find(|k| !LAYER_BACKOFF_KEYS.contains(&k.as_str()))
+        {
             return Err(Error::invalid(
                 k(&format!("backoff.{bad}")),
                 "given",
                 "one of the keys jitter, base, multiplier, cap, growth, factor",
             ));
         }
+        // Which keys the layer set: the others follow `[backoff]` (also when a sweep changes
+        // it), and the resolved file writes back only these.
+        let backoff_keys: Vec<&'static str> = LAYER_BACKOFF_KEYS
+            .into_iter()
+            .filter(|key| table.contains_key(*key))
+            .collect();
         table
             .entry("jitter")
             .or_insert_with(|| toml::Value::String("full".into()));
+        // Every key present, inherited ones as `[backoff]` has them, so that a wrong value is
+        // named under the layer whichever table it came from.
+        let d = defaults;
+        for (key, value) in [
+            ("base", toml::Value::String(d.base.to_string())),
+            ("multiplier", toml::Value::Float(d.multiplier)),
+            ("cap", toml::Value::String(d.cap.to_string())),
+            ("growth", toml::Value::Float(d.growth)),
+            ("factor", toml::Value::Float(d.factor)),
+        ] {
+            table.entry(key).or_insert(value);
+        }
         let backoff = strategy_table(&k("backoff"), &table, defaults)?.backoff;
         let on_give_up = match &layer.on_give_up {
             None => GiveUp::Pass,
@@ -1208,7 +1255,7 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
         };
         calls.push((
             client,
-            backoff,
+            (backoff, backoff_keys),
             on_give_up,
             layer.propagate_deadline.unwrap_or(false),
         ));
@@ -1221,9 +1268,13 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
         .into_iter()
         .zip(servers.zip(faults))
         .map(
-            |((client, backoff, on_give_up, propagate_deadline), (server, faults))| Hop {
+            |(
+                (client, (backoff, backoff_keys), on_give_up, propagate_deadline),
+                (server, faults),
+            )| Hop {
                 client,
                 backoff,
+                backoff_keys,
                 on_give_up,
                 propagate_deadline,
                 server,

@@ -398,7 +398,15 @@ fn layers(m: &Model, chain: &Chain) -> Value {
             let p = hop.backoff.params();
             pairs.extend([
                 ("client", client_table(&hop.client)),
-                ("backoff", table(backoff_pairs(p))),
+                (
+                    "backoff",
+                    table(
+                        backoff_pairs(p)
+                            .into_iter()
+                            .filter(|(k, _)| *k == "jitter" || hop.backoff_keys.contains(k))
+                            .collect(),
+                    ),
+                ),
                 ("on_give_up", s(give_up_name(hop.on_give_up))),
                 ("propagate_deadline", Value::Boolean(hop.propagate_deadline)),
             ]);

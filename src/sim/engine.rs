@@ -418,10 +418,10 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Worker `slot` finished its service: in a chain of services it now calls layer 2,
-    /// else it answers.
+    /// Worker `slot` finished its service: in a chain of services of two layers or more it
+    /// now calls layer 2, else it answers.
     fn service_done(&mut self, slot: u32) {
-        if self.chain.is_some() {
+        if self.chain.as_ref().is_some_and(|c| c.calls_down()) {
             self.call_down(1, slot);
         } else {
             self.release(slot, Answer::OK, 0);

@@ -59,6 +59,9 @@ pub struct Hop {
     pub client: ClientConfig,
     /// The calling layer's backoff.
     pub backoff: Backoff,
+    /// The backoff keys the layer's own table set (`base`, `cap`...; the others followed
+    /// `[backoff]`): the resolved scenario writes back only these.
+    pub backoff_keys: Vec<&'static str>,
     /// What the calling layer answers upstream when its outbound request did not succeed.
     pub on_give_up: GiveUp,
     /// An outbound request's deadline is also what remains of the caller's attempt (the

@@ -192,6 +192,7 @@ const EVERYTHING: [&str; 7] = [
         strategies = ["full", { name = "l", jitter = "full", layers = [{ max_attempts = 1, on_give_up = "do_not_retry", propagate_deadline = true }] }]
         [[layers]]
         client = { budget = { kind = "token_bucket" } }
+        backoff = { jitter = "equal", base = "5ms", multiplier = 3.0, cap = "1s", growth = 2.0, factor = 0.3 }
         [[layers]]
         [[layers.faults]]
         kind = "outage"

@@ -242,3 +242,118 @@ name = "b"
         "backoff.strategies[0].layers[0].name",
     );
 }
+
+/// Writes `text` as `name` in `dir` and runs it; the folder's CSV `file`.
+fn run_text(dir: &TempDir, name: &str, text: &str, file: &str) -> Vec<u8> {
+    std::fs::write(dir.join(&format!("{name}.toml")), text).unwrap();
+    let out = format!("out-{name}");
+    run(
+        dir,
+        &[
+            "run",
+            &format!("{name}.toml"),
+            "--out",
+            &out,
+            "--no-plots",
+            "--quiet",
+        ],
+    );
+    std::fs::read(dir.join(&out).join(file)).unwrap()
+}
+
+#[test]
+fn a_chain_of_one_layer_gives_the_bytes_of_its_server() {
+    let dir = TempDir::new("layers-one");
+    let common = "replications = 3\n[workload]\nkind = \"poisson\"\nrate = 200.0\nduration = \"5s\"\n[client]\nmax_attempts = 3\n";
+    let server = "workers = 2\nqueue = 5\nservice = { dist = \"exponential\", mean = \"8ms\" }\n";
+    let fault = "kind = \"outage\"\nstart = \"1s\"\nend = \"2s\"\n";
+    let lone = format!("{common}[server]\n{server}[[faults]]\n{fault}");
+    let layer = format!(
+        "{common}[[layers]]\nname = \"only\"\n[layers.server]\n{server}[[layers.faults]]\n{fault}"
+    );
+    for file in ["summary.csv", "timeseries.csv", "latency.csv"] {
+        assert!(
+            run_text(&dir, "lone", &lone, file) == run_text(&dir, "layer", &layer, file),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn a_sweep_of_backoff_reaches_the_layers_also_from_the_resolved_file() {
+    // The layer's backoff sets only its jitter: its base follows the swept [backoff].base,
+    // in the file and in the scenario.toml written back.
+    let dir = TempDir::new("layers-sweep");
+    let text = r#"
+replications = 2
+[workload]
+kind = "burst"
+clients = 50
+[[layers]]
+backoff = { jitter = "full" }
+[[layers]]
+[[layers.faults]]
+kind = "outage"
+start = "0s"
+end = "1h"
+[sweep]
+"backoff.base" = ["10ms", "200ms"]
+"#;
+    let first = run_text(&dir, "sw", text, "layers.csv");
+    run(
+        &dir,
+        &[
+            "run",
+            "out-sw/scenario.toml",
+            "--out",
+            "again",
+            "--no-plots",
+            "--quiet",
+        ],
+    );
+    let again = std::fs::read(dir.join("again/layers.csv")).unwrap();
+    assert!(
+        first == again,
+        "layers.csv differs when run from the resolved file"
+    );
+    let resolved = std::fs::read_to_string(dir.join("out-sw/scenario.toml")).unwrap();
+    assert!(
+        !resolved.contains("[layers.backoff]\njitter = \"full\"\nbase"),
+        "{resolved}"
+    );
+}
+
+#[test]
+fn a_layer_that_would_retry_forever_at_one_instant_is_refused() {
+    let dir = TempDir::new("layers-forever");
+    let text = r#"
+[workload]
+kind = "burst"
+clients = 10
+[[layers]]
+client = { max_attempts = "unlimited", timeout = "off" }
+backoff = { jitter = "none" }
+[[layers]]
+"#;
+    std::fs::write(dir.join("bad.toml"), text).unwrap();
+    let o = jitterlab(dir.path(), &["run", "bad.toml", "--no-plots", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("layers[0].client.max_attempts"),
+        "{}",
+        stderr(&o)
+    );
+    // A layer's base above the inherited cap is named under the layer.
+    let text = text.replace(
+        "client = { max_attempts = \"unlimited\", timeout = \"off\" }\nbackoff = { jitter = \"none\" }",
+        "backoff = { base = \"5s\" }",
+    );
+    std::fs::write(dir.join("bad.toml"), text).unwrap();
+    let o = jitterlab(dir.path(), &["run", "bad.toml", "--no-plots", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("layers[0].backoff.cap"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -230,6 +230,11 @@ impl<'a> Stations<'a> {
         }
     }
 
+    /// True when layer 1 calls another layer (a chain of one layer is a lone server).
+    pub fn calls_down(&self) -> bool {
+        !self.inner.is_empty()
+    }
+
     /// Edge client `c` sent an attempt at `now` that times out after `timeout`.
     #[inline]
     pub fn sent(&mut self, c: u32, now: SimTime, timeout: Option<SimDuration>) {
@@ -326,13 +331,21 @@ impl<'a> Sim<'a> {
 
     /// When the caller of the job worker `w` of station `st` serves stops waiting for it.
     fn caller_expiry(&mut self, st: usize, w: u32) -> SimTime {
+        // A job whose caller no longer waits (it timed out, its answer is late) has no time
+        // left: the layer below must not work for it.
         let chain = self.chain.as_ref().expect("a chain");
         if st == 0 {
             let job = self.server.job(w);
+            if !self.clients.awaits(job.client, job.tag) {
+                return SimTime::ZERO;
+            }
             chain.first_expiry[job.client as usize]
         } else {
             let station = &chain.inner[st - 1];
             let job = station.server.job(w);
+            if !station.callers.awaits(job.client, job.tag) {
+                return SimTime::ZERO;
+            }
             station.calls[job.client as usize].expiry
         }
     }
@@ -622,6 +635,7 @@ mod tests {
         let hop = |layer: usize| Hop {
             client: ClientConfig::bare(Some(n)),
             backoff: immediate(),
+            backoff_keys: Vec::new(),
             on_give_up: GiveUp::Pass,
             propagate_deadline: false,
             server: queue(64, None, 1),
@@ -831,5 +845,41 @@ mod tests {
         let arrivals: Vec<u64> = r.layers.iter().map(|l| l.arrivals).collect();
         assert_eq!(arrivals, [1, 3, 3]);
         assert!(r.layers.iter().all(LayerResult::conserved));
+    }
+
+    #[test]
+    fn a_job_whose_caller_left_gets_no_time_below() {
+        // Edge: one client, 2 attempts, 20 ms timeout, immediate retry. Layer 1: one worker,
+        // 30 ms service; layer 2 healthy. With propagation, attempt 1 (its caller left at
+        // 20 ms) ends its service at 30 ms and attempt 2 (expiring at 40 ms) at 60 ms: layer 1
+        // calls layer 2 for neither. Without, both reach it.
+        let model = |propagate: bool| {
+            let mut m = chain(1, 2, 1, 0);
+            m.client = ClientConfig::bare(Some(2));
+            m.client.timeout = Some(ms(20));
+            m.server = queue(1, None, 30);
+            let hop = &mut m.chain.as_mut().unwrap().hops[0];
+            hop.faults.clear();
+            hop.propagate_deadline = propagate;
+            m
+        };
+        let arrivals =
+            |m: &Model| -> Vec<u64> { run_chain(m).layers.iter().map(|l| l.arrivals).collect() };
+        assert_eq!(arrivals(&model(true)), [2, 0]);
+        assert_eq!(arrivals(&model(false)), [2, 2]);
+    }
+
+    #[test]
+    fn a_chain_of_one_layer_is_its_server() {
+        let lone = chain(5, 1, 3, 1);
+        let mut layer = lone.clone();
+        layer.chain = Some(Chain {
+            names: vec!["only".into()],
+            hops: Vec::new(),
+        });
+        let (a, b) = (run_chain(&lone), run_chain(&layer));
+        assert_eq!((a.counts, a.events), (b.counts, b.events));
+        assert_eq!(b.layers.len(), 1);
+        assert_eq!(b.layers[0].arrivals, 15);
     }
 }
