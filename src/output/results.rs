@@ -661,7 +661,7 @@ impl Table {
 
     /// One record through serde, by header names; a bad cell names its line and column.
     /// `reads` tells the columns that the type reads, to name the cell of a refusal that serde
-    /// does not place (a number that is not finite).
+    /// does not place (a number that is not finite, a layer number out of range).
     fn deserialize<T: serde::de::DeserializeOwned>(
         &self,
         record: &csv::StringRecord,
@@ -674,9 +674,18 @@ impl Table {
                         && record[c].parse::<f64>().is_ok_and(|x| !x.is_finite())
                 })
             };
+            // Nor does it place a layer number out of range (`rows::layer_number`).
+            let not_a_layer = || {
+                let c = self.headers.iter().position(|h| h == "layer")?;
+                let n = record.get(c)?.parse::<u32>().ok()?;
+                (!(1..=crate::sim::MAX_LAYERS as u32).contains(&n)).then_some(c)
+            };
             let message = match e.kind() {
                 csv::ErrorKind::Deserialize { err, .. } => {
-                    match err.field().map(|c| c as usize).or_else(not_finite) {
+                    match (err.field().map(|c| c as usize))
+                        .or_else(not_finite)
+                        .or_else(not_a_layer)
+                    {
                         Some(c) => {
                             format!(
                                 "column {} (`{}`): cannot read {:?}: {}",

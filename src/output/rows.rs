@@ -12,6 +12,7 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::metric::{Metric, PerMetric};
+use crate::sim::MAX_LAYERS;
 
 /// The field that stands for the sweep-key columns.
 pub const SWEEP: &str = "sweep";
@@ -292,6 +293,7 @@ pub struct LayersRow {
     #[serde(default)]
     pub sweep: Vec<String>,
     /// The layer's number in call order (1 = the one the clients call).
+    #[serde(deserialize_with = "layer_number")]
     pub layer: u32,
     /// Its name (`layers[i].name`).
     pub name: String,
@@ -344,6 +346,7 @@ pub struct LayerTimeseriesRow {
     #[serde(default)]
     pub sweep: Vec<String>,
     /// The layer's number in call order (1 = the one the clients call).
+    #[serde(deserialize_with = "layer_number")]
     pub layer: u32,
     /// Its name.
     pub name: String,
@@ -445,6 +448,18 @@ fn numbers<S: Serializer>(values: &PerMetric<f64>, s: S) -> Result<S::Ok, S::Err
 /// value is an empty cell), so NaN or an infinity is not jitterlab's.
 const NOT_FINITE: &str =
     "not a finite number (jitterlab writes an undefined value as an empty cell, never NaN or inf)";
+
+/// A layer's number read back: from 1 to [`MAX_LAYERS`], or refused.
+fn layer_number<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
+    if (1..=MAX_LAYERS as u32).contains(&n) {
+        Ok(n)
+    } else {
+        Err(de::Error::custom(format!(
+            "{n}: not a layer number (from 1 to {MAX_LAYERS})"
+        )))
+    }
+}
 
 /// A number read back: finite, or refused.
 fn finite<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

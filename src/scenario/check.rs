@@ -28,8 +28,8 @@ use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
-    Chain, ClientConfig, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, Model,
-    QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
+    Chain, ClientConfig, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS,
+    MAX_LAYERS, Model, QueueConfig, RateLimit, RetryAfterHint, Scope, ServerConfig, Strategy,
 };
 use crate::time::{SimDuration, SimTime, parse_limit};
 
@@ -1114,9 +1114,6 @@ fn give_up(key: &str, v: &toml::Value) -> Result<GiveUp> {
 /// The keys of a layer's `backoff` table.
 const LAYER_BACKOFF_KEYS: [&str; 6] = ["jitter", "base", "multiplier", "cap", "growth", "factor"];
 
-/// Most layers in a chain (a layer's number fits in 8 bits of an event).
-pub const MAX_LAYERS: usize = 16;
-
 /// The checked `[[layers]]` of a chain: layer 1's server and faults (the model's own), and
 /// the hops to the layers behind it.
 fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<Fault>, Chain)> {
@@ -1260,10 +1257,12 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
             layer.propagate_deadline.unwrap_or(false),
         ));
     }
+    // Layer 1's server and faults are the model's own; each hop adds the next layer.
     let mut servers = servers.into_iter();
     let mut faults = faults.into_iter();
-    let first = servers.next().expect("one layer at least");
-    let first_faults = faults.next().expect("one layer at least");
+    let (Some(first), Some(first_faults)) = (servers.next(), faults.next()) else {
+        return Err(Error::invalid("layers", "[]", "one layer or more"));
+    };
     let hops = calls
         .into_iter()
         .zip(servers.zip(faults))

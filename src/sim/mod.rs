@@ -41,7 +41,7 @@ pub use client::{ClientConfig, Scope};
 pub use engine::run;
 pub use metrics::{Counts, Ending, LayerResult, LayerSeries, RunResult, TimeSeries};
 pub use model::{
-    Chain, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, Model, RunSpec,
-    Strategy,
+    Chain, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, MAX_LAYERS, Model,
+    RunSpec, Strategy,
 };
 pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};

@@ -48,6 +48,10 @@ pub struct Chain {
     pub hops: Vec<Hop>,
 }
 
+/// The most layers a chain may have (a layer's number fits in the 8 bits of an event that
+/// name it).
+pub const MAX_LAYERS: usize = 16;
+
 /// The most workers a calling layer may have: its workers are the caller slots of the layer
 /// below, named in 24 bits of an event.
 pub const MAX_CALLING_WORKERS: u32 = 1 << 24;

@@ -365,6 +365,36 @@ fn numbers_that_jitterlab_never_writes_are_refused_on_read() {
 }
 
 #[test]
+fn layer_numbers_that_jitterlab_never_writes_are_refused_on_read() {
+    // A chain's files name layers 1 to 16; an edited number is refused, never indexed.
+    let tmp = TempDir::new("layer-number");
+    let chain = "replications = 1\n[workload]\nclients = 20\n[[layers]]\n[[layers]]\n";
+    std::fs::write(tmp.join("chain.toml"), chain).unwrap();
+    ok(&jitterlab(
+        tmp.path(),
+        &["run", "chain.toml", "--out", "out", "--no-plots", "--quiet"],
+    ));
+    for file in ["layers.csv", "layer_timeseries.csv"] {
+        let path = tmp.join("out").join(file);
+        let good = std::fs::read_to_string(&path).unwrap();
+        let header: Vec<&str> = good.lines().next().unwrap().split(',').collect();
+        let column = header.iter().position(|h| *h == "layer").unwrap();
+        for bad in ["0", "17", "4000000000"] {
+            let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+            let mut cells: Vec<&str> = lines[1].split(',').collect();
+            cells[column] = bad;
+            lines[1] = cells.join(",");
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            let o = jitterlab(tmp.path(), &["plot", "out"]);
+            let place = format!("{file}: line 2, column {} (`layer`)", column + 1);
+            assert_bad_input(&o, &[&place, "not a layer number"]);
+        }
+        std::fs::write(&path, good).unwrap();
+    }
+    ok(&jitterlab(tmp.path(), &["plot", "out"]));
+}
+
+#[test]
 fn wrong_types_name_the_key_its_place_the_value_and_what_is_allowed() {
     let tmp = TempDir::new("wrong-types");
     let cases: &[(&str, &str)] = &[
