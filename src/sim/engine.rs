@@ -10,7 +10,7 @@ use super::answer::Answer;
 use super::client::{Clients, Launch, Next};
 use super::event::Event;
 use super::meter::Meter;
-use super::metrics::{Ending, LayerSeries, RunResult};
+use super::metrics::{Ending, LayerResult, LayerSeries, RunResult};
 use super::model::{Model, RunSpec};
 use super::network::Network;
 use super::profile::Arrivals;
@@ -212,10 +212,7 @@ impl<'a> Sim<'a> {
         } else {
             self.horizon
         };
-        let layers = self
-            .chain
-            .as_ref()
-            .map(|chain| chain.results(end, self.server.workers()));
+        let arrivals = self.meter.arrivals();
         let mut result = self.meter.finish(
             end,
             self.server.in_flight(),
@@ -224,15 +221,23 @@ impl<'a> Sim<'a> {
             keep_series,
             self.model.trigger.map(|t| (t, self.model.recovery)),
         );
-        if let Some(mut layers) = layers {
-            // Layer 1's requests are the edge clients' own, its series their attempts'.
-            layers[0].counts = result.counts;
-            layers[0].latency_mean_ms = result.latency_mean_ms;
+        if let Some(chain) = &self.chain {
+            // Layer 1 is the engine's own server: what the meter measured, its requests the
+            // edge clients', its series their attempts'.
+            let layer1 = LayerResult {
+                counts: result.counts,
+                arrivals,
+                served: 0,
+                busy_share: result.server_busy_share,
+                wasted_work_share: result.wasted_work_share,
+                latency_mean_ms: result.latency_mean_ms,
+                series: result.series.as_ref().map(|s| LayerSeries {
+                    arrivals: s.arrivals.clone(),
+                    retries: s.retries.clone(),
+                }),
+            };
+            let mut layers = chain.results(end, layer1);
             if let Some(series) = result.series.as_ref() {
-                layers[0].series = Some(LayerSeries {
-                    arrivals: series.arrivals.clone(),
-                    retries: series.retries.clone(),
-                });
                 for layer in &mut layers[1..] {
                     if let Some(s) = layer.series.as_mut() {
                         s.fit(series.arrivals.len());
@@ -398,9 +403,6 @@ impl<'a> Sim<'a> {
     /// Attempt `tag` of client `c` reaches the server, which admits it.
     fn arrive(&mut self, c: u32, tag: u32) {
         self.meter.arrival(self.clients.is_first(c, tag));
-        if let Some(chain) = self.chain.as_mut() {
-            chain.first.arrivals += 1;
-        }
         match self.server.admit(self.now, self.visit(c, tag)) {
             Admission::Serve { slot, service } => self.after(service, Event::ServiceDone(slot)),
             Admission::Wait => {}
@@ -442,7 +444,7 @@ impl<'a> Sim<'a> {
             self.meter.wasted(work);
         }
         if let Some(chain) = self.chain.as_mut() {
-            chain.first.work(work, awaited, answer);
+            chain.first_served += u64::from(answer == Answer::OK);
         }
         let clients = &self.clients;
         if let Some((c, tag)) = self

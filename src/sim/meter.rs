@@ -95,6 +95,11 @@ impl Meter {
         self.bucket = b;
     }
 
+    /// Attempts that reached the server so far.
+    pub fn arrivals(&self) -> u64 {
+        self.series.arrivals.iter().map(|&n| u64::from(n)).sum()
+    }
+
     /// A request begins.
     #[inline]
     pub fn request(&mut self) {

@@ -92,6 +92,39 @@ fn three_layers_of_three_attempts_send_27_to_the_last_and_each_remedy_cuts_it() 
             }
         }
     }
+    // Layer 1 is the clients' server: its shares are summary.csv's, run by run.
+    let mut summary = csv::Reader::from_path(dir.join("a/summary.csv")).unwrap();
+    let shares: BTreeMap<(String, String, String), (String, String)> = summary
+        .deserialize::<BTreeMap<String, String>>()
+        .map(|row| {
+            let row = row.unwrap();
+            let key = (
+                row["point"].clone(),
+                row["strategy"].clone(),
+                row["replication"].clone(),
+            );
+            (
+                key,
+                (
+                    row["server_busy_share"].clone(),
+                    row["wasted_work_share"].clone(),
+                ),
+            )
+        })
+        .collect();
+    let mut layers = csv::Reader::from_path(dir.join("a/layers.csv")).unwrap();
+    for row in layers.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["layer"] == "1" {
+            let key = (
+                row["point"].clone(),
+                row["strategy"].clone(),
+                row["replication"].clone(),
+            );
+            let layer1 = (row["busy_share"].clone(), row["wasted_work_share"].clone());
+            assert_eq!(layer1, shares[&key], "{key:?}");
+        }
+    }
     // The herd at every layer adds up to the layers' arrivals of replication 0.
     let mut sums: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     let mut series = csv::Reader::from_path(dir.join("a/layer_timeseries.csv")).unwrap();

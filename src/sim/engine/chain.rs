@@ -49,7 +49,7 @@ fn unhop(h: u32) -> (usize, u32) {
 /// What a layer's server did, for `layers.csv`.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
-    pub arrivals: u64,
+    arrivals: u64,
     served: u64,
     busy_ns: u128,
     wasted_ns: u128,
@@ -200,8 +200,9 @@ impl<'a> Station<'a> {
 
 /// Layers 2 and up, and layer 1's tally.
 pub(super) struct Stations<'a> {
-    /// Layer 1's (its server and callers are the engine's own).
-    pub first: Tally,
+    /// Attempts layer 1 answered with a success (the rest of layer 1 is measured by the
+    /// engine's meter: its server and callers are the engine's own).
+    pub first_served: u64,
     /// When each edge client's current attempt times out (what layer 1 propagates down).
     first_expiry: Vec<SimTime>,
     /// `inner[j]` is layer `j + 2`.
@@ -214,7 +215,7 @@ impl<'a> Stations<'a> {
         let model = spec.model;
         let tally = || Tally::new(model.bucket, spec.keep_series);
         Stations {
-            first: Tally::default(),
+            first_served: 0,
             first_expiry: Vec::new(),
             inner: (chain.hops.iter().enumerate())
                 .map(|(j, hop)| {
@@ -245,9 +246,13 @@ impl<'a> Stations<'a> {
         self.first_expiry[c] = expiry(now, timeout);
     }
 
-    /// One result per layer; layer 1's counts are left for the engine to fill.
-    pub fn results(&self, end: SimTime, first_workers: usize) -> Vec<LayerResult> {
-        let mut layers = vec![self.first.result(Counts::default(), end, first_workers)];
+    /// One result per layer after `layer1`, which the engine measured (its meter's counts,
+    /// arrivals, shares and latency).
+    pub fn results(&self, end: SimTime, layer1: LayerResult) -> Vec<LayerResult> {
+        let mut layers = vec![LayerResult {
+            served: self.first_served,
+            ..layer1
+        }];
         for station in &self.inner {
             let mut counts = station.counts;
             counts.unfinished = station.callers.in_flight();
