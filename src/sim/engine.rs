@@ -856,7 +856,7 @@ mod tests {
     }
 
     /// Runs `model` with immediate retries (`jitter = "none"`), seed 1, replication 0.
-    fn run_immediate(model: &Model) -> RunResult {
+    pub(super) fn run_immediate(model: &Model) -> RunResult {
         let strategy = Strategy::new(
             "none",
             Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap(),

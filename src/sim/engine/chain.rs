@@ -614,10 +614,10 @@ mod tests {
     use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
     use crate::sim::model::{Model, RunSpec, Strategy};
     use crate::sim::recovery::RecoveryConfig;
+    use crate::sim::run;
     use crate::sim::workload::Workload;
-    use crate::sim::{RunResult, run};
 
-    use super::super::tests::{constant, ms, queue};
+    use super::super::tests::{constant, ms, queue, run_immediate};
 
     /// Immediate retries.
     fn immediate() -> Backoff {
@@ -671,30 +671,13 @@ mod tests {
         }
     }
 
-    /// Runs `model` with immediate retries and checks conservation at every layer.
-    fn run_chain(model: &Model) -> RunResult {
-        let strategy = Strategy::new("none", immediate());
-        let r = run(RunSpec {
-            model,
-            strategy: &strategy,
-            seed: 1,
-            replication: 0,
-            keep_series: false,
-        });
-        assert_eq!(r.conservation(), Ok(()));
-        for (i, layer) in r.layers.iter().enumerate() {
-            assert!(layer.conserved(), "layer {}: {:?}", i + 1, layer.counts);
-        }
-        r
-    }
-
     #[test]
     fn n_attempts_at_each_of_l_layers_reach_the_last_n_to_the_l_times() {
         for layers in 1..=4usize {
             for n in 1..=3u32 {
                 for latency in [0, 1] {
                     let clients = 5;
-                    let r = run_chain(&chain(clients, layers, n, latency));
+                    let r = run_immediate(&chain(clients, layers, n, latency));
                     let at = |layer: usize| u64::from(clients) * u64::from(n).pow(layer as u32);
                     let case = format!("{layers} layers, {n} attempts, latency {latency}");
                     assert_eq!(r.counts.attempts, at(1), "{case}");
@@ -730,7 +713,7 @@ mod tests {
     fn a_healthy_chain_serves_every_request_once_per_layer() {
         let mut m = chain(5, 3, 3, 1);
         m.chain.as_mut().unwrap().hops[1].faults.clear();
-        let r = run_chain(&m);
+        let r = run_immediate(&m);
         assert_eq!(r.counts.succeeded, 5);
         for layer in &r.layers {
             assert_eq!((layer.arrivals, layer.served), (5, 5));
@@ -751,7 +734,7 @@ mod tests {
         // attempt, and the request fails.
         let mut m = chain(5, 3, 3, 0);
         m.chain.as_mut().unwrap().hops[1].on_give_up = GiveUp::DoNotRetry;
-        let r = run_chain(&m);
+        let r = run_immediate(&m);
         let arrivals: Vec<u64> = r.layers.iter().map(|l| l.arrivals).collect();
         assert_eq!(arrivals, [5, 5, 15]);
         assert_eq!((r.counts.failed, r.counts.attempts), (5, 5));
@@ -760,7 +743,7 @@ mod tests {
         assert_eq!(r.layers[2].counts.gave_up_attempts, 5);
         // Passing the status on instead, the storm is 27 per request.
         m.chain.as_mut().unwrap().hops[1].on_give_up = GiveUp::Pass;
-        let storm = run_chain(&m);
+        let storm = run_immediate(&m);
         assert_eq!(storm.layers[2].arrivals, 5 * 27);
     }
 
@@ -779,7 +762,7 @@ mod tests {
             },
             Scope::Shared,
         ));
-        let r = run_chain(&m);
+        let r = run_immediate(&m);
         let arrivals: Vec<u64> = r.layers.iter().map(|l| l.arrivals).collect();
         assert_eq!(arrivals, [3, 9, 11]);
         assert_eq!(r.layers[2].counts.gave_up_budget, 8);
@@ -805,10 +788,10 @@ mod tests {
         // out at 2 and 14 ms (an answer takes 2 ms, then a 10 ms sleep); the next would go
         // out at 16 + 20 = 36 ms, past the edge attempt's end at 20 ms: with propagation it
         // is not taken (deadline), without it all 5 attempts go out (2, 14, 36, 78, 160 ms).
-        let r = run_chain(&deadline_chain(true));
+        let r = run_immediate(&deadline_chain(true));
         assert_eq!(r.layers[1].arrivals, 2);
         assert_eq!(r.layers[1].counts.gave_up_deadline, 1);
-        let r = run_chain(&deadline_chain(false));
+        let r = run_immediate(&deadline_chain(false));
         assert_eq!(r.layers[1].arrivals, 5);
         assert_eq!(r.layers[1].counts.gave_up_attempts, 1);
         // The edge timed out at 20 ms either way; layer 1's worker stayed busy for it until
@@ -868,8 +851,9 @@ mod tests {
             hop.propagate_deadline = propagate;
             m
         };
-        let arrivals =
-            |m: &Model| -> Vec<u64> { run_chain(m).layers.iter().map(|l| l.arrivals).collect() };
+        let arrivals = |m: &Model| -> Vec<u64> {
+            run_immediate(m).layers.iter().map(|l| l.arrivals).collect()
+        };
         assert_eq!(arrivals(&model(true)), [2, 0]);
         assert_eq!(arrivals(&model(false)), [2, 2]);
     }
@@ -882,7 +866,7 @@ mod tests {
             names: vec!["only".into()],
             hops: Vec::new(),
         });
-        let (a, b) = (run_chain(&lone), run_chain(&layer));
+        let (a, b) = (run_immediate(&lone), run_immediate(&layer));
         assert_eq!((a.counts, a.events), (b.counts, b.events));
         assert_eq!(b.layers.len(), 1);
         assert_eq!(b.layers[0].arrivals, 15);
