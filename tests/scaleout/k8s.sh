@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Kubernetes recipe without a cluster: reads scripts/k8s-indexed-job.yaml, runs its
 # container's command once per JOB_COMPLETION_INDEX from 0 to completions - 1 (volumes mapped
-# to a temporary folder, `jitterlab` on the PATH as in the image), kills one index half-way and
+# to a temporary folder, `jitterlab` on the PATH as in the image), kills one index half-way (run
+# in slices, so the kill cannot come too late on a fast machine) and
 # runs it again as the Job's per-index retry does, runs scripts/k8s-merge-job.yaml's command,
 # and checks the merge is byte-identical to an unsharded run. A manifest whose command no
 # longer works (a renamed flag, a wrong shard count, a missing folder) fails it.
@@ -57,18 +58,29 @@ say "k8s-indexed-job.yaml: $completions completions of: ${command[*]}"
 ((completions >= 2)) || fail "completions is $completions: nothing to shard"
 
 # One index first, alone, so that its journal is the only one: killed half-way (as a
-# preempted pod is), then run again as the Job's retry of that index does.
+# preempted pod is), then run again as the Job's retry of that index does. An index is a
+# fraction of a second of work on a fast machine, less than a poll, so the pod runs in slices
+# of 20 ms (stopped between them) until its journal holds a finished unit: the kill then
+# lands half-way however fast the machine is.
 t0=$SECONDS
 killed=$((completions / 2))
 journal() { find "$tmp/volumes" -name units.jsonl -printf '%h\n' | head -n 1; }
 # Stops waiting when the pod has ended too (the wait below then says how).
 has_records() { [[ -n $(journal) ]] && (($(journal_records "$(journal)") > 0)) || ! kill -0 "$pgid" 2>/dev/null; }
-set -m # the pod in its own process group, to kill all of it
+run_slice() {
+  kill -CONT -- "-$pgid" 2>/dev/null
+  sleep 0.02
+  kill -STOP -- "-$pgid" 2>/dev/null
+  has_records
+}
+set -m # the pod in its own process group, to stop, resume and kill all of it
 pod JOB_COMPLETION_INDEX="$killed" &
 pgid=$!
 set +m
-wait_until 600 "finished unit in index $killed's journal" has_records
+kill -STOP -- "-$pgid" 2>/dev/null || true
+wait_until 600 "finished unit in index $killed's journal" run_slice
 kill -TERM -- "-$pgid" 2>/dev/null || true
+kill -CONT -- "-$pgid" 2>/dev/null || true # a stopped process takes its TERM when resumed
 rc=0
 wait "$pgid" || rc=$?
 ((rc == 128 + 15)) || fail "index $killed ended (exit code $rc) before it could be killed"

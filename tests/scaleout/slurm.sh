@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Slurm recipe on a real, one-node Slurm: installs Debian's slurm-wlm and munge when
 # missing, starts munged, slurmctld and slurmd on private sockets, ports and folders, submits
-# a 4-shard sweep and its merge with scripts/slurm-submit.sh, cancels one array task half-way,
+# a 4-shard sweep and its merge with scripts/slurm-submit.sh, cancels one array task half-way
+# (held at its start and run in slices, so the cancel cannot come too late on a fast machine),
 # resubmits that index (it resumes), and checks the merge is byte-identical to an unsharded
 # run. Every daemon it started is stopped by process id on exit, whatever happened. Skipped,
 # with a notice, where Slurm cannot be brought up (not root, no apt-get).
@@ -141,10 +142,12 @@ reference "$tmp/reference"
 # job_state ID: Slurm's state of a job (or array task, ID_INDEX), e.g. PENDING, COMPLETED.
 job_state() { slurm scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 job_done() { [[ $(job_state "$1") =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|OUT_OF_MEMORY|NODE_FAIL)$ ]]; }
-# submit [INDICES]: scripts/slurm-submit.sh from the jobs' folder; sets $array and $merge.
+# submit [INDICES]: scripts/slurm-submit.sh from the jobs' folder, the jobs running
+# $jobs_bin; sets $array and $merge.
+jobs_bin=$bin
 submit() {
   local said
-  said=$(cd "$tmp/jobs" && slurm JITTERLAB="$bin" "$repo/scripts/slurm-submit.sh" \
+  said=$(cd "$tmp/jobs" && slurm JITTERLAB="$jobs_bin" "$repo/scripts/slurm-submit.sh" \
     "$shards" "$scenario" "$tmp/results" "$@")
   printf '[%s]   %s\n' "$test_name" "${said//$'\n'/$'\n'"[$test_name]   "}"
   [[ $said =~ job\ array\ ([0-9]+)\ and\ the\ merge\ as\ job\ ([0-9]+) ]] ||
@@ -152,15 +155,42 @@ submit() {
   array=${BASH_REMATCH[1]} merge=${BASH_REMATCH[2]}
 }
 
+# A shard is a fraction of a second of work on a fast machine (the node's 2 CPUs run one task
+# at a time), less than it takes to see a finished unit and cancel the task. So the first
+# submission's binary is a wrapper that, in task $killed, stops itself before it becomes
+# jitterlab; the test then lets it run in slices of 20 ms until its journal holds a finished
+# unit, and cancels it there, half-way however fast the machine is.
+paused=$tmp/paused.pid
+cat >"$tmp/jitterlab-paused" <<WRAPPER
+#!/usr/bin/env bash
+if [[ \${SLURM_ARRAY_TASK_ID:-} == $killed && \$1 == run ]]; then
+  echo \$\$ >"$paused.new" && mv "$paused.new" "$paused"
+  kill -STOP \$\$
+fi
+exec "$bin" "\$@"
+WRAPPER
+chmod +x "$tmp/jitterlab-paused"
+
 t0=$SECONDS
+jobs_bin=$tmp/jitterlab-paused
 submit
+jobs_bin=$bin
 first_array=$array first_merge=$merge
 journal="$tmp/results/shard-$killed"
-# Stops waiting when the task has ended too (then it could not be cancelled half-way).
-has_records() { (($(journal_records "$journal") > 0)) || job_done "${array}_$killed"; }
-wait_until 600 "finished unit in shard $killed's journal" has_records
+# Each wait stops when the task has ended too (then it could not be cancelled half-way).
+is_paused() { [[ -s $paused && $(ps -o stat= -p "$(<"$paused")") == T* ]] || job_done "${array}_$killed"; }
+wait_until 600 "task ${array}_$killed stopped at its start" is_paused
+pid=$(<"$paused")
+run_slice() {
+  kill -CONT "$pid" 2>/dev/null
+  sleep 0.02
+  kill -STOP "$pid" 2>/dev/null
+  (($(journal_records "$journal") > 0)) || job_done "${array}_$killed"
+}
+wait_until 600 "finished unit in shard $killed's journal" run_slice
 job_done "${array}_$killed" && fail "task ${array}_$killed ended ($(job_state "${array}_$killed")) before it could be cancelled"
 slurm scancel "${array}_$killed"
+kill -CONT "$pid" 2>/dev/null || true # a stopped process takes its TERM when resumed
 say "cancelled array task ${array}_$killed after $(journal_records "$journal") finished units"
 states=""
 for ((i = 0; i < shards; i++)); do
