@@ -190,7 +190,7 @@ async fn handle(
         if g.network.is_instant() || !g.ledger.awaits(v.client, v.tag) {
             SimDuration::ZERO
         } else {
-            g.network.reply_leg(v.client, v.tag, work)
+            g.network.reply_leg(v.client, v.tag, work, answer, hint)
         }
     };
     shared.lag.sleep(leg.to_std()).await;

@@ -182,7 +182,7 @@ impl<'a> Sim<'a> {
             Event::Arrive(c, tag) => self.arrive(c, tag),
             Event::ServiceDone(slot) => self.service_done(slot),
             Event::Reply(c, tag) => {
-                let (answer, hint) = self.clients.reply(c);
+                let (answer, hint) = self.network.reply(c);
                 self.receive(c, tag, answer, hint);
             }
             Event::Timeout(c, tag) => self.timeout(c, tag),
@@ -194,8 +194,8 @@ impl<'a> Sim<'a> {
             | Event::HopTimeout(..)
             | Event::HopWake(_)
             | Event::HopLaunch(_) => self.hop_event(event),
-            Event::ReadReply(c, tag) => self.read_reply(c, tag),
-            Event::WriteArrive(c, tag) => self.write_arrive(c, tag),
+            Event::ReadReply(c, tag) => self.read_reply(c, tag, self.network.version(c)),
+            Event::WriteArrive(c, tag) => self.write_arrive(c, tag, self.network.version(c)),
         }
     }
 
@@ -409,11 +409,10 @@ impl<'a> Sim<'a> {
             Admission::Reject { answer, hint } => self.reject(c, tag, answer, hint),
             Admission::Drop => self.meter.dropped(),
             Admission::Read { version } => {
-                self.clients.set_version(c, version);
                 if self.network.is_instant() {
-                    self.read_reply(c, tag);
+                    self.read_reply(c, tag, version);
                 } else {
-                    let d = self.network.leg(c);
+                    let d = self.network.version_leg(c, version);
                     self.after(d, Event::ReadReply(c, tag));
                 }
             }
@@ -456,22 +455,22 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// OCC: the version reaches client `c`, which sends its conditional write.
-    fn read_reply(&mut self, c: u32, tag: u32) {
+    /// OCC: the `version` read reaches client `c`, which sends its conditional write.
+    fn read_reply(&mut self, c: u32, tag: u32, version: u32) {
         if !self.clients.awaits(c, tag) {
             return;
         }
         if self.network.is_instant() {
-            self.write_arrive(c, tag);
+            self.write_arrive(c, tag, version);
         } else {
             let d = self.network.leg(c);
             self.after(d, Event::WriteArrive(c, tag));
         }
     }
 
-    /// OCC: the write of attempt `tag` of client `c` reaches the row.
-    fn write_arrive(&mut self, c: u32, tag: u32) {
-        match self.server.write(self.clients.version(c)) {
+    /// OCC: the write of attempt `tag` of client `c`, made on `version`, reaches the row.
+    fn write_arrive(&mut self, c: u32, tag: u32, version: u32) {
+        match self.server.write(version) {
             Ok(()) => self.answer(c, tag, Answer::OK, None, 0),
             Err(answer) => self.reject(c, tag, answer, None),
         }
@@ -492,8 +491,7 @@ impl<'a> Sim<'a> {
         if self.network.is_instant() {
             self.receive(c, tag, answer, hint);
         } else {
-            let d = self.network.reply_leg(c, tag, work);
-            self.clients.hold_reply(c, answer, hint);
+            let d = self.network.reply_leg(c, tag, work, answer, hint);
             self.after(d, Event::Reply(c, tag));
         }
     }

@@ -301,7 +301,7 @@ impl<'a> Sim<'a> {
             }
             Event::HopReply(h, tag) => {
                 let (st, s) = unhop(h);
-                let (answer, hint) = self.station(st).callers.reply(s);
+                let (answer, hint) = self.station(st).network.reply(s);
                 self.hop_receive(st, s, tag, answer, hint);
             }
             Event::HopTimeout(h, tag) => {
@@ -515,8 +515,7 @@ impl<'a> Sim<'a> {
         if station.network.is_instant() {
             self.hop_receive(st, s, tag, answer, hint);
         } else {
-            let d = station.network.reply_leg(s, tag, work);
-            station.callers.hold_reply(s, answer, hint);
+            let d = station.network.reply_leg(s, tag, work, answer, hint);
             self.after(d, Event::HopReply(hop(st, s), tag));
         }
     }
