@@ -24,6 +24,9 @@ pub(crate) struct Meter {
     /// Index of the bucket holding `now`.
     bucket: usize,
     bucket_ns: u64,
+    /// Where bucket `bucket` ends, once the series holds it (0 before): an event earlier than
+    /// this is in the same bucket, found without a division.
+    bucket_end: u64,
     /// Buckets up to the horizon.
     max_buckets: usize,
     horizon: SimDuration,
@@ -52,6 +55,7 @@ impl Meter {
             },
             bucket: 0,
             bucket_ns,
+            bucket_end: 0,
             max_buckets: (horizon.as_nanos() / bucket_ns) as usize + 1,
             horizon,
             busy_ns: 0,
@@ -75,6 +79,9 @@ impl Meter {
     /// count at their end) and growing the series lazily.
     #[inline]
     fn advance(&mut self, now: SimTime, in_system: u32) {
+        if now.as_nanos() < self.bucket_end {
+            return;
+        }
         let b = (now.as_nanos() / self.bucket_ns) as usize;
         if b == self.bucket && b < self.series.len() {
             return;
@@ -93,6 +100,7 @@ impl Meter {
             *slot = in_system;
         }
         self.bucket = b;
+        self.bucket_end = (b as u64 + 1).saturating_mul(self.bucket_ns);
     }
 
     /// Attempts that reached the server so far.

@@ -163,9 +163,10 @@ impl EventQueue {
         let mut moving = std::mem::take(&mut self.buckets[i]);
         self.mins[i] = u64::MAX;
         self.occupied &= !(1 << (i - 1));
-        for e in moving.drain(..) {
+        for &e in &moving {
             self.place(bucket_of(e.time, min), e);
         }
+        moving.clear();
         // Keep the emptied bucket's allocation for later pushes, unless it is large: a burst
         // cascades down through many buckets and keeping every one's peak would multiply the
         // queue's memory.
