@@ -8,7 +8,8 @@
 use hdrhistogram::Histogram;
 
 use super::metrics::{
-    Counts, Ending, RunResult, TimeSeries, new_latency_histogram, ratio, work_shares,
+    Counts, Ending, LATENCY_SAMPLES, RunResult, TimeSeries, new_latency_histogram, ratio,
+    work_shares,
 };
 use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
@@ -17,6 +18,9 @@ use crate::time::{SimDuration, SimTime};
 pub(crate) struct Meter {
     counts: Counts,
     latency_us: Histogram<u64>,
+    /// The values recorded into `latency_us`, while at most `LATENCY_SAMPLES` (one more
+    /// means too many).
+    latency_samples: Vec<u64>,
     /// Exact sum of succeeded requests' latencies, for an exact mean.
     latency_sum_ns: u128,
     by_attempt: Vec<u64>,
@@ -47,6 +51,7 @@ impl Meter {
         Meter {
             counts: Counts::default(),
             latency_us: new_latency_histogram(),
+            latency_samples: Vec::new(),
             latency_sum_ns: 0,
             by_attempt: Vec::new(),
             series: TimeSeries {
@@ -182,6 +187,9 @@ impl Meter {
             let latency_us = latency_ns / 1_000;
             // Values beyond the histogram's range (12 days) are clamped to it.
             self.latency_us.saturating_record(latency_us.max(1));
+            if self.latency_samples.len() <= LATENCY_SAMPLES {
+                self.latency_samples.push(latency_us.max(1));
+            }
             let n = attempts as usize;
             if self.by_attempt.len() < n {
                 self.by_attempt.resize(n, 0);
@@ -247,6 +255,64 @@ impl Meter {
             recovery,
             series: keep_series.then_some(self.series),
             layers: Vec::new(),
+            latency_samples: if self.latency_samples.len() <= LATENCY_SAMPLES {
+                self.latency_samples
+            } else {
+                Vec::new()
+            },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngExt;
+
+    /// A run whose succeeded requests took `latencies_ns`.
+    fn run_with(latencies_ns: &[u64]) -> RunResult {
+        let mut meter = Meter::new(SimDuration::from_secs(1), SimDuration::from_secs(10));
+        for &ns in latencies_ns {
+            meter.ending(Ending::Succeeded, SimTime(ns), SimTime::ZERO, 1);
+        }
+        meter.finish(SimTime(0), 0, 1, 0, false, None)
+    }
+
+    fn walked(r: &RunResult) -> Vec<(u64, u64)> {
+        r.latency_us
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    #[test]
+    fn latency_buckets_from_samples_equal_the_histogram_walk() {
+        let mut rng = crate::rng::from_seed(5);
+        let top = (1u64 << 40) * 1_000; // the histogram's highest value, 2^40 us, in ns
+        for (n, scale) in [(1, 1), (7, 1_000), (300, 1 << 30), (4096, top)] {
+            // Latencies from 0 ns to the histogram's top, many repeated.
+            let ns: Vec<u64> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => 12_345_678,
+                    1 => top,
+                    _ => rng.random_range(0..scale),
+                })
+                .collect();
+            let r = run_with(&ns);
+            let fast = r
+                .buckets_from_samples()
+                .expect("samples stand for the histogram");
+            assert_eq!(fast, walked(&r), "{n} latencies up to {scale} ns");
+            assert_eq!(r.latency_buckets(), fast);
+        }
+        // A value past the top is clamped into the histogram: the walk answers.
+        let r = run_with(&[5_000, top + 1_000_000_000]);
+        assert_eq!(r.buckets_from_samples(), None);
+        assert_eq!(r.latency_buckets(), walked(&r));
+        // So it does past the samples kept, and without any success.
+        let r = run_with(&vec![5_000; LATENCY_SAMPLES + 1]);
+        assert!(r.latency_samples.is_empty());
+        assert_eq!(r.latency_buckets(), [(5, LATENCY_SAMPLES as u64 + 1)]);
+        assert_eq!(run_with(&[]).latency_buckets(), []);
     }
 }

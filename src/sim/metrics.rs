@@ -198,7 +198,14 @@ pub struct RunResult {
     pub series: Option<TimeSeries>,
     /// One per layer of a chain of services, layer 1 first; empty for one server.
     pub layers: Vec<LayerResult>,
+    /// The values recorded into `latency_us` when there are at most [`LATENCY_SAMPLES`] of
+    /// them (else empty): [`RunResult::latency_buckets`] then reads them instead of walking
+    /// the histogram's 40 000 buckets.
+    pub(crate) latency_samples: Vec<u64>,
 }
+
+/// Up to this many succeeded requests, a run keeps their latencies beside the histogram.
+pub(crate) const LATENCY_SAMPLES: usize = 4096;
 
 /// What one layer of a chain of services measured in one run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -286,6 +293,42 @@ impl RunResult {
     /// Attempts per request.
     pub fn amplification(&self) -> f64 {
         ratio(self.counts.attempts, self.counts.requests)
+    }
+
+    /// The latency histogram's non-empty buckets as `(value, count)`, ascending, each bucket
+    /// named by its highest equivalent value: what `latency_us.iter_recorded()` gives, from
+    /// the kept samples when they can stand for the histogram (a sweep's small runs spent
+    /// 5 % of their time walking its empty buckets).
+    pub fn latency_buckets(&self) -> Vec<(u64, u64)> {
+        self.buckets_from_samples().unwrap_or_else(|| {
+            self.latency_us
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        })
+    }
+
+    /// [`RunResult::latency_buckets`] from the samples, when they are all of the histogram's
+    /// values and each within its range (a value past it was clamped, and lands where only
+    /// the walk knows).
+    pub(crate) fn buckets_from_samples(&self) -> Option<Vec<(u64, u64)>> {
+        let (h, samples) = (&self.latency_us, &self.latency_samples);
+        if samples.is_empty()
+            || samples.len() as u64 != h.len()
+            || samples.iter().any(|&v| v > h.high())
+        {
+            return None;
+        }
+        let mut keys: Vec<u64> = samples.iter().map(|&v| h.highest_equivalent(v)).collect();
+        keys.sort_unstable();
+        let mut buckets: Vec<(u64, u64)> = Vec::new();
+        for key in keys {
+            match buckets.last_mut() {
+                Some((k, n)) if *k == key => *n += 1,
+                _ => buckets.push((key, 1)),
+            }
+        }
+        Some(buckets)
     }
 
     /// Succeeded / requests.

@@ -136,11 +136,7 @@ impl UnitRecord {
             events: r.events,
             by_attempt: r.by_attempt.clone(),
             latency_mean_ms: r.latency_mean_ms.is_finite().then_some(r.latency_mean_ms),
-            latency_us: r
-                .latency_us
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect(),
+            latency_us: r.latency_buckets(),
             recovery: r.recovery,
             series: r.series.clone(),
             layers: r.layers.iter().map(LayerRecord::from).collect(),
