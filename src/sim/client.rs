@@ -382,6 +382,29 @@ impl Clients {
         }
     }
 
+    /// True when the clients' states are too many to stay in a core's cache (32 768 clients,
+    /// 2 MB): each event's client is then worth fetching ahead ([`Clients::prefetch`]). Below,
+    /// the lookahead would only cost time.
+    #[inline]
+    pub fn outgrow_the_cache(&self) -> bool {
+        self.clients.len() >= 1 << 15
+    }
+
+    /// Asks the CPU to fetch client `c`'s state into the cache, without waiting for it: with a
+    /// million clients most events began with a cache miss on their client (half of the
+    /// run's time), which the fetch now overlaps with the event before.
+    #[inline]
+    pub fn prefetch(&self, c: u32) {
+        if let Some(client) = self.clients.get(c as usize) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is a hint; it never faults and reads nothing into the program.
+            unsafe {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                _mm_prefetch::<_MM_HINT_T0>((client as *const Client).cast());
+            }
+        }
+    }
+
     /// Makes room for `additional` more clients.
     pub fn reserve(&mut self, additional: usize) {
         self.clients.reserve(additional);

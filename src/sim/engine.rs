@@ -173,6 +173,11 @@ impl<'a> Sim<'a> {
     #[inline]
     fn step(&mut self) -> Option<(SimTime, Event)> {
         let (now, event) = self.queue.pop_until(self.horizon)?;
+        if self.clients.outgrow_the_cache() {
+            for c in self.queue.upcoming().filter_map(Event::client) {
+                self.clients.prefetch(c);
+            }
+        }
         self.now = now;
         self.meter.event(now, self.server.in_flight());
         self.dispatch(event);

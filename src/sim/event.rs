@@ -44,3 +44,21 @@ pub enum Event {
     /// A caller slot was handed a concurrency-limiter slot.
     HopLaunch(u32),
 }
+
+impl Event {
+    /// The client this event concerns, if it is one of the engine's own clients.
+    #[inline]
+    pub fn client(self) -> Option<u32> {
+        match self {
+            Event::Start(c)
+            | Event::Wake(c)
+            | Event::Launch(c)
+            | Event::Arrive(c, _)
+            | Event::Reply(c, _)
+            | Event::Timeout(c, _)
+            | Event::ReadReply(c, _)
+            | Event::WriteArrive(c, _) => Some(c),
+            _ => None,
+        }
+    }
+}

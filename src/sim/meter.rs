@@ -51,7 +51,7 @@ impl Meter {
         Meter {
             counts: Counts::default(),
             latency_us: new_latency_histogram(),
-            latency_samples: Vec::new(),
+            latency_samples: Vec::with_capacity(LATENCY_SAMPLES + 1),
             latency_sum_ns: 0,
             by_attempt: Vec::new(),
             series: TimeSeries {

@@ -28,6 +28,9 @@ const BUCKETS: usize = 65;
 /// this the list is small and compacting would only cost time.
 const PRE_COMPACT_MIN: usize = 1 << 14;
 
+/// At most this many events are offered by [`EventQueue::upcoming`].
+const MAX_UPCOMING: usize = 16;
+
 /// The queue of pending events.
 ///
 /// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990), valid because time never goes
@@ -135,6 +138,27 @@ impl EventQueue {
     #[inline]
     fn lowest_occupied(&self) -> Option<usize> {
         (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize + 1)
+    }
+
+    /// Events that are likely to pop next: the next pre-scheduled one, and at most
+    /// `MAX_UPCOMING` of the heap: the first of bucket 0, else the lowest occupied bucket when
+    /// it is that small. The next event is usually among them, and its client's memory can be
+    /// fetched while the current event is handled.
+    #[inline]
+    pub fn upcoming(&self) -> impl Iterator<Item = Event> + '_ {
+        let pre = self.pre.get(self.next_pre).map(|&(_, e)| e);
+        let rest = self.buckets[0].get(self.head..).unwrap_or(&[]);
+        let candidates = if !rest.is_empty() {
+            // These pop next, in this order.
+            &rest[..rest.len().min(MAX_UPCOMING)]
+        } else {
+            // The next is one of these, in no known order: all of them, or none.
+            match self.lowest_occupied().map(|i| &self.buckets[i][..]) {
+                Some(bucket) if bucket.len() <= MAX_UPCOMING => bucket,
+                _ => &[],
+            }
+        };
+        pre.into_iter().chain(candidates.iter().map(|e| e.event))
     }
 
     /// The earliest time in the heap (not counting pre-scheduled events), without moving
@@ -316,6 +340,7 @@ mod tests {
             q.preschedule(pre);
             let mut seq = u64::from(pres); // pushes come after every pre-scheduled event
             let mut now = 0u64;
+            let (mut offered, mut foreseen) = (0u32, 0u32);
             for step in 0..steps {
                 if rng.random_bool(0.55) {
                     let scale = [0u64, 3, 100, 1 << 20, 1 << 40][rng.random_range(0..5)];
@@ -324,7 +349,12 @@ mod tests {
                     reference.push(Reverse((t, seq, Event::Wake(step))));
                     seq += 1;
                 } else {
+                    let next: Vec<Event> = q.upcoming().collect();
                     let got = q.pop();
+                    if let Some((_, e)) = got {
+                        offered += 1;
+                        foreseen += u32::from(next.contains(&e));
+                    }
                     let want = reference.pop().map(|Reverse((t, _, e))| (SimTime(t), e));
                     assert_eq!(got, want, "seed {seed} step {step}");
                     assert_eq!(q.len(), reference.len(), "seed {seed} step {step}");
@@ -333,6 +363,12 @@ mod tests {
                     }
                 }
             }
+            // The lookahead that lets the engine prefetch: usually the next event (over 90 %
+            // here; 27 % when it offers only the pre-scheduled one).
+            assert!(
+                foreseen * 10 >= offered * 8,
+                "seed {seed}: {foreseen} of {offered} pops foreseen"
+            );
             while let Some(Reverse((t, _, e))) = reference.pop() {
                 assert_eq!(q.pop(), Some((SimTime(t), e)));
             }
