@@ -13,8 +13,10 @@
 use super::event::Event;
 use crate::time::SimTime;
 
-/// 24 bytes: the push order needs no stored sequence number (see [`EventQueue`]).
+/// 20 bytes: the push order needs no stored sequence number (see [`EventQueue`]), and the
+/// time is stored unaligned rather than padded (a million pending events take 20 MB, not 24).
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed(4))]
 struct Entry {
     time: u64,
     event: Event,
@@ -308,8 +310,8 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_is_24_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 24);
+    fn an_entry_is_20_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 20);
     }
 
     /// The radix heap against a reference `BinaryHeap` of `(time, seq)`, with pushes and pops
