@@ -14,7 +14,7 @@ use crate::metric::{PerMetric, estimates};
 use crate::output::{csv, owned};
 use crate::scenario::{Scenario, ScenarioDoc};
 use crate::stats::Estimate;
-use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord};
+use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
 use crate::sweep::{self, Plan, Progress, Shard};
 
 /// Options of `jitterlab run`.
@@ -140,12 +140,15 @@ impl Prepared {
 
     /// Writes the sorted journal and, when it holds every unit, the CSV files; returns the
     /// files written and the summary of every point (empty for a partial folder).
+    /// Writes the result files of `records` into `dir`: the journal in unit order (reusing
+    /// what this run `written`), the CSVs; returns them and the points' summaries.
     fn write_results(
         &self,
         dir: &Path,
         records: &[UnitRecord],
+        written: &Written,
     ) -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
-        journal::finalize(dir, &self.header, records)?;
+        journal::finalize(dir, &self.header, records, written)?;
         let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
         if records.len() != self.units.len() {
             return Ok((files, Vec::new()));
@@ -211,14 +214,17 @@ pub fn run(
     let execution = sweep::execute(&prep.plan, &todo, threads, progress, Some(&writer), cancel);
     progress.finish();
     let execution = execution?;
-    drop(writer);
+    let written = writer
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_written();
     let (ran, events, wall) = (execution.ran, execution.events, execution.wall_seconds);
     done.extend(execution.records.into_iter().map(|r| (r.unit, r)));
     let records: Vec<UnitRecord> = done
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    let (mut files, points) = prep.write_results(&dir, &records)?;
+    let (mut files, points) = prep.write_results(&dir, &records, &written)?;
 
     let meta = Meta {
         units_run: ran,
@@ -281,7 +287,7 @@ impl Folder {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         clear_stale(dir)?;
         write_atomic(&dir.join("scenario.toml"), self.prep.resolved.as_bytes())?;
-        let (mut files, points) = self.prep.write_results(dir, records)?;
+        let (mut files, points) = self.prep.write_results(dir, records, &Written::default())?;
         let events: u64 = records.iter().map(UnitRecord::events).sum();
         let meta = Meta {
             units_run: records.len(),
@@ -350,7 +356,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     let records: Vec<UnitRecord> = all.into_values().collect();
     clear_stale(out)?;
     write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let (mut files, points) = prep.write_results(out, &records)?;
+    let (mut files, points) = prep.write_results(out, &records, &Written::default())?;
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),

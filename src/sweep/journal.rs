@@ -8,6 +8,7 @@
 //! journal is rewritten in unit order, so its bytes too are independent of thread count and
 //! sharding.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -225,6 +226,16 @@ pub fn fingerprint(resolved: &str) -> String {
 pub struct JournalWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// What this writer wrote, for [`finalize`] to reuse instead of encoding it again.
+    written: Written,
+}
+
+/// The lines a [`JournalWriter`] appended: the unit of each and its JSON text, and whether the
+/// file held nothing else (it began with this writer's header).
+#[derive(Debug, Default)]
+pub struct Written {
+    alone: bool,
+    lines: Vec<(usize, String)>,
 }
 
 impl JournalWriter {
@@ -253,6 +264,10 @@ impl JournalWriter {
         let mut writer = JournalWriter {
             out: BufWriter::new(file),
             path,
+            written: Written {
+                alone: !exists,
+                lines: Vec::new(),
+            },
         };
         if !exists {
             let line =
@@ -265,7 +280,14 @@ impl JournalWriter {
     /// Appends one record and flushes it.
     pub fn append(&mut self, record: &UnitRecord) -> Result<()> {
         let line = serde_json::to_string(record).map_err(|e| Error::io(&self.path, e.into()))?;
-        self.write_line(&line)
+        self.write_line(&line)?;
+        self.written.lines.push((record.unit, line));
+        Ok(())
+    }
+
+    /// The lines written, once the writer is done.
+    pub fn into_written(self) -> Written {
+        self.written
     }
 
     fn write_line(&mut self, line: &str) -> Result<()> {
@@ -471,12 +493,41 @@ fn json_message(e: &serde_json::Error) -> String {
 }
 
 /// Rewrites the journal of a complete run in unit order (atomically).
-pub fn finalize(dir: &Path, header: &Header, records: &[UnitRecord]) -> Result<()> {
+///
+/// `written` is what this run's [`JournalWriter`] appended: its lines are reused rather than
+/// encoded again (a long run's journal is megabytes of JSON), and when they are the whole file
+/// and already in unit order (one thread, no resume), the file is left as it is.
+pub fn finalize(
+    dir: &Path,
+    header: &Header,
+    records: &[UnitRecord],
+    written: &Written,
+) -> Result<()> {
     let path = dir.join(JOURNAL);
+    if written.alone
+        && written.lines.len() == records.len()
+        && written
+            .lines
+            .iter()
+            .zip(records)
+            .all(|(w, r)| w.0 == r.unit)
+    {
+        return Ok(());
+    }
+    let lines: HashMap<usize, &str> = written
+        .lines
+        .iter()
+        .map(|(unit, line)| (*unit, line.as_str()))
+        .collect();
     let mut text = serde_json::to_string(header).map_err(|e| Error::io(&path, e.into()))?;
     text.push('\n');
     for r in records {
-        text.push_str(&serde_json::to_string(r).map_err(|e| Error::io(&path, e.into()))?);
+        match lines.get(&r.unit) {
+            Some(line) => text.push_str(line),
+            None => {
+                text.push_str(&serde_json::to_string(r).map_err(|e| Error::io(&path, e.into()))?)
+            }
+        }
         text.push('\n');
     }
     write_atomic(&path, text.as_bytes())
