@@ -89,7 +89,7 @@ impl Table<TimeseriesRow> {
             out.extend_from_slice(&lead);
             out.push(b',');
             let t_ns = i as u64 * bucket_ns;
-            if t_ns % 1_000_000 == 0 && t_ns < 1 << 53 {
+            if t_ns.is_multiple_of(1_000_000) && t_ns < 1 << 53 {
                 // A whole number of milliseconds, exact as a float: the float prints as this.
                 out.extend_from_slice(decimal(t_ns / 1_000_000, &mut digits));
             } else {
