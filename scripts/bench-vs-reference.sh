@@ -107,7 +107,7 @@ for _ in $(seq "$runs"); do
 done
 j=$(min < "$work/j3"); r=$(min < "$work/r3"); m=$(sort -g "$work/m3" | tail -1)
 printf '%-58s %9ss %9ss %7sx  %s\n' "1000000 clients, 4 s / rdes bar 1000000 4" "$j" "$r" "$(ratio "$j" "$r")" "<= 0.25x"
-printf '%-58s %8sMB %10s %8s  %s\n' "  its peak memory (RSS)" "$m" "" "" "< 150 MB"
+printf '%-58s %7sMiB %10s %8s  %s\n' "  its peak memory (RSS)" "$m" "" "" "< 150 MB"
 
 # 4. Thread scaling: choose-base-and-cap on 2 threads against 1, beside rdes's own sweep
 # speed-up (8 runs of its model, sequential against rayon) measured in the same minute.
