@@ -241,17 +241,6 @@ impl Dist {
         }
     }
 
-    /// True when the draws are continuous, so that two legs end at the same nanosecond only
-    /// by a negligible chance (ties are broken by event order, which a folded event changes).
-    pub fn is_continuous(&self) -> bool {
-        match *self {
-            Dist::Exponential { mean } => mean > SimDuration::ZERO,
-            Dist::LogNormal { sigma, .. } => sigma > 0.0,
-            Dist::NormalAbs { sd, .. } => sd > SimDuration::ZERO,
-            Dist::Constant { .. } | Dist::Empirical(_) => false,
-        }
-    }
-
     /// True when every sample is zero.
     pub fn is_zero(&self) -> bool {
         match *self {

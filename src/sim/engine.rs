@@ -49,9 +49,6 @@ struct Sim<'a> {
     sources: Vec<(Arrivals, SimRng)>,
     /// The layers behind the server when the model is a chain of services.
     chain: Option<Stations<'a>>,
-    /// OCC: no attempt can time out and legs are never tied, so the read's answer needs no
-    /// event of its own (see `arrive`).
-    fold_read_reply: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -91,9 +88,6 @@ impl<'a> Sim<'a> {
             poisson: None,
             sources: Vec::new(),
             chain: model.chain.as_ref().map(|c| Stations::new(c, &spec)),
-            fold_read_reply: client.timeout.is_none()
-                && client.deadline.is_none()
-                && model.latency.is_continuous(),
         };
         sim.schedule_workload(seed, rep);
         sim
@@ -422,13 +416,6 @@ impl<'a> Sim<'a> {
             Admission::Read { version } => {
                 if self.network.is_instant() {
                     self.read_reply(c, tag, version);
-                } else if self.fold_read_reply {
-                    // Nothing can stop the client waiting before the version lands, and its
-                    // write then leaves at once: the write's arrival is scheduled now, its
-                    // leg drawn from the attempt's own stream in the same order.
-                    let d = self.network.version_leg(c, version);
-                    let write = self.network.leg(c);
-                    self.after(d + write, Event::WriteArrive(c, tag));
                 } else {
                     let d = self.network.version_leg(c, version);
                     self.after(d, Event::ReadReply(c, tag));
@@ -772,61 +759,6 @@ mod tests {
         let series = r.series.unwrap();
         assert_eq!(series.rejections.iter().sum::<u32>(), 1);
         assert_eq!((series.first_attempts[0], series.retries[1]), (2, 1));
-    }
-
-    /// The OCC read's answer folded into the write's arrival changes nothing but the event
-    /// count: every measure equal to the run with the read's answer as an event, over seeds,
-    /// strategies and client counts (the golden sims hold the same over whole sweeps).
-    #[test]
-    fn folding_the_occ_read_reply_changes_only_the_event_count() {
-        let latency = Dist::new("normal_abs", ms(10), Some(ms(2))).unwrap();
-        let mut m = model(burst(0), ServerConfig::Occ, latency);
-        m.client.max_attempts = None;
-        for (jitter, clients, seed) in [
-            (Jitter::None, 10, 1),
-            (Jitter::Full, 40, 2),
-            (Jitter::Decorrelated, 120, 3),
-            (Jitter::NoJitter, 60, 4),
-        ] {
-            m.workload = burst(clients);
-            let strategy = Strategy::new(
-                jitter.name(),
-                Backoff::new(jitter, ms(10), 2.0, ms(2000)).unwrap(),
-            );
-            let run = |fold: bool| {
-                let mut sim = Sim::new(RunSpec {
-                    model: &m,
-                    strategy: &strategy,
-                    seed,
-                    replication: 0,
-                    keep_series: true,
-                });
-                assert!(sim.fold_read_reply, "the fold applies to this model");
-                sim.fold_read_reply = fold;
-                while sim.step().is_some() {}
-                sim.finish(true)
-            };
-            let (folded, unfolded) = (run(true), run(false));
-            let ctx = format!("{} with {clients} clients", jitter.name());
-            assert_eq!(folded.counts, unfolded.counts, "{ctx}");
-            assert_eq!(folded.counts.succeeded, u64::from(clients), "{ctx}");
-            assert_eq!(folded.latency_us, unfolded.latency_us, "{ctx}");
-            assert_eq!(folded.latency_mean_ms, unfolded.latency_mean_ms, "{ctx}");
-            assert_eq!(folded.by_attempt, unfolded.by_attempt, "{ctx}");
-            assert_eq!(folded.makespan, unfolded.makespan, "{ctx}");
-            assert_eq!(folded.series, unfolded.series, "{ctx}");
-            assert_eq!(
-                (folded.peak_arrivals, folded.peak_retries),
-                (unfolded.peak_arrivals, unfolded.peak_retries),
-                "{ctx}"
-            );
-            // One event fewer per attempt: each read's answer.
-            assert_eq!(
-                unfolded.events - folded.events,
-                folded.counts.attempts,
-                "{ctx}"
-            );
-        }
     }
 
     /// Runs a burst of two clients for `steps` events, lets `tamper` break the bookkeeping,
