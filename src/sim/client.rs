@@ -395,14 +395,16 @@ impl Clients {
     /// run's time), which the fetch now overlaps with the event before.
     #[inline]
     pub fn prefetch(&self, c: u32) {
+        #[cfg(target_arch = "x86_64")]
         if let Some(client) = self.clients.get(c as usize) {
-            #[cfg(target_arch = "x86_64")]
             // SAFETY: a prefetch is a hint; it never faults and reads nothing into the program.
             unsafe {
                 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
                 _mm_prefetch::<_MM_HINT_T0>((client as *const Client).cast());
             }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = c;
     }
 
     /// Makes room for `additional` more clients.
