@@ -8,8 +8,8 @@
 use hdrhistogram::Histogram;
 
 use super::metrics::{
-    Counts, Ending, LATENCY_SAMPLES, RunResult, TimeSeries, new_latency_histogram, ratio,
-    work_shares,
+    Counts, Ending, LATENCY_SAMPLES, RunResult, TimeSeries, give_back_series, ratio,
+    spare_latency_histogram, spare_series, work_shares,
 };
 use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
@@ -50,16 +50,13 @@ impl Meter {
         let bucket_ns = bucket.as_nanos().max(1);
         Meter {
             counts: Counts::default(),
-            latency_us: new_latency_histogram(),
+            latency_us: spare_latency_histogram(),
             // Allocated once, at the start: grown while the event queue grows, it pinned
             // megabytes of freed heap in a million-client run.
             latency_samples: Vec::with_capacity(LATENCY_SAMPLES + 1),
             latency_sum_ns: 0,
             by_attempt: Vec::new(),
-            series: TimeSeries {
-                bucket,
-                ..TimeSeries::default()
-            },
+            series: spare_series(bucket),
             bucket: 0,
             bucket_ns,
             bucket_end: 0,
@@ -252,7 +249,12 @@ impl Meter {
             ledger_faults: self.ledger_faults,
             by_attempt: self.by_attempt,
             recovery,
-            series: keep_series.then_some(self.series),
+            series: if keep_series {
+                Some(self.series)
+            } else {
+                give_back_series(self.series);
+                None
+            },
             layers: Vec::new(),
             latency_samples: if self.latency_samples.len() <= LATENCY_SAMPLES {
                 self.latency_samples

@@ -6,9 +6,12 @@
 //! as they happen, unfinished requests at the horizon, client by client) and the client ledger
 //! refuses a second ending, so the check observes the engine rather than restating its arithmetic.
 
+use std::cell::Cell;
+
 use hdrhistogram::Histogram;
 
 use super::recovery::Recovery;
+use super::spare;
 use crate::time::{SimDuration, SimTime};
 
 /// How a request ended.
@@ -381,4 +384,58 @@ pub(crate) fn ratio(a: u64, b: u64) -> f64 {
 pub fn new_latency_histogram() -> Histogram<u64> {
     // 1 µs .. 2^40 µs with 3 significant figures: constant parameters that are always valid.
     Histogram::new_with_bounds(1, 1 << 40, 3).expect("constant, valid histogram bounds")
+}
+
+thread_local! {
+    static SPARE_HISTOGRAM: Cell<Option<Histogram<u64>>> = const { Cell::new(None) };
+    static SPARE_SERIES: Cell<Option<TimeSeries>> = const { Cell::new(None) };
+}
+
+/// A time series keeps its columns for the next run on its thread (see [`spare`]) when each
+/// has room for at most this many buckets.
+const SPARE_SERIES_MAX: usize = 1 << 16;
+
+/// An empty latency histogram for a run: the one a previous run on this thread gave back
+/// (see [`RunResult::recycle`]), emptied, else a new one.
+pub(crate) fn spare_latency_histogram() -> Histogram<u64> {
+    match spare::take(&SPARE_HISTOGRAM) {
+        Some(mut h) => {
+            h.reset();
+            h
+        }
+        None => new_latency_histogram(),
+    }
+}
+
+/// An empty time series of `bucket`-wide buckets for a run, with the columns a previous run
+/// on this thread gave back, else none yet.
+pub(crate) fn spare_series(bucket: SimDuration) -> TimeSeries {
+    let mut series = spare::take(&SPARE_SERIES).unwrap_or_default();
+    series.truncate(0);
+    series.bucket = bucket;
+    series
+}
+
+/// Keeps `series`'s columns for the next run on this thread, unless they are large.
+pub(crate) fn give_back_series(series: TimeSeries) {
+    if series
+        .columns()
+        .iter()
+        .all(|v| v.capacity() <= SPARE_SERIES_MAX)
+    {
+        spare::give(&SPARE_SERIES, series);
+    }
+}
+
+impl RunResult {
+    /// Hands this result's latency histogram and time series to the next run on this thread,
+    /// which would otherwise allocate (and the kernel fault in) its own: a sweep calls this
+    /// once it has taken what it needs from the result. Dropping a result instead is always
+    /// correct, only slower.
+    pub fn recycle(self) {
+        spare::give(&SPARE_HISTOGRAM, self.latency_us);
+        if let Some(series) = self.series {
+            give_back_series(series);
+        }
+    }
 }

@@ -8,7 +8,8 @@
 //! strategy sees the same arrivals, service demands, faults and network delays.
 //!
 //! Layout, each module using only those listed before it:
-//! - inputs and vocabulary: [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
+//! - inputs and vocabulary: `spare` (buffers a thread's runs hand on to one another),
+//!   [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
 //!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt);
 //! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
 //!   delays), `server` (admission, service, OCC), `client` (the request state machine around
@@ -36,6 +37,7 @@ pub(crate) mod meter;
 mod model;
 pub(crate) mod network;
 pub(crate) mod server;
+mod spare;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::run;

@@ -10,7 +10,10 @@
 //! list order, so on equal times they come before anything pushed during the run: exactly the
 //! order of one queue holding them all, at a fraction of the cost.
 
+use std::cell::Cell;
+
 use super::event::Event;
+use super::spare;
 use crate::time::SimTime;
 
 /// 20 bytes: the push order needs no stored sequence number (see [`EventQueue`]), and the
@@ -32,6 +35,14 @@ const PRE_COMPACT_MIN: usize = 1 << 14;
 
 /// At most this many events are offered by [`EventQueue::upcoming`].
 const MAX_UPCOMING: usize = 16;
+
+/// A dropped queue's buckets are kept for the next queue on its thread (see [`spare`]) when
+/// they have room for at most this many entries in all.
+const SPARE_MAX: usize = 1 << 16;
+
+thread_local! {
+    static SPARE_BUCKETS: Cell<Option<Vec<Vec<Entry>>>> = const { Cell::new(None) };
+}
 
 /// The queue of pending events.
 ///
@@ -64,8 +75,10 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
+        let buckets = spare::take(&SPARE_BUCKETS)
+            .unwrap_or_else(|| (0..BUCKETS).map(|_| Vec::new()).collect());
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets,
             mins: [u64::MAX; BUCKETS],
             occupied: 0,
             head: 0,
@@ -73,6 +86,16 @@ impl Default for EventQueue {
             len: 0,
             pre: Vec::new(),
             next_pre: 0,
+        }
+    }
+}
+
+impl Drop for EventQueue {
+    fn drop(&mut self) {
+        if self.buckets.iter().map(Vec::capacity).sum::<usize>() <= SPARE_MAX {
+            let mut buckets = std::mem::take(&mut self.buckets);
+            buckets.iter_mut().for_each(Vec::clear);
+            spare::give(&SPARE_BUCKETS, buckets);
         }
     }
 }
