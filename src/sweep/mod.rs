@@ -339,7 +339,11 @@ pub fn execute(
     // A failure stops the units not yet started, as a cancel does.
     let failed = AtomicBool::new(false);
     let results: Vec<Option<UnitRecord>> = pool.install(|| {
+        // One unit per job: left to its adaptive splitting, rayon runs the units of a
+        // split's last piece one after another on one thread, and a slow piece at the end
+        // kept one thread working alone for a fifth of a grid's run.
         todo.par_iter()
+            .with_max_len(1)
             .map(|&unit| {
                 if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                     return None;
