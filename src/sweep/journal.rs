@@ -238,6 +238,24 @@ pub struct Written {
     lines: Vec<(usize, String)>,
 }
 
+/// One record as its journal line, encoded ahead of [`JournalWriter::append_line`].
+pub struct JournalLine {
+    unit: usize,
+    text: String,
+}
+
+impl JournalLine {
+    /// `record` encoded as a journal line.
+    pub fn of(record: &UnitRecord) -> Result<JournalLine> {
+        let text =
+            serde_json::to_string(record).map_err(|e| Error::io(Path::new(JOURNAL), e.into()))?;
+        Ok(JournalLine {
+            unit: record.unit,
+            text,
+        })
+    }
+}
+
 impl JournalWriter {
     /// Opens `dir/units.jsonl` for appending; a new (or `fresh`) journal starts with `header`.
     pub fn open(dir: &Path, header: &Header, fresh: bool) -> Result<JournalWriter> {
@@ -279,9 +297,15 @@ impl JournalWriter {
 
     /// Appends one record and flushes it.
     pub fn append(&mut self, record: &UnitRecord) -> Result<()> {
-        let line = serde_json::to_string(record).map_err(|e| Error::io(&self.path, e.into()))?;
-        self.write_line(&line)?;
-        self.written.lines.push((record.unit, line));
+        let line = JournalLine::of(record)?;
+        self.append_line(line)
+    }
+
+    /// Appends one record encoded beforehand and flushes it: threads that share the writer
+    /// encode their records before taking its lock, and hold it only for the write.
+    pub fn append_line(&mut self, line: JournalLine) -> Result<()> {
+        self.write_line(&line.text)?;
+        self.written.lines.push((line.unit, line.text));
         Ok(())
     }
 

@@ -359,8 +359,13 @@ pub fn execute(
                 events.fetch_add(record.events(), Ordering::Relaxed);
                 progress.unit_done(record.events());
                 if let Some(sink) = sink {
-                    let mut writer = sink.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Err(e) = writer.append(&record) {
+                    // Encoded before the lock is taken: the other threads wait only for the
+                    // write.
+                    let appended = journal::JournalLine::of(&record).and_then(|line| {
+                        let mut writer = sink.lock().unwrap_or_else(|p| p.into_inner());
+                        writer.append_line(line)
+                    });
+                    if let Err(e) = appended {
                         fail(e);
                         failed.store(true, Ordering::Relaxed);
                     }
