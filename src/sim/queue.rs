@@ -209,9 +209,16 @@ impl EventQueue {
         };
         let min = self.mins[i];
         self.last = min;
-        let mut moving = std::mem::take(&mut self.buckets[i]);
         self.mins[i] = u64::MAX;
         self.occupied &= !(1 << (i - 1));
+        if self.buckets[i].len() == 1 {
+            // Half the refills of a small queue: the one event is the minimum, bucket 0's.
+            let e = self.buckets[i][0];
+            self.buckets[i].clear();
+            self.buckets[0].push(e);
+            return true;
+        }
+        let mut moving = std::mem::take(&mut self.buckets[i]);
         for &e in &moving {
             self.place(bucket_of(e.time, min), e);
         }
