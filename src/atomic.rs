@@ -2,8 +2,9 @@
 //! a reader never sees half a file. Every file jitterlab writes goes through here: the journal
 //! of a sweep as well as the result files, charts and report.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -36,8 +37,74 @@ pub fn create_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     linked.map_err(|e| Error::io(path, e))
 }
 
-/// Writes `bytes` to a temporary name beside `path` and returns that name.
-fn write_temp(path: &Path, bytes: &[u8]) -> Result<std::path::PathBuf> {
+/// A file written piece by piece under a temporary name beside its path, and renamed to it by
+/// [`AtomicFile::commit`]; dropped without a commit, the temporary file is removed. For files
+/// too large to build in memory first: a time series of hundreds of thousands of rows built
+/// in memory cost more in fresh pages than in formatting.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: File,
+    committed: bool,
+}
+
+impl AtomicFile {
+    /// Starts writing `path` (created under a temporary name).
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let tmp = temp_name(path)?;
+        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            committed: false,
+        })
+    }
+
+    /// The path the file will have once committed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the written file to its path (replacing any file there).
+    pub fn commit(mut self) -> Result<PathBuf> {
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        self.committed = true;
+        Ok(std::mem::take(&mut self.path))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Writing through a shared reference, as `&File` does: a CSV writer that owns the file lends
+/// it out for rows written by hand.
+impl Write for &AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        (&self.file).write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&self.file).flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The temporary name beside `path`: `.<name>.tmp<pid>`.
+fn temp_name(path: &Path) -> Result<PathBuf> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -49,7 +116,12 @@ fn write_temp(path: &Path, bytes: &[u8]) -> Result<std::path::PathBuf> {
             message: "not a file name".to_string(),
         })?
         .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    Ok(dir.join(format!(".{name}.tmp{}", std::process::id())))
+}
+
+/// Writes `bytes` to a temporary name beside `path` and returns that name.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let tmp = temp_name(path)?;
     let result = (|| {
         let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         file.write_all(bytes).map_err(|e| Error::io(&tmp, e))
@@ -90,6 +162,40 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["a.txt", "b.toml"], "no temporary file left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_written_in_pieces_appears_whole_on_commit_and_not_at_all_without() {
+        let dir = std::env::temp_dir().join(format!("jitterlab-pieces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = || {
+            let mut n: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let path = dir.join("c.csv");
+        write_atomic(&path, b"old").unwrap();
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.write_all(b"one,").unwrap();
+        (&file).write_all(b"two").unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"old",
+            "nothing shows before the commit"
+        );
+        assert_eq!(names().len(), 2, "the file and its temporary");
+        assert_eq!(file.commit().unwrap(), path);
+        assert_eq!(std::fs::read(&path).unwrap(), b"one,two");
+        // Dropped without a commit (an error half-way): the old file stays, no leftover.
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.write_all(b"half").unwrap();
+        drop(file);
+        assert_eq!(std::fs::read(&path).unwrap(), b"one,two");
+        assert_eq!(names(), ["c.csv"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! Writes the CSV files of a result folder (DESIGN §6) from the finished units, each file
 //! through its row type ([`super::rows`]), which defines its columns for the reader too.
 
+use std::io::Write;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use super::rows::{
     AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, Row,
     SummaryRow, TimeseriesRow, defined, header,
 };
-use crate::atomic::write_atomic;
+use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric, estimates};
 use crate::scenario::format_value;
@@ -20,16 +21,19 @@ use crate::stats::paired_difference;
 use crate::sweep::Plan;
 use crate::sweep::journal::UnitRecord;
 
-/// One file being written, in memory until it is complete.
+/// One file being written, under a temporary name until it is complete (`finish`).
 struct Table<R> {
-    out: csv::Writer<Vec<u8>>,
+    out: csv::Writer<AtomicFile>,
     row: PhantomData<R>,
 }
 
+/// What `push_series` gathers before writing it to the file.
+const CHUNK: usize = 1 << 16;
+
 impl<R: Row> Table<R> {
-    /// A file whose sweep-key columns are named `keys`, its header written.
-    fn new(keys: &[String]) -> Result<Table<R>> {
-        let mut out = writer(Vec::with_capacity(1 << 16));
+    /// The file of `R` in `dir`, its sweep-key columns named `keys`, its header written.
+    fn new(dir: &Path, keys: &[String]) -> Result<Table<R>> {
+        let mut out = writer(AtomicFile::create(&dir.join(R::FILE))?);
         out.write_record(header::<R>(keys))
             .map_err(csv_error::<R>)?;
         Ok(Table {
@@ -42,23 +46,21 @@ impl<R: Row> Table<R> {
         self.out.serialize(row).map_err(csv_error::<R>)
     }
 
-    /// Writes the file into `dir` (atomically).
-    fn finish(self, dir: &Path) -> Result<PathBuf> {
-        let path = dir.join(R::FILE);
-        let bytes = self
+    /// Gives the file its name; returns its path.
+    fn finish(self) -> Result<PathBuf> {
+        let file = self
             .out
             .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
-        write_atomic(&path, &bytes)?;
-        Ok(path)
+            .map_err(|e| csv_error::<R>(e.into_error().into()))?;
+        file.commit()
     }
 }
 
 impl Table<TimeseriesRow> {
     /// Appends the rows of one run's series, byte for byte as [`Table::push`] writes them,
     /// without serde per row: the leading columns (point, strategy, sweep values) are encoded
-    /// once, and the numbers, which never need quoting, are appended to each line. A long
-    /// horizon has hundreds of thousands of buckets.
+    /// once, and the numbers, which never need quoting, are appended to each line, a chunk at
+    /// a time. A long horizon has hundreds of thousands of buckets.
     fn push_series(
         &mut self,
         point: u32,
@@ -66,7 +68,9 @@ impl Table<TimeseriesRow> {
         sweep: &[String],
         series: &TimeSeries,
     ) -> Result<()> {
-        let mut lead = writer(Vec::new());
+        let mut lead = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
         lead.write_record(
             [point.to_string(), strategy.to_string()]
                 .iter()
@@ -77,10 +81,12 @@ impl Table<TimeseriesRow> {
             .into_inner()
             .map_err(|e| csv_error::<TimeseriesRow>(e.into_error().into()))?;
         lead.pop(); // the record's terminator
-        // The bytes so far, to append to; a new writer takes them back at the end.
-        let mut out = std::mem::replace(&mut self.out, writer(Vec::new()))
-            .into_inner()
-            .map_err(|e| csv_error::<TimeseriesRow>(e.into_error().into()))?;
+        // The rows the CSV writer holds go first; then the file takes these lines directly.
+        self.out
+            .flush()
+            .map_err(|e| csv_error::<TimeseriesRow>(e.into()))?;
+        let mut file = self.out.get_ref();
+        let mut out: Vec<u8> = Vec::with_capacity(CHUNK + 1024);
         let mut number = String::new();
         let mut digits = [0u8; 20];
         let columns = series.columns();
@@ -108,17 +114,22 @@ impl Table<TimeseriesRow> {
             }
             out.extend_from_slice(number.as_bytes());
             out.push(b'\n');
+            if out.len() >= CHUNK {
+                file.write_all(&out)
+                    .map_err(|e| Error::io(file.path(), e))?;
+                out.clear();
+            }
         }
-        self.out = writer(out);
-        Ok(())
+        file.write_all(&out).map_err(|e| Error::io(file.path(), e))
     }
 }
 
-/// A CSV writer into `buf`, as every file of a result folder is written.
-fn writer(buf: Vec<u8>) -> csv::Writer<Vec<u8>> {
+/// A CSV writer into `file`, as every file of a result folder is written.
+fn writer(file: AtomicFile) -> csv::Writer<AtomicFile> {
     csv::WriterBuilder::new()
         .has_headers(false)
-        .from_writer(buf)
+        .buffer_capacity(CHUNK)
+        .from_writer(file)
 }
 
 /// Appends `x` as the CSVs write a number (`rows::number_text`: shortest round-trip form,
@@ -153,11 +164,11 @@ fn csv_error<R: Row>(source: csv::Error) -> Error {
 /// Writes `rows` as the file of their type into `dir` (atomically), with one sweep column per
 /// key of `keys`; returns its path.
 pub fn write_rows<R: Row>(dir: &Path, keys: &[String], rows: &[R]) -> Result<PathBuf> {
-    let mut table = Table::new(keys)?;
+    let mut table = Table::new(dir, keys)?;
     for row in rows {
         table.push(row)?;
     }
-    table.finish(dir)
+    table.finish()
 }
 
 /// Writes summary, aggregate, compare, timeseries, attempts and latency CSVs into `dir`.
@@ -178,7 +189,7 @@ pub fn write_all(
     let strategy_name = |p: usize, s: usize| plan.points[p].scenario.strategies[s].name.clone();
     let reps = plan.replications as usize;
 
-    let mut summary = Table::<SummaryRow>::new(&keys)?;
+    let mut summary = Table::<SummaryRow>::new(dir, &keys)?;
     for (r, v) in records.iter().zip(values) {
         summary.push(&SummaryRow {
             point: r.point as u32,
@@ -195,9 +206,11 @@ pub fn write_all(
         .points
         .first()
         .and_then(|p| p.scenario.model.chain.as_ref());
-    let mut layers = chain.map(|_| Table::<LayersRow>::new(&keys)).transpose()?;
+    let mut layers = chain
+        .map(|_| Table::<LayersRow>::new(dir, &keys))
+        .transpose()?;
     let mut layer_series = chain
-        .map(|_| Table::<LayerTimeseriesRow>::new(&keys))
+        .map(|_| Table::<LayerTimeseriesRow>::new(dir, &keys))
         .transpose()?;
     if let (Some(layers), Some(layer_series)) = (layers.as_mut(), layer_series.as_mut()) {
         for r in records {
@@ -248,11 +261,11 @@ pub fn write_all(
             }
         }
     }
-    let mut aggregate = Table::<AggregateRow>::new(&keys)?;
-    let mut compare = Table::<CompareRow>::new(&keys)?;
-    let mut timeseries = Table::<TimeseriesRow>::new(&keys)?;
-    let mut attempts = Table::<AttemptsRow>::new(&keys)?;
-    let mut latency = Table::<LatencyRow>::new(&keys)?;
+    let mut aggregate = Table::<AggregateRow>::new(dir, &keys)?;
+    let mut compare = Table::<CompareRow>::new(dir, &keys)?;
+    let mut timeseries = Table::<TimeseriesRow>::new(dir, &keys)?;
+    let mut attempts = Table::<AttemptsRow>::new(dir, &keys)?;
+    let mut latency = Table::<LatencyRow>::new(dir, &keys)?;
 
     // Records are in unit order: point-major, strategy, replication.
     let mut offset = 0;
@@ -369,16 +382,16 @@ pub fn write_all(
         });
     }
     let mut written = vec![
-        summary.finish(dir)?,
-        aggregate.finish(dir)?,
-        compare.finish(dir)?,
-        timeseries.finish(dir)?,
-        attempts.finish(dir)?,
-        latency.finish(dir)?,
+        summary.finish()?,
+        aggregate.finish()?,
+        compare.finish()?,
+        timeseries.finish()?,
+        attempts.finish()?,
+        latency.finish()?,
     ];
     if let (Some(layers), Some(layer_series)) = (layers, layer_series) {
-        written.push(layers.finish(dir)?);
-        written.push(layer_series.finish(dir)?);
+        written.push(layers.finish()?);
+        written.push(layer_series.finish()?);
     }
     Ok(written)
 }
@@ -398,16 +411,27 @@ mod tests {
     use crate::time::SimDuration;
 
     impl<R: Row> Table<R> {
+        /// The file's bytes, once finished.
         fn bytes(self) -> Vec<u8> {
-            self.out.into_inner().expect("a Vec never fails")
+            std::fs::read(self.finish().unwrap()).unwrap()
         }
+    }
+
+    /// A new empty folder for one test's table.
+    fn folder(label: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("jitterlab-csv-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     #[test]
     fn a_series_is_written_byte_for_byte_as_its_rows_would_be() {
-        // Buckets of 2.5 ms (starts whole and fractional), and of 2^33 ms, whose starts pass
-        // 2^53 ns, where a whole number of milliseconds stops being printed as an integer.
-        series_as_rows(SimDuration(2_500_000), 1200);
+        // Buckets of 2.5 ms (starts whole and fractional; several chunks of the file), and of
+        // 2^33 ms, whose starts pass 2^53 ns, where a whole number of milliseconds stops being
+        // printed as an integer.
+        series_as_rows(SimDuration(2_500_000), 5000);
         series_as_rows(SimDuration(1_000_000 << 33), 4);
     }
 
@@ -441,9 +465,10 @@ mod tests {
         let keys = ["backoff.base".to_string(), "sweep \"b\"".to_string()];
         let sweep = ["10ms,20ms".to_string(), String::new()];
         let strategy = "odd, \"name\"";
-        let mut fast = Table::<TimeseriesRow>::new(&keys).unwrap();
+        let (fast_dir, slow_dir) = (folder(&format!("fast{n}")), folder(&format!("slow{n}")));
+        let mut fast = Table::<TimeseriesRow>::new(&fast_dir, &keys).unwrap();
         fast.push_series(3, strategy, &sweep, &series).unwrap();
-        let mut slow = Table::<TimeseriesRow>::new(&keys).unwrap();
+        let mut slow = Table::<TimeseriesRow>::new(&slow_dir, &keys).unwrap();
         let dispersion = series.retry_dispersion();
         assert!(n < 300 || dispersion.iter().any(Option::is_none));
         assert!(dispersion.iter().any(Option::is_some));
@@ -465,6 +490,8 @@ mod tests {
             .unwrap();
         }
         let (fast, slow) = (fast.bytes(), slow.bytes());
+        std::fs::remove_dir_all(fast_dir).unwrap();
+        std::fs::remove_dir_all(slow_dir).unwrap();
         assert_eq!(
             String::from_utf8(fast).unwrap(),
             String::from_utf8(slow).unwrap()
