@@ -4,6 +4,7 @@
 # taken in the same minute do not). See README.md, "Performance".
 #
 # Usage: scripts/bench-vs-reference.sh [--runs N] [--no-criterion]
+#        JITTERLAB_BIN=path/to/jitterlab scripts/bench-vs-reference.sh ...   (another build)
 #
 # The reference engine is `rdes` (about 140 lines: BinaryHeap<(time, seq, event)> and one
 # Pcg64Mcg; its README states the model). It is taken from $RDES_DIR, else from
@@ -32,7 +33,8 @@ fi
 
 cargo build --release --locked --quiet
 cargo build --release --quiet --manifest-path "$rdes_dir/Cargo.toml" --target-dir target/rdes
-J=target/release/jitterlab
+# JITTERLAB_BIN: time another build (an older commit's, to measure a change before and after).
+J=${JITTERLAB_BIN:-target/release/jitterlab}
 R=target/rdes/release/rdes
 
 work=$(mktemp -d)
