@@ -408,6 +408,7 @@ fn ratio(n: u64, d: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::results::tests::temp;
     use crate::time::SimDuration;
 
     impl<R: Row> Table<R> {
@@ -415,15 +416,6 @@ mod tests {
         fn bytes(self) -> Vec<u8> {
             std::fs::read(self.finish().unwrap()).unwrap()
         }
-    }
-
-    /// A new empty folder for one test's table.
-    fn folder(label: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("jitterlab-csv-{label}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
     }
 
     #[test]
@@ -465,7 +457,7 @@ mod tests {
         let keys = ["backoff.base".to_string(), "sweep \"b\"".to_string()];
         let sweep = ["10ms,20ms".to_string(), String::new()];
         let strategy = "odd, \"name\"";
-        let (fast_dir, slow_dir) = (folder(&format!("fast{n}")), folder(&format!("slow{n}")));
+        let (fast_dir, slow_dir) = (temp(&format!("csv-fast{n}")), temp(&format!("csv-slow{n}")));
         let mut fast = Table::<TimeseriesRow>::new(&fast_dir, &keys).unwrap();
         fast.push_series(3, strategy, &sweep, &series).unwrap();
         let mut slow = Table::<TimeseriesRow>::new(&slow_dir, &keys).unwrap();

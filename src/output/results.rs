@@ -706,7 +706,7 @@ impl Table {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -746,8 +746,8 @@ bucket = "10ms"
         assert!(matches!(bad, Err(Error::ResultFolder { .. })));
     }
 
-    /// A fresh folder under the temp dir.
-    fn temp(label: &str) -> PathBuf {
+    /// A fresh folder under the temp dir (the output tests' scratch space).
+    pub(crate) fn temp(label: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("jitterlab-rows-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
