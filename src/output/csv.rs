@@ -171,15 +171,52 @@ pub fn write_rows<R: Row>(dir: &Path, keys: &[String], rows: &[R]) -> Result<Pat
     table.finish()
 }
 
-/// Writes summary, aggregate, compare, timeseries, attempts and latency CSVs into `dir`.
-/// `records` must hold every unit of `plan`, in unit order, and `values` their metrics
-/// ([`PerMetric::measure`]) in the same order.
+/// Writes `timeseries.csv` into `dir`: the series of each (point, strategy)'s replication 0,
+/// in unit order. `records` as for [`write_all`], which writes the other files: the two can
+/// run side by side.
+pub fn write_timeseries(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<PathBuf> {
+    check_units(dir, plan, records)?;
+    let mut timeseries = Table::<TimeseriesRow>::new(dir, &plan.sweep.keys())?;
+    for r in records.iter().filter(|r| r.replication == 0) {
+        if let Some(series) = r.series.as_ref() {
+            let point = &plan.points[r.point];
+            let values: Vec<String> = point.values.iter().map(|(_, v)| format_value(v)).collect();
+            let strategy = &point.scenario.strategies[r.strategy].name;
+            timeseries.push_series(r.point as u32, strategy, &values, series)?;
+        }
+    }
+    timeseries.finish()
+}
+
+/// Refuses `records` unless they are every unit of `plan` in unit order (point-major, then
+/// strategy, then replication).
+fn check_units(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<()> {
+    let units = plan.units();
+    let matches = units.len() == records.len()
+        && units.iter().zip(records).all(|(u, r)| {
+            (u.point, u.strategy, u.replication) == (r.point, r.strategy, r.replication)
+        });
+    if matches {
+        Ok(())
+    } else {
+        Err(Error::ResultFolder {
+            path: dir.into(),
+            message: "the finished units do not match the scenario".into(),
+        })
+    }
+}
+
+/// Writes summary, aggregate, compare, attempts and latency CSVs (and a chain's layer files)
+/// into `dir`; [`write_timeseries`] writes the time series. `records` must hold every unit of
+/// `plan`, in unit order, and `values` their metrics ([`PerMetric::measure`]) in the same
+/// order.
 pub fn write_all(
     dir: &Path,
     plan: &Plan,
     records: &[UnitRecord],
     values: &[PerMetric<f64>],
 ) -> Result<Vec<PathBuf>> {
+    check_units(dir, plan, records)?;
     let keys = plan.sweep.keys();
     let point_values: Vec<Vec<String>> = plan
         .points
@@ -263,7 +300,6 @@ pub fn write_all(
     }
     let mut aggregate = Table::<AggregateRow>::new(dir, &keys)?;
     let mut compare = Table::<CompareRow>::new(dir, &keys)?;
-    let mut timeseries = Table::<TimeseriesRow>::new(dir, &keys)?;
     let mut attempts = Table::<AttemptsRow>::new(dir, &keys)?;
     let mut latency = Table::<LatencyRow>::new(dir, &keys)?;
 
@@ -274,14 +310,6 @@ pub fn write_all(
         let block = &records[offset..offset + strategies * reps];
         let block_values = &values[offset..offset + strategies * reps];
         offset += strategies * reps;
-        if block.iter().enumerate().any(|(i, r)| {
-            r.point != p || r.strategy != i / reps || r.replication as usize != i % reps
-        }) {
-            return Err(Error::ResultFolder {
-                path: dir.into(),
-                message: "the finished units do not match the scenario".into(),
-            });
-        }
         let sweep = || point_values[p].clone();
         for s in 0..strategies {
             let runs = &block[s * reps..(s + 1) * reps];
@@ -298,9 +326,6 @@ pub fn write_all(
                     ci95_high: e.ci95_high,
                     n: e.n as u32,
                 })?;
-            }
-            if let Some(series) = runs[0].series.as_ref() {
-                timeseries.push_series(p as u32, &strategy_name(p, s), &sweep(), series)?;
             }
             let requests: u64 = runs.iter().map(|r| r.counts.requests).sum();
             let longest = runs.iter().map(|r| r.by_attempt.len()).max().unwrap_or(0);
@@ -375,17 +400,10 @@ pub fn write_all(
             }
         }
     }
-    if offset != records.len() {
-        return Err(Error::ResultFolder {
-            path: dir.into(),
-            message: "more finished units than the scenario has".into(),
-        });
-    }
     let mut written = vec![
         summary.finish()?,
         aggregate.finish()?,
         compare.finish()?,
-        timeseries.finish()?,
         attempts.finish()?,
         latency.finish()?,
     ];
@@ -416,6 +434,44 @@ mod tests {
         fn bytes(self) -> Vec<u8> {
             std::fs::read(self.finish().unwrap()).unwrap()
         }
+    }
+
+    #[test]
+    fn units_out_of_order_are_refused_and_nothing_is_written() {
+        let doc = crate::scenario::ScenarioDoc::parse(
+            "replications = 2\nhorizon = \"5s\"\n[workload]\nclients = 20\n[backoff]\nstrategies = [\"full\", \"equal\"]\n",
+            "<test>",
+            "test",
+        )
+        .unwrap();
+        let plan = Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
+        let records: Vec<UnitRecord> = plan
+            .units()
+            .into_iter()
+            .map(|u| plan.run_unit(u).unwrap())
+            .collect();
+        let dir = temp("csv-order");
+        let file = dir.join(TimeseriesRow::FILE);
+        // Both strategies' replication 0 keep a series: swapped, they would still be written.
+        let mut swapped = records.clone();
+        swapped.swap(0, 2);
+        for wrong in [&swapped[..], &records[1..]] {
+            let e = write_timeseries(&dir, &plan, wrong).unwrap_err();
+            assert!(e.to_string().contains("do not match the scenario"), "{e}");
+            assert!(!file.exists());
+            // The other files too, before a slice of them is taken.
+            let values: Vec<PerMetric<f64>> = wrong.iter().map(PerMetric::measure).collect();
+            let e = write_all(&dir, &plan, wrong, &values).unwrap_err();
+            assert!(e.to_string().contains("do not match the scenario"), "{e}");
+            assert_eq!(
+                std::fs::read_dir(&dir).unwrap().count(),
+                0,
+                "nothing written"
+            );
+        }
+        write_timeseries(&dir, &plan, &records).unwrap();
+        assert!(file.exists());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
