@@ -66,8 +66,11 @@ cap = "1s"
 EOF
 
 # Wall seconds of one command (stdout and stderr discarded); its peak RSS in MiB in $work/rss.
+# The files of the previous run are flushed first, so that their writeback does not take a
+# core from this one.
 wall() {
   local start end
+  sync
   start=$(date +%s%N)
   /usr/bin/time -f "%M" -o "$work/rss.kb" "$@" >/dev/null 2>&1
   end=$(date +%s%N)
