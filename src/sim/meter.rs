@@ -180,11 +180,11 @@ impl Meter {
         if ending == Ending::Succeeded {
             let latency_ns = now.saturating_since(start).as_nanos();
             self.latency_sum_ns += latency_ns as u128;
-            let latency_us = latency_ns / 1_000;
-            // Values beyond the histogram's range (12 days) are clamped to it.
-            self.latency_us.saturating_record(latency_us.max(1));
+            // The histogram starts at 1 us; values beyond its range (12 days) are clamped to it.
+            let latency_us = (latency_ns / 1_000).max(1);
+            self.latency_us.saturating_record(latency_us);
             if self.latency_samples.len() <= LATENCY_SAMPLES {
-                self.latency_samples.push(latency_us.max(1));
+                self.latency_samples.push(latency_us);
             }
             let n = attempts as usize;
             if self.by_attempt.len() < n {

@@ -100,6 +100,23 @@ impl Drop for EventQueue {
     }
 }
 
+/// Appends `e` to bucket `b`, keeping the bucket's minimum and the occupied bits (bit
+/// `b - 1` for a bucket above 0).
+#[inline]
+fn place(
+    buckets: &mut [Vec<Entry>],
+    mins: &mut [u64; BUCKETS],
+    occupied: &mut u64,
+    b: usize,
+    e: Entry,
+) {
+    mins[b] = mins[b].min(e.time);
+    if b > 0 {
+        *occupied |= 1 << (b - 1);
+    }
+    buckets[b].push(e);
+}
+
 #[inline]
 fn bucket_of(time: u64, last: u64) -> usize {
     (u64::BITS - (time ^ last).leading_zeros()) as usize
@@ -147,16 +164,13 @@ impl EventQueue {
         );
         self.len += 1;
         let b = bucket_of(time, self.last);
-        self.place(b, Entry { time, event });
-    }
-
-    #[inline]
-    fn place(&mut self, b: usize, e: Entry) {
-        self.mins[b] = self.mins[b].min(e.time);
-        if b > 0 {
-            self.occupied |= 1 << (b - 1);
-        }
-        self.buckets[b].push(e);
+        place(
+            &mut self.buckets,
+            &mut self.mins,
+            &mut self.occupied,
+            b,
+            Entry { time, event },
+        );
     }
 
     /// The lowest non-empty bucket above 0.
@@ -219,15 +233,11 @@ impl EventQueue {
             return true;
         }
         let mut moving = std::mem::take(&mut self.buckets[i]);
-        // `place` inlined by hand with the occupied bits in a register: every event of
-        // bucket `i` goes to a bucket below `i` (at most 63), where `(1 << b) >> 1` is bit
-        // `b - 1`, or nothing for bucket 0.
+        // The occupied bits in a local, which stays in a register through the loop.
         let mut occupied = self.occupied;
         for &e in &moving {
             let b = bucket_of(e.time, min);
-            self.mins[b] = self.mins[b].min(e.time);
-            occupied |= (1u64 << b) >> 1;
-            self.buckets[b].push(e);
+            place(&mut self.buckets, &mut self.mins, &mut occupied, b, e);
         }
         self.occupied = occupied;
         moving.clear();
