@@ -1,5 +1,8 @@
-//! One next-delay step per jitter kind, RNG included: `backoff/<jitter>`; and one bare uniform
-//! draw from the same generator, `backoff/bare_uniform_draw`, the floor of a jittered step.
+//! One next-delay step per jitter kind, RNG included, in the integer nanoseconds the
+//! simulator uses (`Backoff::next_delay_nanos`): `backoff/<jitter>`; the same step for `full`
+//! through the public `Duration` API, `backoff/full_as_duration` (the conversion's cost); and
+//! one bare uniform draw from the same generator, `backoff/bare_uniform_draw`, the floor of a
+//! jittered step.
 //!
 //! Targets on the project's 2-core machine: at most 3 ns a step for `full`, `equal` and
 //! `no_jitter`, 5 ns for `decorrelated`. The state is reset every 16 steps so that the
@@ -9,8 +12,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
-use jitterlab::time::SimDuration;
 use rand::RngExt;
+use std::time::Duration;
 
 fn backoff(c: &mut Criterion) {
     // criterion draws its own charts with plotters: give it the embedded font.
@@ -19,9 +22,9 @@ fn backoff(c: &mut Criterion) {
     for jitter in Jitter::ALL {
         let policy = Backoff::new(
             jitter,
-            SimDuration::from_millis(50),
+            Duration::from_millis(50),
             2.0,
-            SimDuration::from_secs(2),
+            Duration::from_secs(2),
         )
         .expect("valid parameters");
         let mut rng = jitterlab::rng::from_seed(42);
@@ -31,14 +34,26 @@ fn backoff(c: &mut Criterion) {
                 if state.retries() == 16 {
                     state.reset();
                 }
-                black_box(policy.next_delay(black_box(&mut state), &mut rng))
+                black_box(policy.next_delay_nanos(black_box(&mut state), &mut rng))
             })
         });
+        if jitter == Jitter::Full {
+            let mut rng = jitterlab::rng::from_seed(42);
+            let mut state = BackoffState::new();
+            group.bench_function("full_as_duration", |b| {
+                b.iter(|| {
+                    if state.retries() == 16 {
+                        state.reset();
+                    }
+                    black_box(policy.next_delay(black_box(&mut state), &mut rng))
+                })
+            });
+        }
     }
     // The floor a step is measured against: one uniform draw from the same generator, over
     // a range as wide as the capped delay (scripts/bench-vs-reference.sh prints the ratio).
     let mut rng = jitterlab::rng::from_seed(42);
-    let high = SimDuration::from_secs(2).as_nanos();
+    let high = 2_000_000_000u64;
     group.bench_function("bare_uniform_draw", |b| {
         b.iter(|| black_box(rng.random_range(0..=black_box(high))))
     });

@@ -13,7 +13,8 @@
 use jitterlab::backoff::{Backoff, Jitter};
 use jitterlab::exec::{CancelToken, Classify, Clock, Retrier, SystemClock, VirtualClock};
 use jitterlab::policy::{Outcome, RetryPolicy};
-use jitterlab::time::{SimDuration, SimTime};
+use jitterlab::time::SimDuration;
+use std::time::Duration;
 
 const JITTER: Jitter = Jitter::Full;
 const BASE: SimDuration = SimDuration::from_millis(200);
@@ -27,10 +28,12 @@ const DEADLINE: Option<SimDuration> = Some(SimDuration::from_secs(30));
 /// The policy; one `Retrier` per process runs it, shared by every call (`&Retrier` or
 /// `Arc<Retrier>`).
 fn policy() -> jitterlab::Result<RetryPolicy> {
-    let mut policy = RetryPolicy::new(Backoff::new(JITTER, BASE, MULTIPLIER, CAP)?);
+    // The engine takes std durations; the constants are in the simulator's units, which the
+    // notebook reads back.
+    let mut policy = RetryPolicy::new(Backoff::new(JITTER, BASE.into(), MULTIPLIER, CAP.into())?);
     policy.max_attempts = MAX_ATTEMPTS;
-    policy.timeout = ATTEMPT_TIMEOUT;
-    policy.deadline = DEADLINE;
+    policy.timeout = ATTEMPT_TIMEOUT.map(SimDuration::to_std);
+    policy.deadline = DEADLINE.map(SimDuration::to_std);
     Ok(policy)
 }
 
@@ -38,10 +41,10 @@ fn policy() -> jitterlab::Result<RetryPolicy> {
 /// process from the operating system's entropy; `Retrier::seeded` fixes the seed for demos and
 /// tests.
 fn retrier(seed: Option<u64>) -> jitterlab::Result<Retrier> {
-    match seed {
-        None => Retrier::new(policy()?),
-        Some(seed) => Retrier::seeded(policy()?, seed),
-    }
+    Ok(match seed {
+        None => Retrier::new(policy()?)?,
+        Some(seed) => Retrier::seeded(policy()?, seed)?,
+    })
 }
 
 /// The error of the stand-in service: an HTTP status.
@@ -61,8 +64,8 @@ impl Classify for Status {
 }
 
 /// Calls a service that is down (503) until `up_at`, on `clock`.
-fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: SimTime) -> Result<(), String> {
-    let secs = |t: SimTime| t.as_millis_f64() / 1000.0;
+fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: Duration) -> Result<(), String> {
+    let secs = |t: Duration| t.as_secs_f64();
     let answer = retrier.retry(
         clock,
         &CancelToken::new(),
@@ -75,7 +78,7 @@ fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: SimTime) -> Result<(), St
         },
         |event| {
             let next = match event.decision.sleep() {
-                Some(sleep) => format!("sleep {:.0} ms", sleep.as_millis_f64()),
+                Some(sleep) => format!("sleep {:.0} ms", sleep.as_secs_f64() * 1000.0),
                 None => String::new(),
             };
             let line = format!(
@@ -100,7 +103,7 @@ fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: SimTime) -> Result<(), St
 }
 
 fn main() -> Result<(), String> {
-    let up_at = SimTime::ZERO.saturating_add(SimDuration::from_secs(5));
+    let up_at = Duration::from_secs(5);
     if std::env::args().any(|a| a == "--system-clock") {
         // Production: real sleeps, and jitter that differs from process to process.
         let retrier = retrier(None).map_err(|e| e.to_string())?;

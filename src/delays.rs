@@ -99,7 +99,7 @@ impl DelaysRequest {
             for sample in 0..self.samples {
                 let mut state = BackoffState::new();
                 for retry in 1..=self.retries {
-                    let delay_ns = policy.next_delay(&mut state, &mut rng).as_nanos();
+                    let delay_ns = policy.next_delay_nanos(&mut state, &mut rng);
                     f(DelaySample {
                         jitter: policy.jitter(),
                         sample,

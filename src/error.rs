@@ -8,8 +8,9 @@
 //! the path, so print an error alone; walking `source()` as well would repeat the cause.
 //!
 //! The variants about scenarios, arguments, result folders and charts exist with the `sim`
-//! feature only; the engine alone ([`crate::backoff`], [`crate::policy`], [`crate::exec`])
-//! answers with `InvalidValue`, `Cancelled`, `Entropy` and `Io`.
+//! feature only. The engine (`jitterlab-retry`, re-exported as [`crate::backoff`],
+//! [`crate::policy`], [`crate::exec`]) has its own small error type, which converts into
+//! `InvalidValue`, `Cancelled` and `Entropy` here.
 //!
 //! The engine's constructors answer with the smaller [`ParamError`] and [`ValueError`], which
 //! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
@@ -175,6 +176,19 @@ impl Error {
             | Error::TooMuchWork { .. }
             | Error::TooLarge { .. } => true,
             _ => false,
+        }
+    }
+}
+
+impl From<jitterlab_retry::Error> for Error {
+    /// The engine's error as the variant that says the same.
+    fn from(e: jitterlab_retry::Error) -> Error {
+        match e {
+            jitterlab_retry::Error::InvalidValue(e) => e.into(),
+            jitterlab_retry::Error::Cancelled => Error::Cancelled,
+            jitterlab_retry::Error::Entropy(why) => Error::Entropy(why),
+            // The engine's error is non-exhaustive: a later variant reads as its message.
+            other => Error::Entropy(other.to_string()),
         }
     }
 }

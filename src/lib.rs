@@ -41,17 +41,13 @@
 
 #![warn(missing_docs)]
 
-// The engine: always built.
-pub mod backoff;
-pub mod cancel;
+// The engine, from the `jitterlab-retry` crate under the paths it always had here.
+pub use jitterlab_retry::{backoff, cancel, exec, param, policy, prelude};
+
+// Always built: the simulator's time, streams and errors.
 pub mod error;
-pub mod exec;
-pub mod param;
-pub mod policy;
-pub mod prelude;
 pub mod rng;
 pub mod time;
-
 // The simulator and everything around it (feature `sim`).
 #[cfg(feature = "sim")]
 pub mod atomic;

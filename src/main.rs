@@ -530,7 +530,10 @@ fn as_flag(e: ParamError) -> Error {
 }
 
 fn delays(args: DelaysArgs) -> Result<()> {
-    let duration = |flag: &str, text: &str| -> Result<SimDuration> { parse_duration(flag, text) };
+    // The engine takes std durations; every `SimDuration` converts exactly.
+    let duration = |flag: &str, text: &str| -> Result<std::time::Duration> {
+        parse_duration(flag, text).map(SimDuration::to_std)
+    };
     let request = DelaysRequest {
         jitters: parse_jitters(&args.jitter).map_err(|e| Error::for_key("--jitter", e))?,
         params: BackoffParams {

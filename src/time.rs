@@ -1,5 +1,9 @@
 //! Virtual time: integer nanoseconds.
 //!
+//! The simulator's own time types. The engine (`jitterlab-retry`) takes [`std::time::Duration`]
+//! at its edge and computes in the same integer nanoseconds inside; the simulator calls its
+//! `_nanos` entry points with `.as_nanos()` of these, so the hot path converts nothing.
+//!
 //! [`SimTime`] is an instant on the virtual clock (nanoseconds since the run began) and
 //! [`SimDuration`] a span. Both are `u64` newtypes, so event ordering is exact and the same on
 //! every machine; floats appear only at the edges (CSV columns in milliseconds, charts).
@@ -109,55 +113,12 @@ impl From<SimDuration> for std::time::Duration {
     }
 }
 
-/// A duration for people, in logs and messages: about three significant digits in the largest
-/// unit that fits (`2.41s`, `250ms`, `1.5ms`, `17µs`, `7ns`), and from a minute on whole
-/// seconds or minutes (`1m30s`, `2h5m`). [`SimDuration`]'s own `Display` is the exact form
-/// that scenario files read back (`2413499544ns`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Human(pub std::time::Duration);
+pub use jitterlab_retry::time::Human;
 
 impl SimDuration {
     /// This span for people: see [`Human`].
     pub fn human(self) -> Human {
         Human(self.to_std())
-    }
-}
-
-impl fmt::Display for Human {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MINUTE: u128 = 60 * NANOS_PER_SEC as u128;
-        let ns = self.0.as_nanos();
-        if ns >= 60 * MINUTE {
-            let minutes = (ns + MINUTE / 2) / MINUTE;
-            return match minutes % 60 {
-                0 => write!(f, "{}h", minutes / 60),
-                m => write!(f, "{}h{m}m", minutes / 60),
-            };
-        }
-        if ns >= MINUTE {
-            let secs = (ns + u128::from(NANOS_PER_SEC) / 2) / u128::from(NANOS_PER_SEC);
-            return match secs % 60 {
-                0 => write!(f, "{}m", secs / 60),
-                s => write!(f, "{}m{s}s", secs / 60),
-            };
-        }
-        let (scale, unit) = [(NANOS_PER_SEC, "s"), (NANOS_PER_MS, "ms"), (1_000, "µs")]
-            .into_iter()
-            .find(|&(scale, _)| ns >= u128::from(scale))
-            .unwrap_or((1, "ns"));
-        let value = ns as f64 / scale as f64;
-        let decimals = match value {
-            v if v >= 100.0 => 0,
-            v if v >= 10.0 => 1,
-            _ => 2,
-        };
-        let text = format!("{value:.decimals$}");
-        let text = if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            &text
-        };
-        write!(f, "{text}{unit}")
     }
 }
 

@@ -15,7 +15,7 @@ use super::file::{
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
-use crate::param::ParamError;
+use crate::param::{ParamError, ValueError};
 use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
 use crate::policy::RetryAfterPolicy;
@@ -55,6 +55,29 @@ fn under(table: &str) -> impl Fn(ParamError) -> Error + '_ {
 
 fn duration(key: &str, text: &str) -> Result<SimDuration> {
     text.parse().map_err(|e| Error::for_key(key, e))
+}
+
+/// A duration for the engine, which takes [`std::time::Duration`] (exact: every
+/// [`SimDuration`] fits).
+fn std_duration(key: &str, text: &str) -> Result<std::time::Duration> {
+    duration(key, text).map(SimDuration::to_std)
+}
+
+/// The defaults of the budget kind a scenario names (`kind = "token_bucket"`).
+fn budget_defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
+    Ok(match kind.trim() {
+        "token_bucket" => BudgetConfig::token_bucket(),
+        "ratio" => BudgetConfig::ratio(),
+        "grpc" => BudgetConfig::grpc(),
+        "adaptive" => BudgetConfig::adaptive(),
+        "retry_breaker" => BudgetConfig::retry_breaker(),
+        _ => {
+            return Err(ValueError::new(
+                format!("{kind:?}"),
+                format!("one of {}", BudgetConfig::KINDS.join(", ")),
+            ));
+        }
+    })
 }
 
 fn dur(key: &str, value: &Option<String>, default: &str) -> Result<SimDuration> {
@@ -695,7 +718,7 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
                 .unwrap_or("at_least")
                 .parse()
                 .map_err(|e| Error::for_key(k("retry_after"), e))?,
-            max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?,
+            max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?.map(SimDuration::to_std),
         },
         idempotency,
         budget,
@@ -715,7 +738,7 @@ fn throttle(table: &str, t: &ThrottleFile) -> Result<(ThrottleConfig, Scope)> {
         window: t
             .window
             .as_ref()
-            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+            .map_or(Ok(d.window), |w| std_duration(&key("window"), w))?,
     };
     config.validate().map_err(under(table))?;
     Ok((config, scope(&key("scope"), &t.scope)?))
@@ -738,11 +761,11 @@ fn breaker(table: &str, b: &BreakerFile) -> Result<(BreakerConfig, Scope)> {
         window: b
             .window
             .as_ref()
-            .map_or(Ok(d.window), |w| duration(&key("window"), w))?,
+            .map_or(Ok(d.window), |w| std_duration(&key("window"), w))?,
         open_for: b
             .open_for
             .as_ref()
-            .map_or(Ok(d.open_for), |w| duration(&key("open_for"), w))?,
+            .map_or(Ok(d.open_for), |w| std_duration(&key("open_for"), w))?,
     };
     config.validate().map_err(under(table))?;
     Ok((config, scope(&key("scope"), &b.scope)?))
@@ -751,7 +774,7 @@ fn breaker(table: &str, b: &BreakerFile) -> Result<(BreakerConfig, Scope)> {
 /// A budget table at `table` (`client.budget`, or a strategy's `backoff.strategies[i].budget`).
 fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
     let key = |k: &str| format!("{table}.{k}");
-    let mut config = BudgetConfig::defaults(&b.kind).map_err(|e| Error::for_key(key("kind"), e))?;
+    let mut config = budget_defaults(&b.kind).map_err(|e| Error::for_key(key("kind"), e))?;
     // Each kind takes its own keys; a key of another kind is a mistake worth naming.
     let given = [
         ("capacity", b.capacity.is_some()),
@@ -812,7 +835,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
-                *window = duration(&key("window"), w)?;
+                *window = std_duration(&key("window"), w)?;
             }
         }
         BudgetConfig::Grpc {
@@ -843,9 +866,9 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
 fn backoff_defaults(b: &BackoffFile) -> Result<BackoffParams> {
     Ok(BackoffParams {
         jitter: Jitter::Full,
-        base: dur("backoff.base", &b.base, "50ms")?,
+        base: dur("backoff.base", &b.base, "50ms")?.to_std(),
         multiplier: b.multiplier.unwrap_or(2.0),
-        cap: dur("backoff.cap", &b.cap, "2s")?,
+        cap: dur("backoff.cap", &b.cap, "2s")?.to_std(),
         growth: b.growth.unwrap_or(DEFAULT_GROWTH),
         factor: b.factor.unwrap_or(DEFAULT_FACTOR),
     })
@@ -966,8 +989,8 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
                         .map_err(|e| Error::for_key(&sub, e))?,
                 )
             }
-            "base" => params.base = duration(&sub, &text(k, v)?)?,
-            "cap" => params.cap = duration(&sub, &text(k, v)?)?,
+            "base" => params.base = std_duration(&sub, &text(k, v)?)?,
+            "cap" => params.cap = std_duration(&sub, &text(k, v)?)?,
             "multiplier" => params.multiplier = number(k, v)?,
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
@@ -1237,9 +1260,15 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
         // named under the layer whichever table it came from.
         let d = defaults;
         for (key, value) in [
-            ("base", toml::Value::String(d.base.to_string())),
+            (
+                "base",
+                toml::Value::String(SimDuration::from(d.base).to_string()),
+            ),
             ("multiplier", toml::Value::Float(d.multiplier)),
-            ("cap", toml::Value::String(d.cap.to_string())),
+            (
+                "cap",
+                toml::Value::String(SimDuration::from(d.cap).to_string()),
+            ),
             ("growth", toml::Value::Float(d.growth)),
             ("factor", toml::Value::Float(d.factor)),
         ] {

@@ -142,9 +142,9 @@ impl Scenario {
                     "strategies",
                     Value::Array(self.strategies.iter().map(|st| strategy(st, &d)).collect()),
                 ),
-                ("base", s(d.base)),
+                ("base", s(SimDuration::from(d.base))),
                 ("multiplier", Value::Float(d.multiplier)),
-                ("cap", s(d.cap)),
+                ("cap", s(SimDuration::from(d.cap))),
                 ("growth", Value::Float(d.growth)),
                 ("factor", Value::Float(d.factor)),
             ]),
@@ -178,8 +178,8 @@ fn breaker(b: &BreakerConfig, scope: Scope) -> Value {
     table(vec![
         ("failure_ratio", Value::Float(b.failure_ratio)),
         ("min_requests", Value::Integer(b.min_requests as i64)),
-        ("window", s(b.window)),
-        ("open_for", s(b.open_for)),
+        ("window", s(SimDuration::from(b.window))),
+        ("open_for", s(SimDuration::from(b.open_for))),
         ("scope", s(scope.name())),
     ])
 }
@@ -188,7 +188,7 @@ fn breaker(b: &BreakerConfig, scope: Scope) -> Value {
 fn throttle(t: &ThrottleConfig, scope: Scope) -> Value {
     table(vec![
         ("k", Value::Float(t.k)),
-        ("window", s(t.window)),
+        ("window", s(SimDuration::from(t.window))),
         ("scope", s(scope.name())),
     ])
 }
@@ -215,7 +215,7 @@ fn budget(b: &BudgetConfig, scope: Scope) -> Value {
         } => pairs.extend([
             ("percent", Value::Float(percent)),
             ("min_per_sec", Value::Float(min_per_sec)),
-            ("window", s(window)),
+            ("window", s(SimDuration::from(window))),
         ]),
         BudgetConfig::Grpc {
             max_tokens,
@@ -330,7 +330,10 @@ fn client_table(c: &ClientConfig) -> Value {
             ),
         ),
         ("retry_after", s(c.retry_after.mode.name())),
-        ("retry_after_max", s(format_limit(c.retry_after.max))),
+        (
+            "retry_after_max",
+            s(format_limit(c.retry_after.max.map(SimDuration::from))),
+        ),
         (
             "idempotent",
             Value::Boolean(c.idempotency == Idempotency::Idempotent),
@@ -420,9 +423,9 @@ fn layers(m: &Model, chain: &Chain) -> Value {
 fn backoff_pairs(p: &BackoffParams) -> Vec<(&'static str, Value)> {
     vec![
         ("jitter", s(p.jitter.name())),
-        ("base", s(p.base)),
+        ("base", s(SimDuration::from(p.base))),
         ("multiplier", Value::Float(p.multiplier)),
-        ("cap", s(p.cap)),
+        ("cap", s(SimDuration::from(p.cap))),
         ("growth", Value::Float(p.growth)),
         ("factor", Value::Float(p.factor)),
     ]

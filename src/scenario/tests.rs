@@ -250,7 +250,10 @@ fn overrides_apply_and_are_checked() -> Result<()> {
         Workload::Burst { clients: 500, .. }
     ));
     assert_eq!(s.strategies.len(), 1);
-    assert_eq!(s.strategies[0].backoff.cap(), SimDuration::from_secs(5));
+    assert_eq!(
+        s.strategies[0].backoff.cap(),
+        std::time::Duration::from_secs(5)
+    );
     assert!(doc.set("nonsense").is_err());
     assert!(doc.set("server.wrkers=3").is_err());
     let mut bad = parse("")?;
@@ -418,7 +421,7 @@ strategies = [
     let (throttle, scope) = t.throttle.unwrap();
     assert_eq!(
         (throttle.k, throttle.window),
-        (1.5, SimDuration::from_secs(10))
+        (1.5, std::time::Duration::from_secs(10))
     );
     assert_eq!(scope, crate::sim::Scope::Shared);
     assert!(t.breaker.is_none(), "\"off\" removes the point's breaker");

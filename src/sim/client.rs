@@ -97,8 +97,8 @@ impl ClientConfig {
             backoff,
             retry_on: self.retry_on,
             max_attempts: self.max_attempts,
-            timeout: self.timeout,
-            deadline: self.deadline,
+            timeout: self.timeout.map(SimDuration::to_std),
+            deadline: self.deadline.map(SimDuration::to_std),
             retry_after: self.retry_after,
         }
     }
@@ -472,7 +472,7 @@ impl Clients {
             return false;
         }
         if let Some(i) = self.guards.budget_index(self.owner(c)) {
-            self.guards.budgets[i].on_begin(now);
+            self.guards.budgets[i].on_begin_nanos(now.as_nanos());
         }
         let client = &mut self.clients[c as usize];
         client.phase = Phase::Sleeping;
@@ -520,17 +520,20 @@ impl Clients {
         let Some(tag) = client.sends.checked_add(1) else {
             return Launch::Refused(Ending::GaveUpAttempts);
         };
-        let timeout = match self.policy.attempt_timeout(client.start, now) {
+        let timeout = match self
+            .policy
+            .attempt_timeout_nanos(client.start.as_nanos(), now.as_nanos())
+        {
             AttemptTimeout::Expired => return Launch::Refused(Ending::GaveUpDeadline),
             AttemptTimeout::Unbounded => None,
-            AttemptTimeout::After(t) => Some(t),
+            AttemptTimeout::After(t) => Some(SimDuration(t)),
         };
         let owner = self.owner(c);
         // The throttle is asked for every attempt, first or retry, before the breaker (an
         // attempt the breaker refuses was still one the client wanted to send).
         if let Some(i) = self.guards.throttle_index(owner) {
             let (throttle, rng) = &mut self.guards.throttles[i];
-            if !throttle.admit(now, rng) {
+            if !throttle.admit_nanos(now.as_nanos(), rng) {
                 return Launch::Refused(Ending::Throttled);
             }
         }
@@ -538,7 +541,7 @@ impl Clients {
         // then always an attempt that is really sent, never one that expires in the limiter's
         // queue and leaves the breaker waiting for a result that never comes.
         if let Some(i) = self.guards.breaker_index(owner)
-            && !self.guards.breakers[i].allow(now)
+            && !self.guards.breakers[i].allow_nanos(now.as_nanos())
         {
             return Launch::Refused(Ending::RejectedByBreaker);
         }
@@ -562,34 +565,34 @@ impl Clients {
         if let Some(i) = self.guards.throttle_index(owner)
             && accepted(outcome)
         {
-            self.guards.throttles[i].0.on_accept(now);
+            self.guards.throttles[i].0.on_accept_nanos(now.as_nanos());
         }
         if let Some(i) = self.guards.breaker_index(owner) {
             // Only failures that speak of the server's health count (timeouts, connection
             // errors, 429, 5xx); a 409 or 400 says nothing about it.
-            self.guards.breakers[i].record(now, !outcome.is_server_failure());
+            self.guards.breakers[i].record_nanos(now.as_nanos(), !outcome.is_server_failure());
         }
         let budget_index = self.guards.budget_index(owner);
         let client = &mut self.clients[c as usize];
         let report = AttemptReport {
             attempt: client.attempts(),
-            start: client.start,
-            now,
+            start: client.start.as_nanos(),
+            now: now.as_nanos(),
             outcome,
-            retry_after: hint,
+            retry_after: hint.map(SimDuration::as_nanos),
             idempotency: self.idempotency,
             follows_timeout: client.after_timeout,
         };
         client.after_timeout = outcome == Outcome::Timeout;
         let budget = budget_index.map(|i| &mut self.guards.budgets[i]);
-        let decision = self
-            .policy
-            .decide(&report, &mut client.backoff, budget, &mut client.rng);
+        let decision =
+            self.policy
+                .decide_nanos(&report, &mut client.backoff, budget, &mut client.rng);
         match decision {
             Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {
                 client.phase = Phase::Sleeping;
-                Next::Sleep(sleep)
+                Next::Sleep(SimDuration(sleep))
             }
             Decision::Stop(reason) => Next::End(match reason {
                 StopReason::NotRetryable => Ending::Failed,
@@ -642,7 +645,8 @@ mod tests {
     fn clients() -> Clients {
         let config = ClientConfig::bare(None);
         let ms = SimDuration::from_millis(1);
-        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
+        let policy =
+            config.retry_policy(Backoff::new(Jitter::Constant, ms.into(), 2.0, ms.into()).unwrap());
         Clients::new(
             &config,
             policy,

@@ -68,9 +68,9 @@ fn uniform(seed: u64) -> f64 {
 fn simulate(jitter: Jitter, p: Params, seed: u64) -> Run {
     let policy = Backoff::new(
         jitter,
-        SimDuration::from_millis(p.base_ms),
+        SimDuration::from_millis(p.base_ms).into(),
         2.0,
-        SimDuration::from_millis(p.cap_ms),
+        SimDuration::from_millis(p.cap_ms).into(),
     )
     .unwrap();
     let n_buckets = (HORIZON_MS / BUCKET_MS) as usize;
@@ -134,9 +134,9 @@ fn simulate(jitter: Jitter, p: Params, seed: u64) -> Run {
             delta_in_system[b + 1] -= 1;
             continue;
         }
-        let sleep = policy.next_delay(&mut states[c as usize], &mut rngs[c as usize]);
+        let sleep = policy.next_delay_nanos(&mut states[c as usize], &mut rngs[c as usize]);
         // at least 1 ms between attempts (a round trip)
-        let next = t + sleep.as_nanos().max(1_000_000);
+        let next = t + sleep.max(1_000_000);
         queue.push(Reverse((next, seq, c, attempt + 1)));
         seq += 1;
     }
@@ -1023,9 +1023,9 @@ fn sample_delays(kinds: &[Jitter], retries: u32, samples: u32) -> Vec<(Jitter, u
     for &j in kinds {
         let policy = Backoff::new(
             j,
-            SimDuration::from_millis(50),
+            SimDuration::from_millis(50).into(),
             2.0,
-            SimDuration::from_secs(2),
+            SimDuration::from_secs(2).into(),
         )
         .unwrap();
         for s in 0..samples {
@@ -1035,7 +1035,7 @@ fn sample_delays(kinds: &[Jitter], retries: u32, samples: u32) -> Vec<(Jitter, u
                 out.push((
                     j,
                     k,
-                    policy.next_delay(&mut state, &mut rng).as_millis_f64(),
+                    SimDuration::from(policy.next_delay(&mut state, &mut rng)).as_millis_f64(),
                 ));
             }
         }

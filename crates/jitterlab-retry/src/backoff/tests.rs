@@ -1,11 +1,31 @@
 //! Unit tests of the backoff core: validation, overflow, golden values, means, bounds.
 
 use super::*;
-use crate::rng::{StreamKind, from_seed, stream};
-use crate::time::SimDuration;
+use crate::test_rng;
 
-fn ms(v: u64) -> SimDuration {
-    SimDuration::from_millis(v)
+/// An independent generator per sample `s` of a test seeded `seed`.
+fn stream(seed: u64, s: u64) -> rand_pcg::Pcg64Mcg {
+    test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ s)
+}
+use std::time::Duration;
+
+/// Milliseconds as a float, exactly as the simulator's output writes them.
+trait Ms {
+    fn ms(self) -> f64;
+    fn ns(self) -> u64;
+}
+
+impl Ms for Duration {
+    fn ms(self) -> f64 {
+        self.ns() as f64 / 1e6
+    }
+    fn ns(self) -> u64 {
+        crate::time::to_nanos(self)
+    }
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
 }
 
 fn policy(jitter: Jitter) -> Backoff {
@@ -20,20 +40,20 @@ fn nominal_is_capped_exponential_without_overflow() {
     assert_eq!(p.nominal(6), ms(1600));
     assert_eq!(p.nominal(7), ms(2000));
     assert_eq!(p.nominal(u32::MAX), ms(2000));
-    let big = Backoff::new(Jitter::NoJitter, ms(1), 10.0, SimDuration::from_secs(3600)).unwrap();
-    assert_eq!(big.nominal(10_000), SimDuration::from_secs(3600));
+    let big = Backoff::new(Jitter::NoJitter, ms(1), 10.0, Duration::from_secs(3600)).unwrap();
+    assert_eq!(big.nominal(10_000), Duration::from_secs(3600));
     let mut state = BackoffState::new();
-    let mut rng = from_seed(1);
+    let mut rng = test_rng(1);
     for _ in 0..10_000 {
         big.next_delay(&mut state, &mut rng);
     }
-    assert_eq!(state.last_sleep(), SimDuration::from_secs(3600));
+    assert_eq!(state.last_sleep(), Duration::from_secs(3600));
     // A slow multiplier past the table still reaches the cap exactly.
     let slow = Backoff::new(Jitter::NoJitter, ms(1), 1.01, ms(1000)).unwrap();
     assert!(slow.nominal(64) < ms(1000));
     assert_eq!(slow.nominal(100_000), ms(1000));
     assert_eq!(
-        slow.nominal(300).as_nanos(),
+        slow.nominal(300).ns(),
         (1e6f64 * 1.01f64.powi(299)).round() as u64
     );
 }
@@ -46,7 +66,7 @@ fn constructors_reject_bad_parameters_naming_them() {
         params
     };
     let cases: [(BackoffParams, &str); 7] = [
-        (with(|p| p.base = SimDuration::ZERO), "base"),
+        (with(|p| p.base = Duration::ZERO), "base"),
         (with(|p| (p.base, p.cap) = (ms(50), ms(10))), "cap"),
         (with(|p| p.multiplier = 0.5), "multiplier"),
         (with(|p| p.multiplier = f64::NAN), "multiplier"),
@@ -73,11 +93,11 @@ fn golden_first_ten_sleeps_seed_42() {
     let golden: [(Jitter, [f64; 10]); 8] = GOLDEN;
     for (jitter, expected) in golden {
         let p = policy(jitter);
-        let mut rng = from_seed(42);
+        let mut rng = test_rng(42);
         let got: Vec<f64> = p
             .sleeps(&mut rng)
             .take(10)
-            .map(|d| (d.as_millis_f64() * 1000.0).round() / 1000.0)
+            .map(|d| (d.ms() * 1000.0).round() / 1000.0)
             .collect();
         assert_eq!(got, expected, "{jitter}");
     }
@@ -89,10 +109,10 @@ fn mean_per_retry(jitter: Jitter, retries: u32, samples: u32, seed: u64) -> Vec<
     let p = policy(jitter);
     let mut sums = vec![0.0; retries as usize];
     for s in 0..samples {
-        let mut rng = stream(seed, 0, StreamKind::User, s as u64);
+        let mut rng = stream(seed, s as u64);
         let mut state = BackoffState::new();
         for sum in sums.iter_mut() {
-            *sum += p.next_delay(&mut state, &mut rng).as_millis_f64();
+            *sum += p.next_delay(&mut state, &mut rng).ms();
         }
     }
     sums.iter().map(|s| s / samples as f64).collect()
@@ -107,7 +127,7 @@ fn full_jitter_mean_is_half_the_nominal() {
         .iter()
         .enumerate()
     {
-        let half = p.nominal(i as u32 + 1).as_millis_f64() / 2.0;
+        let half = p.nominal(i as u32 + 1).ms() / 2.0;
         assert!(
             (m - half).abs() < 0.01 * half,
             "retry {}: {m} vs {half}",
@@ -123,7 +143,7 @@ fn equal_jitter_mean_is_three_quarters() {
         .iter()
         .enumerate()
     {
-        let target = 0.75 * p.nominal(i as u32 + 1).as_millis_f64();
+        let target = 0.75 * p.nominal(i as u32 + 1).ms();
         assert!(
             (m - target).abs() < 0.005 * target,
             "retry {}: {m} vs {target}",
@@ -157,7 +177,7 @@ fn proportional_mean_is_the_nominal() {
         .iter()
         .enumerate()
     {
-        let d = p.nominal(i as u32 + 1).as_millis_f64();
+        let d = p.nominal(i as u32 + 1).ms();
         assert!((m - d).abs() < 0.005 * d, "retry {}: {m} vs {d}", i + 1);
     }
 }
@@ -167,9 +187,8 @@ fn polly_v2_median_first_sleep_is_near_base() {
     let p = policy(Jitter::DecorrelatedV2);
     let mut firsts: Vec<f64> = (0..20_001)
         .map(|s| {
-            let mut rng = stream(8, 0, StreamKind::User, s);
-            p.next_delay(&mut BackoffState::new(), &mut rng)
-                .as_millis_f64()
+            let mut rng = stream(8, s);
+            p.next_delay(&mut BackoffState::new(), &mut rng).ms()
         })
         .collect();
     firsts.sort_by(f64::total_cmp);
@@ -180,12 +199,12 @@ fn polly_v2_median_first_sleep_is_near_base() {
 
 #[test]
 fn deterministic_kinds_use_no_randomness() {
-    let mut a = from_seed(1);
-    let mut b = from_seed(1);
+    let mut a = test_rng(1);
+    let mut b = test_rng(1);
     for j in [Jitter::None, Jitter::Constant, Jitter::NoJitter] {
-        let got: Vec<SimDuration> = policy(j).sleeps(&mut a).take(4).collect();
+        let got: Vec<Duration> = policy(j).sleeps(&mut a).take(4).collect();
         match j {
-            Jitter::None => assert_eq!(got, vec![SimDuration::ZERO; 4]),
+            Jitter::None => assert_eq!(got, vec![Duration::ZERO; 4]),
             Jitter::Constant => assert_eq!(got, vec![ms(50); 4]),
             _ => assert_eq!(got, vec![ms(50), ms(100), ms(200), ms(400)]),
         }
@@ -215,19 +234,19 @@ mod properties {
         fn every_kind_stays_in_its_bounds((jitter, base, multiplier, extra, growth, factor, seed) in params()) {
             let p = Backoff::from_params(BackoffParams {
                 jitter,
-                base: SimDuration(base),
+                base: Duration::from_nanos(base),
                 multiplier,
-                cap: SimDuration(base + extra),
+                cap: Duration::from_nanos(base + extra),
                 growth,
                 factor,
             }).unwrap();
-            let mut rng = from_seed(seed);
+            let mut rng = test_rng(seed);
             let mut state = BackoffState::new();
             for k in 1..=40u32 {
-                let d = p.nominal(k).as_nanos();
-                let s = p.next_delay(&mut state, &mut rng).as_nanos();
-                prop_assert!(s <= p.cap().as_nanos());
-                prop_assert!(d <= p.cap().as_nanos() && d >= base);
+                let d = p.nominal(k).ns();
+                let s = p.next_delay(&mut state, &mut rng).ns();
+                prop_assert!(s <= p.cap().ns());
+                prop_assert!(d <= p.cap().ns() && d >= base);
                 match jitter {
                     Jitter::None => prop_assert_eq!(s, 0),
                     Jitter::Constant => prop_assert_eq!(s, base),
@@ -239,7 +258,7 @@ mod properties {
                     Jitter::Proportional => {
                         let lo = ((d as f64) * (1.0 - factor)).floor() as u64;
                         let hi = ((d as f64) * (1.0 + factor)).ceil() as u64;
-                        prop_assert!(s >= lo.min(p.cap().as_nanos()) && s <= hi);
+                        prop_assert!(s >= lo.min(p.cap().ns()) && s <= hi);
                     }
                 }
             }
@@ -247,9 +266,9 @@ mod properties {
 
         #[test]
         fn nominal_is_monotone_and_never_overflows(base in 1u64..1_000_000_000, multiplier in 1.0f64..1000.0, k in 1u32..u32::MAX) {
-            let p = Backoff::new(Jitter::NoJitter, SimDuration(base), multiplier, SimDuration(u64::MAX)).unwrap();
+            let p = Backoff::new(Jitter::NoJitter, Duration::from_nanos(base), multiplier, Duration::from_nanos(u64::MAX)).unwrap();
             prop_assert!(p.nominal(k) <= p.nominal(k.saturating_add(1)));
-            prop_assert!(p.nominal(k).as_nanos() >= base);
+            prop_assert!(p.nominal(k).ns() >= base);
         }
     }
 }

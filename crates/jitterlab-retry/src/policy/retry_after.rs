@@ -10,30 +10,31 @@
 //! the jittered backoff can only lengthen the sleep, never shorten it.
 
 use std::fmt;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use rand::{Rng, RngExt};
 
 use crate::param::ValueError;
-use crate::time::SimDuration;
+use crate::time::{from_nanos, to_nanos};
 
 /// Parses a `Retry-After` value: delta-seconds (`"120"`) or an HTTP-date (`"Wed, 21 Oct 2015
 /// 07:28:00 GMT"`), relative to `now`. A date at or before `now` gives zero; a value that is
 /// neither form (including negative or fractional seconds) gives `None`. Delta-seconds too
 /// large for a `u64` saturate.
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<SimDuration> {
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if value.is_empty() {
         return None;
     }
     if value.bytes().all(|b| b.is_ascii_digit()) {
         let secs = value.parse::<u64>().unwrap_or(u64::MAX);
-        return Some(SimDuration::from_secs(secs));
+        // Kept to u64 nanoseconds (about 584 years), as every duration inside the engine.
+        return Some(from_nanos(to_nanos(Duration::from_secs(secs))));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(match date.duration_since(now) {
-        Ok(ahead) => SimDuration::from_std(ahead),
-        Err(_) => SimDuration::ZERO,
+        Ok(ahead) => from_nanos(to_nanos(ahead)),
+        Err(_) => Duration::ZERO,
     })
 }
 
@@ -96,7 +97,7 @@ pub struct RetryAfterPolicy {
     /// What to do with a hint (default `at_least`).
     pub mode: RetryAfterMode,
     /// Largest hint honoured (default `None`: no limit).
-    pub max: Option<SimDuration>,
+    pub max: Option<Duration>,
 }
 
 impl RetryAfterPolicy {
@@ -107,23 +108,34 @@ impl RetryAfterPolicy {
     #[inline]
     pub fn sleep<R: Rng + ?Sized>(
         &self,
-        backoff: SimDuration,
-        hint: Option<SimDuration>,
+        backoff: Duration,
+        hint: Option<Duration>,
         rng: &mut R,
-    ) -> SimDuration {
+    ) -> Duration {
+        from_nanos(self.sleep_nanos(to_nanos(backoff), hint.map(to_nanos), rng))
+    }
+
+    /// [`RetryAfterPolicy::sleep`] in integer nanoseconds.
+    #[inline]
+    pub(crate) fn sleep_nanos<R: Rng + ?Sized>(
+        &self,
+        backoff: u64,
+        hint: Option<u64>,
+        rng: &mut R,
+    ) -> u64 {
         let Some(hint) = hint else {
             return backoff;
         };
         let ra = match self.max {
-            Some(max) => hint.min(max),
+            Some(max) => hint.min(to_nanos(max)),
             None => hint,
         };
         match self.mode {
             RetryAfterMode::Ignore => backoff,
             RetryAfterMode::AtLeast => backoff.max(ra),
             RetryAfterMode::Spread => {
-                let high = ra.as_nanos().saturating_add(ra.as_nanos() / 2);
-                backoff.max(SimDuration(rng.random_range(ra.as_nanos()..=high)))
+                let high = ra.saturating_add(ra / 2);
+                backoff.max(rng.random_range(ra..=high))
             }
         }
     }
@@ -132,11 +144,11 @@ impl RetryAfterPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::from_seed;
-    use std::time::{Duration, UNIX_EPOCH};
+    use crate::test_rng;
+    use std::time::UNIX_EPOCH;
 
-    fn secs(s: u64) -> SimDuration {
-        SimDuration::from_secs(s)
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
     }
 
     /// 2015-10-21T07:28:00Z, the RFC's example date.
@@ -148,10 +160,11 @@ mod tests {
     fn delta_seconds() {
         let now = rfc_now();
         assert_eq!(parse_retry_after("120", now), Some(secs(120)));
-        assert_eq!(parse_retry_after(" 0 ", now), Some(SimDuration::ZERO));
+        assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
         assert_eq!(
             parse_retry_after("99999999999999999999999", now),
-            Some(SimDuration::MAX)
+            Some(Duration::from_nanos(u64::MAX)),
+            "saturates at the engine's longest duration"
         );
     }
 
@@ -160,7 +173,7 @@ mod tests {
         let now = rfc_now();
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now),
-            Some(SimDuration::ZERO)
+            Some(Duration::ZERO)
         );
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:30:05 GMT", now),
@@ -174,13 +187,13 @@ mod tests {
         );
         assert_eq!(
             parse_retry_after("Tue, 20 Oct 2015 07:28:00 GMT", now),
-            Some(SimDuration::ZERO)
+            Some(Duration::ZERO)
         );
         // A sub-second "now" is honoured exactly.
         let now_half = now + Duration::from_millis(500);
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:28:01 GMT", now_half),
-            Some(SimDuration::from_millis(500))
+            Some(Duration::from_millis(500))
         );
     }
 
@@ -212,7 +225,7 @@ mod tests {
 
     #[test]
     fn at_least_and_ignore_and_clamp() {
-        let mut rng = from_seed(1);
+        let mut rng = test_rng(1);
         let at_least = RetryAfterPolicy {
             mode: RetryAfterMode::AtLeast,
             max: None,
@@ -239,8 +252,8 @@ mod tests {
             max: Some(secs(10)),
         };
         for _ in 0..100 {
-            let s = spread.sleep(SimDuration::ZERO, Some(secs(3600)), &mut rng);
-            assert!(s >= secs(10) && s <= secs(15), "{s}");
+            let s = spread.sleep(Duration::ZERO, Some(secs(3600)), &mut rng);
+            assert!(s >= secs(10) && s <= secs(15), "{s:?}");
         }
     }
 
@@ -251,8 +264,8 @@ mod tests {
             mode: RetryAfterMode::Spread,
             max: None,
         };
-        let mut a = from_seed(9);
-        let mut b = from_seed(9);
+        let mut a = test_rng(9);
+        let mut b = test_rng(9);
         spread.sleep(secs(1), None, &mut a);
         assert_eq!(a.next_u64(), b.next_u64());
         spread.sleep(secs(1), Some(secs(2)), &mut a);
@@ -265,20 +278,14 @@ mod tests {
             mode: RetryAfterMode::Spread,
             max: None,
         };
-        let mut rng = from_seed(3);
-        let draws: Vec<SimDuration> = (0..2_000)
-            .map(|_| spread.sleep(SimDuration::ZERO, Some(secs(2)), &mut rng))
+        let mut rng = test_rng(3);
+        let draws: Vec<Duration> = (0..2_000)
+            .map(|_| spread.sleep(Duration::ZERO, Some(secs(2)), &mut rng))
             .collect();
         let lo = draws.iter().min().copied().unwrap_or_default();
         let hi = draws.iter().max().copied().unwrap_or_default();
-        assert!(
-            lo >= secs(2) && lo < SimDuration::from_millis(2_010),
-            "{lo}"
-        );
-        assert!(
-            hi <= secs(3) && hi > SimDuration::from_millis(2_990),
-            "{hi}"
-        );
+        assert!(lo >= secs(2) && lo < Duration::from_millis(2_010), "{lo:?}");
+        assert!(hi <= secs(3) && hi > Duration::from_millis(2_990), "{hi:?}");
     }
 
     mod properties {
@@ -289,8 +296,8 @@ mod tests {
             #[test]
             fn spread_never_below_ra_nor_above_one_and_a_half(backoff in 0u64..10_000_000_000, ra in 0u64..100_000_000_000, seed in any::<u64>()) {
                 let spread = RetryAfterPolicy { mode: RetryAfterMode::Spread, max: None };
-                let mut rng = from_seed(seed);
-                let s = spread.sleep(SimDuration(backoff), Some(SimDuration(ra)), &mut rng).as_nanos();
+                let mut rng = test_rng(seed);
+                let s = spread.sleep(Duration::from_nanos(backoff), Some(Duration::from_nanos(ra)), &mut rng).as_nanos() as u64;
                 prop_assert!(s >= ra && s >= backoff);
                 prop_assert!(s <= backoff.max(ra + ra / 2));
                 if backoff <= ra {
@@ -300,10 +307,10 @@ mod tests {
 
             #[test]
             fn honouring_never_sleeps_less_than_asked(backoff in any::<u64>(), ra in any::<u64>(), max in any::<u64>(), seed in any::<u64>()) {
-                let mut rng = from_seed(seed);
+                let mut rng = test_rng(seed);
                 for mode in [RetryAfterMode::AtLeast, RetryAfterMode::Spread] {
-                    let p = RetryAfterPolicy { mode, max: Some(SimDuration(max)) };
-                    let s = p.sleep(SimDuration(backoff), Some(SimDuration(ra)), &mut rng).as_nanos();
+                    let p = RetryAfterPolicy { mode, max: Some(Duration::from_nanos(max)) };
+                    let s = p.sleep(Duration::from_nanos(backoff), Some(Duration::from_nanos(ra)), &mut rng).as_nanos() as u64;
                     prop_assert!(s >= backoff && s >= ra.min(max));
                 }
             }

@@ -6,29 +6,29 @@
 //! unchanged by the simulator and by the blocking executor ([`crate::exec`]).
 //!
 //! ```
-//! use jitterlab::backoff::{Backoff, BackoffParams, BackoffState};
-//! use jitterlab::policy::{AttemptReport, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
-//! use jitterlab::time::{SimDuration, SimTime};
+//! use jitterlab_retry::backoff::{Backoff, BackoffParams, BackoffState};
+//! use jitterlab_retry::policy::{AttemptReport, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
+//! use std::time::Duration;
 //!
 //! let policy = RetryPolicy::new(Backoff::from_params(BackoffParams::default())?);
 //! let mut state = BackoffState::new();
-//! let mut rng = jitterlab::rng::from_seed(1);
+//! let mut rng = <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(1);
 //! // The first attempt got a 503 with "Retry-After: 3" one second after it was sent.
 //! let report = AttemptReport {
 //!     attempt: 1,
-//!     start: SimTime::ZERO,
-//!     now: SimTime::ZERO + SimDuration::from_secs(1),
+//!     start: Duration::ZERO,
+//!     now: Duration::from_secs(1),
 //!     outcome: Outcome::Status(503),
-//!     retry_after: Some(SimDuration::from_secs(3)),
+//!     retry_after: Some(Duration::from_secs(3)),
 //!     idempotency: Idempotency::Idempotent,
 //!     follows_timeout: false,
 //! };
 //! // The backoff (at most 50 ms now) is shorter than the hint, so the hint wins.
-//! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Retry { sleep: SimDuration::from_secs(3) });
+//! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Retry { sleep: Duration::from_secs(3) });
 //! // A 404 is never retried.
 //! let report = AttemptReport { outcome: Outcome::Status(404), ..report };
 //! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Stop(StopReason::NotRetryable));
-//! # Ok::<(), jitterlab::Error>(())
+//! # Ok::<(), jitterlab_retry::Error>(())
 //! ```
 
 mod breaker;
@@ -44,7 +44,8 @@ pub mod throttle;
 
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
 pub use budget::{AttemptKind, Budget, BudgetConfig};
-pub use deadline::{AttemptTimeout, Deadline};
+pub use deadline::AttemptTimeout;
+use deadline::Deadline;
 pub use limiter::ConcurrencyLimiter;
 pub use outcome::{Idempotency, Outcome, RetryOn, RetryOnItem};
 pub use retry_after::{RetryAfterMode, RetryAfterPolicy, parse_retry_after};
@@ -55,7 +56,9 @@ use rand::Rng;
 
 use crate::backoff::{Backoff, BackoffState};
 use crate::param::ParamError;
-use crate::time::{SimDuration, SimTime};
+use std::time::Duration;
+
+use crate::time::{Human, from_nanos, to_nanos};
 
 /// A client's retry policy: the backoff, what is retried and the limits.
 #[derive(Debug, Clone)]
@@ -67,26 +70,28 @@ pub struct RetryPolicy {
     /// Attempts per request, the first included (`None`: unlimited).
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout (`None`: none).
-    pub timeout: Option<SimDuration>,
+    pub timeout: Option<Duration>,
     /// Overall deadline of a request from its first send, sleeps included (`None`: none).
-    pub deadline: Option<SimDuration>,
+    pub deadline: Option<Duration>,
     /// How Retry-After hints are honoured.
     pub retry_after: RetryAfterPolicy,
 }
 
-/// What happened to one attempt, as [`RetryPolicy::decide`] needs it.
+/// What happened to one attempt, as [`RetryPolicy::decide`] needs it. Instants are
+/// [`Duration`]s since the caller's clock origin (`D = u64`: integer nanoseconds, for
+/// [`RetryPolicy::decide_nanos`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttemptReport {
+pub struct AttemptReport<D = Duration> {
     /// Attempts made for this request so far, this one included (1 = the first attempt).
     pub attempt: u32,
     /// When the request's first attempt was sent.
-    pub start: SimTime,
+    pub start: D,
     /// When this attempt's outcome became known.
-    pub now: SimTime,
+    pub now: D,
     /// How this attempt ended.
     pub outcome: Outcome,
     /// The server's Retry-After, already parsed (see [`parse_retry_after`]).
-    pub retry_after: Option<SimDuration>,
+    pub retry_after: Option<D>,
     /// Whether the request may be repeated.
     pub idempotency: Idempotency,
     /// True when this attempt is a retry sent after a timed-out attempt (a token bucket
@@ -138,26 +143,40 @@ impl fmt::Display for StopReason {
     }
 }
 
-/// The decision after an attempt.
+/// The decision after an attempt (`D = u64`: the sleep in integer nanoseconds, from
+/// [`RetryPolicy::decide_nanos`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Decision {
+pub enum Decision<D = Duration> {
     /// The attempt succeeded: the request is done.
     Done,
     /// Sleep this long, then send the next attempt.
     Retry {
         /// The sleep before the next attempt (backoff combined with Retry-After).
-        sleep: SimDuration,
+        sleep: D,
     },
     /// Give up: the request failed.
     Stop(StopReason),
 }
 
-impl Decision {
+impl<D: Copy> Decision<D> {
     /// The sleep of a [`Decision::Retry`].
-    pub const fn sleep(self) -> Option<SimDuration> {
+    pub const fn sleep(self) -> Option<D> {
         match self {
             Decision::Retry { sleep } => Some(sleep),
             _ => None,
+        }
+    }
+}
+
+impl Decision<u64> {
+    /// The same decision with the sleep as a [`Duration`].
+    pub const fn to_duration(self) -> Decision {
+        match self {
+            Decision::Done => Decision::Done,
+            Decision::Retry { sleep } => Decision::Retry {
+                sleep: from_nanos(sleep),
+            },
+            Decision::Stop(reason) => Decision::Stop(reason),
         }
     }
 }
@@ -168,7 +187,7 @@ impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Decision::Done => f.write_str("done"),
-            Decision::Retry { sleep } => write!(f, "retry in {}", sleep.human()),
+            Decision::Retry { sleep } => write!(f, "retry in {}", Human(*sleep)),
             Decision::Stop(reason) => write!(f, "stop: {}", reason.describe()),
         }
     }
@@ -183,7 +202,7 @@ impl RetryPolicy {
             backoff,
             retry_on: RetryOn::default(),
             max_attempts: Some(5),
-            timeout: Some(SimDuration::from_secs(1)),
+            timeout: Some(Duration::from_secs(1)),
             deadline: None,
             retry_after: RetryAfterPolicy::default(),
         }
@@ -198,14 +217,14 @@ impl RetryPolicy {
                 "an integer of at least 1 or \"unlimited\"",
             ));
         }
-        if self.timeout == Some(SimDuration::ZERO) {
+        if self.timeout.is_some_and(|t| to_nanos(t) == 0) {
             return Err(ParamError::new(
                 "timeout",
                 "0ms",
                 "a duration greater than 0 or \"off\"",
             ));
         }
-        if self.deadline == Some(SimDuration::ZERO) {
+        if self.deadline.is_some_and(|t| to_nanos(t) == 0) {
             return Err(ParamError::new(
                 "deadline",
                 "0ms",
@@ -218,8 +237,16 @@ impl RetryPolicy {
     /// The timeout of an attempt of a request first sent at `start`, sent at `now`:
     /// `min(timeout, time left before the deadline)`.
     #[inline]
-    pub fn attempt_timeout(&self, start: SimTime, now: SimTime) -> AttemptTimeout {
-        Deadline::new(start, self.deadline).attempt_timeout(now, self.timeout)
+    pub fn attempt_timeout(&self, start: Duration, now: Duration) -> AttemptTimeout {
+        self.attempt_timeout_nanos(to_nanos(start), to_nanos(now))
+            .to_duration()
+    }
+
+    /// [`RetryPolicy::attempt_timeout`] with instants and the limit in integer nanoseconds.
+    #[inline]
+    pub fn attempt_timeout_nanos(&self, start: u64, now: u64) -> AttemptTimeout<u64> {
+        Deadline::new(start, self.deadline.map(to_nanos))
+            .attempt_timeout(now, self.timeout.map(to_nanos))
     }
 
     /// Decides what follows an attempt, in this order:
@@ -243,23 +270,45 @@ impl RetryPolicy {
         &self,
         a: &AttemptReport,
         state: &mut BackoffState,
-        mut budget: Option<&mut Budget>,
+        budget: Option<&mut Budget>,
         rng: &mut R,
     ) -> Decision {
+        let report = AttemptReport {
+            attempt: a.attempt,
+            start: to_nanos(a.start),
+            now: to_nanos(a.now),
+            outcome: a.outcome,
+            retry_after: a.retry_after.map(to_nanos),
+            idempotency: a.idempotency,
+            follows_timeout: a.follows_timeout,
+        };
+        self.decide_nanos(&report, state, budget, rng).to_duration()
+    }
+
+    /// [`RetryPolicy::decide`] with the report's instants and the decision's sleep in integer
+    /// nanoseconds: the same decision, the same draws, without conversions (for simulators).
+    #[inline]
+    pub fn decide_nanos<R: Rng + ?Sized>(
+        &self,
+        a: &AttemptReport<u64>,
+        state: &mut BackoffState,
+        mut budget: Option<&mut Budget>,
+        rng: &mut R,
+    ) -> Decision<u64> {
         if a.attempt <= 1
             && let Some(b) = budget.as_deref_mut()
         {
-            b.on_request(a.now);
+            b.on_request_nanos(a.now);
         }
         if a.outcome.is_success() {
             if let Some(b) = budget {
-                b.on_success(a.now, AttemptKind::of(a.attempt, a.follows_timeout));
+                b.on_success(AttemptKind::of(a.attempt, a.follows_timeout));
             }
             return Decision::Done;
         }
         if a.outcome.is_fatal() {
             if let Some(b) = budget {
-                b.on_failure(a.now);
+                b.on_failure();
             }
             return Decision::Stop(StopReason::NotRetryable);
         }
@@ -267,7 +316,7 @@ impl RetryPolicy {
             return Decision::Stop(StopReason::NotRetryable);
         }
         if let Some(b) = budget.as_deref_mut() {
-            b.on_failure(a.now);
+            b.on_failure();
         }
         if !a.idempotency.may_retry() {
             return Decision::Stop(StopReason::NotRetryable);
@@ -275,13 +324,13 @@ impl RetryPolicy {
         if self.max_attempts.is_some_and(|max| a.attempt >= max) {
             return Decision::Stop(StopReason::Attempts);
         }
-        let backoff = self.backoff.next_delay(state, rng);
-        let sleep = self.retry_after.sleep(backoff, a.retry_after, rng);
-        if !Deadline::new(a.start, self.deadline).allows_sleep(a.now, sleep) {
+        let backoff = self.backoff.next_delay_nanos(state, rng);
+        let sleep = self.retry_after.sleep_nanos(backoff, a.retry_after, rng);
+        if !Deadline::new(a.start, self.deadline.map(to_nanos)).allows_sleep(a.now, sleep) {
             return Decision::Stop(StopReason::Deadline);
         }
         if let Some(b) = budget
-            && !b.try_retry(a.now, a.outcome == Outcome::Timeout)
+            && !b.try_retry_nanos(a.now, a.outcome == Outcome::Timeout)
         {
             return Decision::Stop(StopReason::Budget);
         }

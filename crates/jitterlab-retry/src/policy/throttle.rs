@@ -36,7 +36,9 @@ use rand::{Rng, RngExt};
 
 use crate::param::ParamError;
 use crate::policy::window::SlidingWindow;
-use crate::time::{SimDuration, SimTime};
+use std::time::Duration;
+
+use crate::time::{Exact, to_nanos};
 
 /// Adaptive throttling parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,14 +46,14 @@ pub struct ThrottleConfig {
     /// Attempts allowed per accepted attempt before rejecting locally, at least 1 (default 2).
     pub k: f64,
     /// Length of the sliding window, at least 1 ms (default 2 minutes, the book's history).
-    pub window: SimDuration,
+    pub window: Duration,
 }
 
 impl Default for ThrottleConfig {
     fn default() -> Self {
         ThrottleConfig {
             k: 2.0,
-            window: SimDuration::from_secs(120),
+            window: Duration::from_secs(120),
         }
     }
 }
@@ -67,10 +69,10 @@ impl ThrottleConfig {
                 "a finite number of at least 1",
             ));
         }
-        if self.window < SimDuration::from_millis(1) {
+        if self.window < Duration::from_millis(1) {
             return Err(ParamError::new(
                 "window",
-                self.window,
+                Exact(self.window),
                 "a duration of at least 1ms",
             ));
         }
@@ -91,7 +93,7 @@ impl Throttle {
         config.validate()?;
         Ok(Throttle {
             config,
-            window: SlidingWindow::new(config.window),
+            window: SlidingWindow::new(to_nanos(config.window)),
         })
     }
 
@@ -101,14 +103,19 @@ impl Throttle {
     }
 
     /// `(requests, accepts)` in the window at `now`.
-    pub fn counts(&self, now: SimTime) -> (u64, u64) {
-        self.window.sums(now)
+    pub fn counts(&self, now: Duration) -> (u64, u64) {
+        self.window.sums(to_nanos(now))
     }
 
     /// The probability that an attempt made at `now` is rejected locally:
     /// `max(0, (requests - K * accepts) / (requests + 1))` over the window.
     #[inline]
-    pub fn reject_probability(&self, now: SimTime) -> f64 {
+    pub fn reject_probability(&self, now: Duration) -> f64 {
+        self.reject_probability_nanos(to_nanos(now))
+    }
+
+    #[inline]
+    fn reject_probability_nanos(&self, now: u64) -> f64 {
         let (requests, accepts) = self.window.sums(now);
         let requests = requests as f64;
         ((requests - self.config.k * accepts as f64) / (requests + 1.0)).max(0.0)
@@ -118,8 +125,14 @@ impl Throttle {
     /// (it then fails fast, without reaching the network). Either way it counts as a request.
     /// Draws one uniform number from `rng` only when the rejection probability is above 0.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, now: SimTime, rng: &mut R) -> bool {
-        let p = self.reject_probability(now);
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R) -> bool {
+        self.admit_nanos(to_nanos(now), rng)
+    }
+
+    /// [`Throttle::admit`] with `now` in integer nanoseconds.
+    #[inline]
+    pub fn admit_nanos<R: Rng + ?Sized>(&mut self, now: u64, rng: &mut R) -> bool {
+        let p = self.reject_probability_nanos(now);
         let admitted = p <= 0.0 || rng.random::<f64>() >= p;
         self.window.add(now, 1, 0);
         admitted
@@ -127,7 +140,13 @@ impl Throttle {
 
     /// The backend accepted an attempt (its answer reached the client at `now`).
     #[inline]
-    pub fn on_accept(&mut self, now: SimTime) {
+    pub fn on_accept(&mut self, now: Duration) {
+        self.on_accept_nanos(to_nanos(now));
+    }
+
+    /// [`Throttle::on_accept`] with `now` in integer nanoseconds.
+    #[inline]
+    pub fn on_accept_nanos(&mut self, now: u64) {
         self.window.add(now, 0, 1);
     }
 }
@@ -135,16 +154,16 @@ impl Throttle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::from_seed;
+    use crate::test_rng;
 
-    fn at_ms(ms: u64) -> SimTime {
-        SimTime::ZERO + SimDuration::from_millis(ms)
+    fn at_ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
     }
 
     fn throttle(k: f64) -> Throttle {
         Throttle::new(ThrottleConfig {
             k,
-            window: SimDuration::from_secs(10),
+            window: Duration::from_secs(10),
         })
         .unwrap()
     }
@@ -152,8 +171,8 @@ mod tests {
     /// Counts `requests` admitted attempts and `accepts` accepts at `now` (a backend that
     /// answered; no random numbers are needed while the probability stays 0, and this test
     /// helper adds straight to the window so that the counts are exact).
-    fn seed_counts(t: &mut Throttle, now: SimTime, requests: u32, accepts: u32) {
-        t.window.add(now, requests, accepts);
+    fn seed_counts(t: &mut Throttle, now: Duration, requests: u32, accepts: u32) {
+        t.window.add(to_nanos(now), requests, accepts);
     }
 
     #[test]
@@ -180,7 +199,7 @@ mod tests {
     fn rejected_attempts_count_as_requests() {
         let mut t = throttle(2.0);
         seed_counts(&mut t, at_ms(0), 4, 0);
-        let mut rng = from_seed(3);
+        let mut rng = test_rng(3);
         let mut rejected = 0;
         for i in 0..100 {
             let before = t.counts(at_ms(1)).0;
@@ -197,7 +216,7 @@ mod tests {
     #[test]
     fn draw_happens_only_when_probability_is_positive_and_rejects_below_p() {
         let mut t = throttle(2.0);
-        let mut rng = from_seed(9);
+        let mut rng = test_rng(9);
         let untouched = rng.clone();
         // Healthy: each request accepted, p stays 0, the stream is not advanced.
         for i in 0..50 {
@@ -221,7 +240,7 @@ mod tests {
         // From the same counts (10 requests, 2 accepts) every time: p = 6/11.
         let mut base = throttle(2.0);
         seed_counts(&mut base, at_ms(0), 10, 2);
-        let mut rng = from_seed(11);
+        let mut rng = test_rng(11);
         let n = 200_000;
         let rejected = (0..n)
             .filter(|_| !base.clone().admit(at_ms(1), &mut rng))
@@ -242,10 +261,10 @@ mod tests {
         // second of window, so R (1 - p) ~ K A = 200 attempts/s go out: 2 per accept.
         let mut t = Throttle::new(ThrottleConfig {
             k: 2.0,
-            window: SimDuration::from_secs(10),
+            window: Duration::from_secs(10),
         })
         .unwrap();
-        let mut rng = from_seed(5);
+        let mut rng = test_rng(5);
         let (mut tokens, mut sent, mut accepted) = (10.0f64, 0u64, 0u64);
         for ms in 0..60_000u64 {
             tokens = (tokens + 0.1).min(10.0);
@@ -274,7 +293,7 @@ mod tests {
         seed_counts(&mut t, at_ms(0), 100, 0);
         assert!(t.reject_probability(at_ms(9_999)) > 0.99);
         assert_eq!(t.reject_probability(at_ms(10_000)), 0.0);
-        let mut rng = from_seed(1);
+        let mut rng = test_rng(1);
         assert!(t.admit(at_ms(10_000), &mut rng));
     }
 
@@ -306,7 +325,7 @@ mod tests {
             ),
             (
                 ThrottleConfig {
-                    window: SimDuration::ZERO,
+                    window: Duration::ZERO,
                     ..Default::default()
                 },
                 "window",
@@ -321,7 +340,7 @@ mod tests {
         assert!(
             Throttle::new(ThrottleConfig {
                 k: 1.0,
-                window: SimDuration::from_millis(1)
+                window: Duration::from_millis(1)
             })
             .is_ok()
         );

@@ -1,18 +1,17 @@
 //! What the engine's constructors and parsers say about a bad value: which parameter, the
 //! value, what is allowed — never where the value came from.
 //!
-//! [`crate::backoff`], [`crate::policy`], [`crate::time`] and the simulator's `sim::dist` know their
-//! own parameters (`cap`, `window`, `mean`) but not how a user spelled them: a key in a
-//! scenario file (`backoff.strategies[1].cap`, at line 7), a `--set`, a sweep point, a
-//! command-line flag (`--cap`), or a field in the caller's own code. Whoever knows turns these
-//! errors into a [`crate::Error`] naming that: the scenario checker, the binary.
+//! [`crate::backoff`] and [`crate::policy`] know their own parameters (`cap`, `window`) but not
+//! how a user spelled them: a field in the caller's own code, a key in a configuration file, a
+//! command-line flag. Whoever knows turns these errors into a message naming that (jitterlab's
+//! scenario checker names the scenario key and its line). `Display` is written by hand.
 
 use std::borrow::Cow;
+use std::fmt;
 
 /// A value outside what is allowed, without a name: a parser's answer (`"-1s"` is not a
 /// duration). The caller names the key or flag it came from.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{value}: {allowed}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueError {
     /// The value as given (strings quoted).
     pub value: String,
@@ -45,8 +44,7 @@ impl ValueError {
 /// [`crate::backoff::BackoffParams::cap`]); scenario keys and command-line flags are named
 /// after these fields, and their owners map one to the other. A rule between two parameters
 /// (`cap` at least `base`) is reported on the later one, its text naming the other by field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid value for `{field}`: {value}: {allowed}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamError {
     /// The parameter's field name; an element of a list parameter is named with its index
     /// (`rate[2]`).
@@ -77,3 +75,25 @@ impl From<ParamError> for ValueError {
         }
     }
 }
+
+impl fmt::Display for ValueError {
+    /// `"-1s": a non-negative number with a unit`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.value, self.allowed)
+    }
+}
+
+impl std::error::Error for ValueError {}
+
+impl fmt::Display for ParamError {
+    /// ``invalid value for `cap`: 10ms: a duration at least base (50ms)``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid value for `{}`: {}: {}",
+            self.field, self.value, self.allowed
+        )
+    }
+}
+
+impl std::error::Error for ParamError {}

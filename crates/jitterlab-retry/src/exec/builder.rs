@@ -8,15 +8,13 @@
 
 use std::time::Duration;
 
-use super::{Retrier, entropy_rng};
+use super::{Retrier, entropy_rng, from_seed};
 use crate::backoff::{Backoff, Jitter};
 use crate::error::Result;
 use crate::policy::{
     Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterMode, RetryAfterPolicy,
     RetryOn, RetryPolicy,
 };
-use crate::rng::from_seed;
-use crate::time::SimDuration;
 
 /// Builds a [`Retrier`]. Defaults, each with the method that changes it:
 ///
@@ -38,7 +36,7 @@ use crate::time::SimDuration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use jitterlab::prelude::*;
+/// use jitterlab_retry::prelude::*;
 ///
 /// let retrier = Retrier::builder()
 ///     .base(Duration::from_millis(50))
@@ -50,7 +48,7 @@ use crate::time::SimDuration;
 /// // Errors name the builder's field.
 /// let err = Retrier::builder().max_attempts(0).build().unwrap_err();
 /// assert!(err.to_string().starts_with("invalid value for `max_attempts`: 0"), "{err}");
-/// # Ok::<(), jitterlab::Error>(())
+/// # Ok::<(), jitterlab_retry::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetrierBuilder {
@@ -83,7 +81,7 @@ impl Default for RetrierBuilder {
             retry_on: RetryOn::default(),
             retry_after: RetryAfterPolicy {
                 mode: RetryAfterMode::AtLeast,
-                max: Some(SimDuration::from_secs(60)),
+                max: Some(Duration::from_secs(60)),
             },
             budget: Some(BudgetConfig::TokenBucket {
                 capacity: 500,
@@ -148,7 +146,7 @@ impl RetrierBuilder {
     pub fn retry_after(mut self, mode: RetryAfterMode, max: impl Into<Option<Duration>>) -> Self {
         self.retry_after = RetryAfterPolicy {
             mode,
-            max: max.into().map(SimDuration::from),
+            max: max.into(),
         };
         self
     }
@@ -180,8 +178,8 @@ impl RetrierBuilder {
             backoff,
             retry_on: self.retry_on,
             max_attempts: self.max_attempts,
-            timeout: self.timeout.map(SimDuration::from),
-            deadline: self.deadline.map(SimDuration::from),
+            timeout: self.timeout,
+            deadline: self.deadline,
             retry_after: self.retry_after,
         };
         policy.validate()?;

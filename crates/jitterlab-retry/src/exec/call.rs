@@ -12,23 +12,22 @@ use crate::backoff::BackoffState;
 use crate::policy::{
     AttemptReport, AttemptTimeout, BreakerState, Decision, Outcome, StopReason, parse_retry_after,
 };
-use crate::time::{SimDuration, SimTime};
 
 /// What follows an attempt.
 pub(crate) enum Next<T, E> {
     /// The call is over.
     Return(Result<T, RetryError<E>>),
     /// Sleep this long, then [`Call::begin`] the next attempt.
-    Sleep(SimDuration),
+    Sleep(Duration),
 }
 
 /// One call's state between attempts. Times are on the executor's clock.
 pub(crate) struct Call<'r, E> {
     retrier: &'r Retrier,
     /// When the first attempt was sent: the deadline and the events count from it.
-    start: SimTime,
+    start: Duration,
     /// When the attempt in flight was sent.
-    sent: SimTime,
+    sent: Duration,
     backoff: BackoffState,
     /// Attempts whose outcome is known.
     made: u32,
@@ -44,8 +43,8 @@ impl<'r, E: Classify> Call<'r, E> {
     pub(crate) fn new(retrier: &'r Retrier) -> Self {
         Call {
             retrier,
-            start: SimTime::ZERO,
-            sent: SimTime::ZERO,
+            start: Duration::ZERO,
+            sent: Duration::ZERO,
             backoff: BackoffState::new(),
             made: 0,
             follows_timeout: false,
@@ -59,7 +58,7 @@ impl<'r, E: Classify> Call<'r, E> {
     /// leaves. `Ok`: send it with this context.
     pub(crate) fn begin(
         &mut self,
-        now: SimTime,
+        now: Duration,
         cancelled: bool,
     ) -> Result<AttemptCtx, RetryError<E>> {
         if self.made == 0 {
@@ -98,7 +97,7 @@ impl<'r, E: Classify> Call<'r, E> {
         self.sent = now;
         Ok(AttemptCtx {
             attempt: self.made.saturating_add(1),
-            timeout: timeout.limit().map(Duration::from),
+            timeout: timeout.limit(),
         })
     }
 
@@ -107,7 +106,7 @@ impl<'r, E: Classify> Call<'r, E> {
     /// timeout, so it counts as [`Outcome::Timeout`] whatever its error says.
     pub(crate) fn after<T, O>(
         &mut self,
-        now: SimTime,
+        now: Duration,
         wall: SystemTime,
         result: Result<T, E>,
         timed_out: bool,
@@ -150,9 +149,10 @@ impl<'r, E: Classify> Call<'r, E> {
             attempt: self.made,
             outcome,
             error: result.as_ref().err(),
-            retry_after: retry_after.map(Duration::from),
-            start: (self.sent - self.start).into(),
-            end: (now - self.start).into(),
+            retry_after,
+            // Saturating: a clock of the caller's that steps back must not panic here.
+            start: self.sent.saturating_sub(self.start),
+            end: now.saturating_sub(self.start),
             decision,
         });
         let error = match result {

@@ -26,18 +26,21 @@
 
 use std::fmt;
 
-use crate::param::{ParamError, ValueError};
+use crate::param::ParamError;
 use crate::policy::adaptive::{
     AdaptiveBucket, AdaptiveBucketConfig, RetryBreaker, RetryBreakerConfig,
 };
 use crate::policy::window::SlidingWindow;
-use crate::time::{SimDuration, SimTime};
+use std::time::Duration;
+
+use crate::time::{Exact, f64_to_nanos, to_nanos};
 
 /// Scale of gRPC tokens: the spec allows three decimals in `token_ratio`, so tokens are kept
 /// as integer thousandths (exact, and identical on every machine).
 const MILLI: u64 = 1_000;
 
-/// A retry budget's parameters, one variant per kind. Start from [`BudgetConfig::defaults`];
+/// A retry budget's parameters, one variant per kind. Start from a kind's constructor
+/// ([`BudgetConfig::token_bucket`], [`BudgetConfig::ratio`], ...);
 /// [`BudgetConfig::validate`] checks them and [`Budget::new`] refuses invalid ones.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BudgetConfig {
@@ -59,7 +62,7 @@ pub enum BudgetConfig {
         /// Retries always allowed per second of window, whatever the traffic (default 10).
         min_per_sec: f64,
         /// Length of the sliding window (default 10 s).
-        window: SimDuration,
+        window: Duration,
     },
     /// gRPC retry throttling.
     Grpc {
@@ -74,36 +77,56 @@ pub enum BudgetConfig {
     RetryBreaker(RetryBreakerConfig),
 }
 
+impl Default for BudgetConfig {
+    /// [`BudgetConfig::token_bucket`]: the AWS SDK's standard mode.
+    fn default() -> Self {
+        BudgetConfig::token_bucket()
+    }
+}
+
 impl BudgetConfig {
-    /// The kind names used in scenario files.
+    /// The kind names, as [`BudgetConfig::kind`] gives them.
     pub const KINDS: [&'static str; 5] =
         ["token_bucket", "ratio", "grpc", "adaptive", "retry_breaker"];
 
-    /// The default parameters of the kind named `kind` (`token_bucket`, `ratio` or `grpc`).
-    pub fn defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
-        match kind.trim() {
-            "token_bucket" => Ok(BudgetConfig::TokenBucket {
-                capacity: 500,
-                retry_cost: 5,
-                timeout_cost: 10,
-                success_refund: 1,
-            }),
-            "ratio" => Ok(BudgetConfig::Ratio {
-                percent: 20.0,
-                min_per_sec: 10.0,
-                window: SimDuration::from_secs(10),
-            }),
-            "grpc" => Ok(BudgetConfig::Grpc {
-                max_tokens: 10.0,
-                token_ratio: 0.1,
-            }),
-            "adaptive" => Ok(BudgetConfig::Adaptive(AdaptiveBucketConfig::default())),
-            "retry_breaker" => Ok(BudgetConfig::RetryBreaker(RetryBreakerConfig::default())),
-            _ => Err(ValueError::new(
-                format!("{kind:?}"),
-                "one of token_bucket, ratio, grpc, adaptive, retry_breaker",
-            )),
+    /// The AWS SDK's standard retry mode: capacity 500, a retry costs 5 (10 after a timeout),
+    /// a first-attempt success refunds 1.
+    pub const fn token_bucket() -> BudgetConfig {
+        BudgetConfig::TokenBucket {
+            capacity: 500,
+            retry_cost: 5,
+            timeout_cost: 10,
+            success_refund: 1,
         }
+    }
+
+    /// Finagle's default `RetryBudget`: 20 % of the requests of the last 10 s, plus 10 per
+    /// second.
+    pub const fn ratio() -> BudgetConfig {
+        BudgetConfig::Ratio {
+            percent: 20.0,
+            min_per_sec: 10.0,
+            window: Duration::from_secs(10),
+        }
+    }
+
+    /// gRPC's retry throttling with the example values of its design (gRFC A6): 10 tokens, 0.1
+    /// back per success.
+    pub const fn grpc() -> BudgetConfig {
+        BudgetConfig::Grpc {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        }
+    }
+
+    /// Brooker's adaptive retry bucket with its defaults ([`AdaptiveBucketConfig::default`]).
+    pub fn adaptive() -> BudgetConfig {
+        BudgetConfig::Adaptive(AdaptiveBucketConfig::default())
+    }
+
+    /// Brooker's retry circuit breaker with its defaults ([`RetryBreakerConfig::default`]).
+    pub fn retry_breaker() -> BudgetConfig {
+        BudgetConfig::RetryBreaker(RetryBreakerConfig::default())
     }
 
     /// The kind's name.
@@ -179,10 +202,10 @@ impl BudgetConfig {
                         "a finite number >= 0",
                     ));
                 }
-                if window < SimDuration::from_millis(1) {
+                if window < Duration::from_millis(1) {
                     return Err(ParamError::new(
                         "window",
-                        window,
+                        Exact(window),
                         "a duration of at least 1ms",
                     ));
                 }
@@ -237,7 +260,8 @@ impl fmt::Display for BudgetConfig {
                 window,
             } => write!(
                 f,
-                "{{ kind = \"ratio\", percent = {percent:?}, min_per_sec = {min_per_sec:?}, window = \"{window}\" }}"
+                "{{ kind = \"ratio\", percent = {percent:?}, min_per_sec = {min_per_sec:?}, window = \"{}\" }}",
+                Exact(*window)
             ),
             BudgetConfig::Grpc {
                 max_tokens,
@@ -260,7 +284,7 @@ impl fmt::Display for BudgetConfig {
 
 /// Rounds to thousandths (callers validate the range).
 fn milli(x: f64) -> u64 {
-    crate::time::f64_to_nanos(x * MILLI as f64)
+    f64_to_nanos(x * MILLI as f64)
 }
 
 /// Which attempt a success came from: a token bucket refunds what that attempt's retry cost.
@@ -325,7 +349,7 @@ impl Budget {
                 window,
                 ..
             } => State::Ratio {
-                window: SlidingWindow::new(window),
+                window: SlidingWindow::new(to_nanos(window)),
                 reserve: min_per_sec * window.as_secs_f64(),
             },
             BudgetConfig::Grpc {
@@ -350,7 +374,12 @@ impl Budget {
     /// A new request is sent: called with its first attempt's report (the ratio budget counts
     /// it; the others ignore it).
     #[inline]
-    pub fn on_request(&mut self, now: SimTime) {
+    pub fn on_request(&mut self, now: Duration) {
+        self.on_request_nanos(to_nanos(now));
+    }
+
+    #[inline]
+    pub(crate) fn on_request_nanos(&mut self, now: u64) {
         if let State::Ratio { window, .. } = &mut self.state {
             window.add(now, 1, 0);
         }
@@ -363,10 +392,16 @@ impl Budget {
     ///
     /// [`RetryPolicy::decide`]: crate::policy::RetryPolicy::decide
     #[inline]
-    pub fn on_begin(&mut self, now: SimTime) {
+    pub fn on_begin(&mut self, now: Duration) {
+        self.on_begin_nanos(to_nanos(now));
+    }
+
+    /// [`Budget::on_begin`] with `now` in integer nanoseconds.
+    #[inline]
+    pub fn on_begin_nanos(&mut self, _now: u64) {
         match &mut self.state {
-            State::Adaptive(b) => b.on_request(now),
-            State::RetryBreaker(b) => b.on_request(now),
+            State::Adaptive(b) => b.on_request(),
+            State::RetryBreaker(b) => b.on_request(),
             _ => {}
         }
     }
@@ -375,7 +410,12 @@ impl Budget {
     /// withdraws its cost and returns true when allowed, returns false and changes nothing
     /// when denied.
     #[inline]
-    pub fn try_retry(&mut self, now: SimTime, after_timeout: bool) -> bool {
+    pub fn try_retry(&mut self, now: Duration, after_timeout: bool) -> bool {
+        self.try_retry_nanos(to_nanos(now), after_timeout)
+    }
+
+    #[inline]
+    pub(crate) fn try_retry_nanos(&mut self, now: u64, after_timeout: bool) -> bool {
         match (&mut self.state, &self.config) {
             (
                 State::TokenBucket { tokens },
@@ -407,8 +447,8 @@ impl Budget {
                 allowed
             }
             (State::Grpc { tokens, max, .. }, _) => *tokens * 2 > *max,
-            (State::Adaptive(b), _) => b.try_retry(now),
-            (State::RetryBreaker(b), _) => b.try_retry(now),
+            (State::Adaptive(b), _) => b.try_retry(),
+            (State::RetryBreaker(b), _) => b.try_retry(),
             // The state is built from the config, so the kinds always match.
             _ => false,
         }
@@ -417,7 +457,7 @@ impl Budget {
     /// An attempt succeeded (`kind` says which: a token bucket refunds that retry's cost, or
     /// `success_refund` for a first attempt; gRPC adds `token_ratio`). Never above capacity.
     #[inline]
-    pub fn on_success(&mut self, _now: SimTime, kind: AttemptKind) {
+    pub fn on_success(&mut self, kind: AttemptKind) {
         match (&mut self.state, &self.config) {
             (
                 State::TokenBucket { tokens },
@@ -443,10 +483,10 @@ impl Budget {
     /// An attempt failed with a retryable outcome (gRPC takes one token, the retry breaker
     /// counts it; the others ignore it).
     #[inline]
-    pub fn on_failure(&mut self, now: SimTime) {
+    pub fn on_failure(&mut self) {
         match &mut self.state {
             State::Grpc { tokens, .. } => *tokens = tokens.saturating_sub(MILLI),
-            State::RetryBreaker(b) => b.on_failure(now),
+            State::RetryBreaker(b) => b.on_failure(),
             _ => {}
         }
     }
@@ -454,11 +494,11 @@ impl Budget {
     /// Tokens left (token bucket, gRPC, adaptive), retries still allowed in the window at `now`
     /// (ratio), or how far failed attempts per request are below `ratio` (retry breaker). For
     /// reports and tests.
-    pub fn available(&self, now: SimTime) -> f64 {
+    pub fn available(&self, now: Duration) -> f64 {
         match (&self.state, &self.config) {
             (State::TokenBucket { tokens }, _) => f64::from(*tokens),
             (State::Ratio { window, reserve }, BudgetConfig::Ratio { percent, .. }) => {
-                let (requests, retries) = window.sums(now);
+                let (requests, retries) = window.sums(to_nanos(now));
                 (percent / 100.0 * requests as f64 + reserve - retries as f64).max(0.0)
             }
             (State::Grpc { tokens, .. }, _) => *tokens as f64 / MILLI as f64,
@@ -475,12 +515,12 @@ impl Budget {
 mod tests {
     use super::*;
 
-    fn at_ms(ms: u64) -> SimTime {
-        SimTime::ZERO + SimDuration::from_millis(ms)
+    fn at_ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
     }
 
     fn aws() -> Budget {
-        Budget::new(BudgetConfig::defaults("token_bucket").unwrap()).unwrap()
+        Budget::new(BudgetConfig::token_bucket()).unwrap()
     }
 
     #[test]
@@ -492,13 +532,13 @@ mod tests {
         assert_eq!(allowed, 50);
         assert_eq!(b.available(now), 0.0);
         // A success on a retry that followed a timeout refunds 10: one more timeout retry.
-        b.on_success(now, AttemptKind::RetryAfterTimeout);
+        b.on_success(AttemptKind::RetryAfterTimeout);
         assert_eq!(b.available(now), 10.0);
         assert!(b.try_retry(now, true));
         assert!(!b.try_retry(now, true));
         // Five first-attempt successes refund 1 each: one plain retry (cost 5), not two.
         for _ in 0..5 {
-            b.on_success(now, AttemptKind::First);
+            b.on_success(AttemptKind::First);
         }
         assert!(b.try_retry(now, false));
         assert!(!b.try_retry(now, false));
@@ -510,14 +550,14 @@ mod tests {
         let now = at_ms(0);
         assert_eq!((0..1000).filter(|_| b.try_retry(now, false)).count(), 100);
         for _ in 0..99 {
-            b.on_success(now, AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry);
         }
         assert_eq!(b.available(now), 495.0);
         for _ in 0..10 {
-            b.on_success(now, AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry);
         }
         assert_eq!(b.available(now), 500.0);
-        b.on_failure(now);
+        b.on_failure();
         b.on_request(now);
         assert_eq!(
             b.available(now),
@@ -529,7 +569,7 @@ mod tests {
     #[test]
     fn ratio_allows_percent_plus_floor_and_recovers() {
         // 20 % of requests plus 10/s over 10 s: a reserve of 100.
-        let mut b = Budget::new(BudgetConfig::defaults("ratio").unwrap()).unwrap();
+        let mut b = Budget::new(BudgetConfig::ratio()).unwrap();
         for i in 0..1000 {
             b.on_request(at_ms(i));
         }
@@ -554,7 +594,7 @@ mod tests {
         let config = BudgetConfig::Ratio {
             percent: 10.0,
             min_per_sec: 0.0,
-            window: SimDuration::from_secs(1),
+            window: Duration::from_secs(1),
         };
         let mut b = Budget::new(config).unwrap();
         assert!(
@@ -572,11 +612,11 @@ mod tests {
 
     #[test]
     fn grpc_stops_at_half_and_recovers_with_successes() {
-        let mut b = Budget::new(BudgetConfig::defaults("grpc").unwrap()).unwrap();
+        let mut b = Budget::new(BudgetConfig::grpc()).unwrap();
         let now = at_ms(0);
         let mut allowed = Vec::new();
         for _ in 0..6 {
-            b.on_failure(now);
+            b.on_failure();
             allowed.push(b.try_retry(now, false));
         }
         // 9, 8, 7, 6 > 5 allowed; 5 and 4 are not above half.
@@ -585,17 +625,17 @@ mod tests {
         // try_retry itself costs nothing.
         assert_eq!(b.available(now), 4.0);
         for _ in 0..30 {
-            b.on_success(now, AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry);
         }
         assert_eq!(b.available(now), 7.0);
-        b.on_failure(now);
+        b.on_failure();
         assert!(b.try_retry(now, false));
         for _ in 0..1000 {
-            b.on_success(now, AttemptKind::First);
+            b.on_success(AttemptKind::First);
         }
         assert_eq!(b.available(now), 10.0, "capped at max_tokens");
         for _ in 0..20 {
-            b.on_failure(now);
+            b.on_failure();
         }
         assert_eq!(b.available(now), 0.0, "never below zero");
     }
@@ -625,7 +665,7 @@ mod tests {
                 BudgetConfig::Ratio {
                     percent: -1.0,
                     min_per_sec: 1.0,
-                    window: SimDuration::from_secs(1),
+                    window: Duration::from_secs(1),
                 },
                 "percent",
             ),
@@ -633,7 +673,7 @@ mod tests {
                 BudgetConfig::Ratio {
                     percent: f64::NAN,
                     min_per_sec: 1.0,
-                    window: SimDuration::from_secs(1),
+                    window: Duration::from_secs(1),
                 },
                 "percent",
             ),
@@ -641,7 +681,7 @@ mod tests {
                 BudgetConfig::Ratio {
                     percent: 20.0,
                     min_per_sec: f64::INFINITY,
-                    window: SimDuration::from_secs(1),
+                    window: Duration::from_secs(1),
                 },
                 "min_per_sec",
             ),
@@ -649,7 +689,7 @@ mod tests {
                 BudgetConfig::Ratio {
                     percent: 20.0,
                     min_per_sec: 1.0,
-                    window: SimDuration::ZERO,
+                    window: Duration::ZERO,
                 },
                 "window",
             ),
@@ -672,13 +712,17 @@ mod tests {
             let err = Budget::new(config).unwrap_err();
             assert_eq!(err.field, field, "{config}: {err}");
         }
-        let err = BudgetConfig::defaults("leaky").unwrap_err();
-        assert_eq!(err.value, "\"leaky\"");
-        assert!(err.allowed.contains("token_bucket"), "{err}");
-        for kind in BudgetConfig::KINDS {
-            let config = BudgetConfig::defaults(kind).unwrap();
+        let kinds = [
+            BudgetConfig::token_bucket(),
+            BudgetConfig::ratio(),
+            BudgetConfig::grpc(),
+            BudgetConfig::adaptive(),
+            BudgetConfig::retry_breaker(),
+        ];
+        for (config, kind) in kinds.into_iter().zip(BudgetConfig::KINDS) {
             assert_eq!(config.kind(), kind);
             assert!(config.to_string().contains(kind));
+            assert!(Budget::new(config).is_ok(), "{config}");
         }
     }
 }

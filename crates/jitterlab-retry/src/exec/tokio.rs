@@ -28,8 +28,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use jitterlab::exec::tokio::TimedOut;
-//! use jitterlab::prelude::*;
+//! use jitterlab_retry::exec::tokio::TimedOut;
+//! use jitterlab_retry::prelude::*;
 //!
 //! /// What a real client's error might look like.
 //! #[derive(Debug)]
@@ -83,7 +83,7 @@
 //!     assert_eq!(log[0], "attempt 1: 429 after 0ns, retry in 2s");
 //!     // Twice the 2 s the server asked for, in no real time.
 //!     assert_eq!(began.elapsed(), Duration::from_secs(4));
-//!     Ok::<(), jitterlab::Error>(())
+//!     Ok::<(), jitterlab_retry::Error>(())
 //! })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -102,7 +102,7 @@ use super::{AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBui
 use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{Outcome, RetryPolicy};
-use crate::time::{Human, SimDuration, SimTime};
+use crate::time::Human;
 
 /// The error of an attempt the async executor cut off at its timeout: the operation's error
 /// type says `From<TimedOut>`, and the attempt counts as [`Outcome::Timeout`] whatever that
@@ -215,16 +215,12 @@ impl AsyncRetrier {
     }
 
     /// Tokio time since the retrier was made.
-    fn now(&self) -> SimTime {
-        SimTime(
-            SimDuration::from_std(Instant::now().saturating_duration_since(self.origin)).as_nanos(),
-        )
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.origin)
     }
 
-    fn wall_at(&self, now: SimTime) -> SystemTime {
-        self.epoch
-            .checked_add(SimDuration(now.as_nanos()).to_std())
-            .unwrap_or(self.epoch)
+    fn wall_at(&self, now: Duration) -> SystemTime {
+        self.epoch.checked_add(now).unwrap_or(self.epoch)
     }
 
     /// Runs `op` until it succeeds or the policy gives up, without cancellation or
@@ -278,7 +274,7 @@ impl AsyncRetrier {
             match call.after(now, self.wall_at(now), result, timed_out, &mut on_attempt) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
-                    let slept = ::tokio::time::sleep(sleep.to_std());
+                    let slept = ::tokio::time::sleep(sleep);
                     if until_cancelled(cancel, slept).await.is_none() {
                         return Err(call.cancelled());
                     }

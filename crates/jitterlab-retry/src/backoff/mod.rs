@@ -10,17 +10,17 @@
 //! any `k`, so that retry 10 000 with multiplier 10 simply returns the cap.
 //!
 //! ```
-//! use jitterlab::backoff::{Backoff, BackoffState, Jitter};
-//! use jitterlab::time::SimDuration;
+//! use jitterlab_retry::backoff::{Backoff, BackoffState, Jitter};
+//! use std::time::Duration;
 //!
-//! let policy = Backoff::new(Jitter::Full, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2))?;
-//! let mut rng = jitterlab::rng::from_seed(42);
+//! let policy = Backoff::new(Jitter::Full, Duration::from_millis(50), 2.0, Duration::from_secs(2))?;
+//! let mut rng = <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(42);
 //! let mut state = BackoffState::new();
 //! for k in 1..=8 {
 //!     let sleep = policy.next_delay(&mut state, &mut rng);
 //!     assert!(sleep <= policy.nominal(k)); // full jitter: U[0, d_k]
 //! }
-//! # Ok::<(), jitterlab::Error>(())
+//! # Ok::<(), jitterlab_retry::Error>(())
 //! ```
 
 mod jitter;
@@ -30,7 +30,9 @@ pub use jitter::Jitter;
 use rand::{Rng, RngExt};
 
 use crate::param::ParamError;
-use crate::time::{SimDuration, f64_to_nanos};
+use std::time::Duration;
+
+use crate::time::{Exact, f64_to_nanos, from_nanos, to_nanos};
 
 /// Default growth factor of decorrelated jitter (AWS 2015: `U[base, 3 * prev]`).
 pub const DEFAULT_GROWTH: f64 = 3.0;
@@ -47,11 +49,11 @@ pub struct BackoffParams {
     pub jitter: Jitter,
     /// First nominal delay (`d_1`); the lower bound of decorrelated jitter; Polly's median
     /// first sleep for `decorrelated_v2`.
-    pub base: SimDuration,
+    pub base: Duration,
     /// Growth of the nominal delay per retry (>= 1).
     pub multiplier: f64,
     /// Largest sleep.
-    pub cap: SimDuration,
+    pub cap: Duration,
     /// Decorrelated jitter's growth `g` in `U[base, g * s_(k-1)]` (>= 1).
     pub growth: f64,
     /// Proportional jitter's spread `f` in `U[1-f, 1+f]` (0 to 1).
@@ -63,9 +65,9 @@ impl Default for BackoffParams {
     fn default() -> Self {
         BackoffParams {
             jitter: Jitter::Full,
-            base: SimDuration::from_millis(50),
+            base: Duration::from_millis(50),
             multiplier: 2.0,
-            cap: SimDuration::from_secs(2),
+            cap: Duration::from_secs(2),
             growth: DEFAULT_GROWTH,
             factor: DEFAULT_FACTOR,
         }
@@ -79,6 +81,9 @@ pub struct Backoff {
     params: BackoffParams,
     /// `nominal[k-1] = d_k` in nanoseconds for `k <= TABLE`.
     nominal: [u64; TABLE],
+    /// `base` and `cap` in nanoseconds.
+    base: u64,
+    cap: u64,
     /// `growth` when it is a whole number (3, as in AWS), else 0. Decorrelated jitter's steps
     /// form a dependency chain through the previous sleep; an integer multiply keeps that
     /// chain short where float conversions would double it.
@@ -109,8 +114,8 @@ impl BackoffState {
         self.retries
     }
     /// The last sleep drawn, zero before the first.
-    pub const fn last_sleep(&self) -> SimDuration {
-        SimDuration(self.prev_sleep)
+    pub const fn last_sleep(&self) -> Duration {
+        from_nanos(self.prev_sleep)
     }
     /// Back to a fresh state.
     pub fn reset(&mut self) {
@@ -128,37 +133,38 @@ fn check_at_least_one(field: &'static str, value: f64) -> Result<(), ParamError>
 
 impl Backoff {
     /// A policy with the default growth (3) and factor (0.2); see [`Backoff::from_params`].
-    /// `base` and `cap` are [`std::time::Duration`]s or [`SimDuration`]s.
     pub fn new(
         jitter: Jitter,
-        base: impl Into<SimDuration>,
+        base: Duration,
         multiplier: f64,
-        cap: impl Into<SimDuration>,
+        cap: Duration,
     ) -> Result<Backoff, ParamError> {
         Backoff::from_params(BackoffParams {
             jitter,
-            base: base.into(),
+            base,
             multiplier,
-            cap: cap.into(),
+            cap,
             ..BackoffParams::default()
         })
     }
 
     /// Validates `params`: base > 0, cap >= base, multiplier finite and >= 1, growth finite
-    /// and >= 1, factor in [0, 1]. Errors name the field (`cap`).
+    /// and >= 1, factor in [0, 1]. Errors name the field (`cap`). Durations are kept to the
+    /// nanosecond, saturating at `u64::MAX` nanoseconds (about 584 years).
     pub fn from_params(params: BackoffParams) -> Result<Backoff, ParamError> {
-        if params.base == SimDuration::ZERO {
+        let (base, cap) = (to_nanos(params.base), to_nanos(params.cap));
+        if base == 0 {
             return Err(ParamError::new(
                 "base",
-                params.base,
+                Exact(params.base),
                 "a duration greater than 0",
             ));
         }
-        if params.cap < params.base {
+        if cap < base {
             return Err(ParamError::new(
                 "cap",
-                params.cap,
-                format!("a duration at least base ({})", params.base),
+                Exact(params.cap),
+                format!("a duration at least base ({})", Exact(params.base)),
             ));
         }
         check_at_least_one("multiplier", params.multiplier)?;
@@ -172,7 +178,7 @@ impl Backoff {
         }
         let mut nominal = [0u64; TABLE];
         for (i, slot) in nominal.iter_mut().enumerate() {
-            *slot = nominal_exact(params.base.0, params.multiplier, params.cap.0, i as u32);
+            *slot = nominal_exact(base, params.multiplier, cap, i as u32);
         }
         let g = params.growth;
         let growth_whole = if g.fract() == 0.0 && g <= u32::MAX as f64 {
@@ -183,6 +189,8 @@ impl Backoff {
         Ok(Backoff {
             params,
             nominal,
+            base,
+            cap,
             growth_whole,
         })
     }
@@ -196,19 +204,19 @@ impl Backoff {
         self.params.jitter
     }
     /// The base delay.
-    pub fn base(&self) -> SimDuration {
+    pub fn base(&self) -> Duration {
         self.params.base
     }
     /// The cap.
-    pub fn cap(&self) -> SimDuration {
+    pub fn cap(&self) -> Duration {
         self.params.cap
     }
 
     /// The nominal delay `d_k = min(cap, base * multiplier^(k-1))` for retry `k >= 1`
     /// (`k = 0` is treated as 1).
     #[inline]
-    pub fn nominal(&self, k: u32) -> SimDuration {
-        SimDuration(self.nominal_ns(k))
+    pub fn nominal(&self, k: u32) -> Duration {
+        from_nanos(self.nominal_ns(k))
     }
 
     #[inline]
@@ -216,30 +224,28 @@ impl Backoff {
         let i = k.saturating_sub(1) as usize;
         if i < TABLE {
             self.nominal[i]
-        } else if self.nominal[TABLE - 1] == self.params.cap.0 {
-            self.params.cap.0
+        } else if self.nominal[TABLE - 1] == self.cap {
+            self.cap
         } else {
-            nominal_exact(
-                self.params.base.0,
-                self.params.multiplier,
-                self.params.cap.0,
-                i as u32,
-            )
+            nominal_exact(self.base, self.params.multiplier, self.cap, i as u32)
         }
     }
 
     /// Draws the sleep before the next retry and advances `state`. The first call gives the
     /// sleep before retry 1 (the second attempt).
     #[inline]
-    pub fn next_delay<R: Rng + ?Sized>(
-        &self,
-        state: &mut BackoffState,
-        rng: &mut R,
-    ) -> SimDuration {
+    pub fn next_delay<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> Duration {
+        from_nanos(self.next_delay_nanos(state, rng))
+    }
+
+    /// [`Backoff::next_delay`] in integer nanoseconds: the same draw, for simulators (see
+    /// [`crate::time`]).
+    #[inline]
+    pub fn next_delay_nanos<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> u64 {
         state.retries = state.retries.saturating_add(1);
         let k = state.retries;
-        let base = self.params.base.0;
-        let cap = self.params.cap.0;
+        let base = self.base;
+        let cap = self.cap;
         let sleep = match self.params.jitter {
             Jitter::None => 0,
             Jitter::Constant => base,
@@ -268,7 +274,7 @@ impl Backoff {
             }
         };
         state.prev_sleep = sleep;
-        SimDuration(sleep)
+        sleep
     }
 
     /// Polly's `DecorrelatedJitterBackoffV2` (Polly.Core `RetryHelper`): with `t = (k-1) + U[0,1)`,
@@ -281,17 +287,17 @@ impl Backoff {
         let prev = state.prev_formula;
         state.prev_formula = next;
         if !next.is_finite() || !prev.is_finite() {
-            return self.params.cap.0;
+            return self.cap;
         }
-        let sleep = (next - prev) * RP_SCALING * self.params.base.0 as f64;
-        f64_to_nanos(sleep).min(self.params.cap.0)
+        let sleep = (next - prev) * RP_SCALING * self.base as f64;
+        f64_to_nanos(sleep).min(self.cap)
     }
 
     /// An endless iterator of sleeps for one fresh request (retry 1, 2, ...).
     pub fn sleeps<'a, R: Rng + ?Sized>(
         &'a self,
         rng: &'a mut R,
-    ) -> impl Iterator<Item = SimDuration> + 'a {
+    ) -> impl Iterator<Item = Duration> + 'a {
         let mut state = BackoffState::new();
         std::iter::repeat_with(move || self.next_delay(&mut state, rng))
     }

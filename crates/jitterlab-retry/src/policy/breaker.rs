@@ -8,13 +8,16 @@
 //!   with an empty window, its failure opens it again for `open_for`.
 //!
 //! The breaker is pure: [`Breaker::allow`] before an attempt and [`Breaker::record`] after it,
-//! both with `now`. In half-open, the first result recorded decides (as in resilience4j, a
+//! both with `now` (a [`Duration`] since the caller's clock origin; a simulator uses the
+//! `_nanos` twins). In half-open, the first result recorded decides (as in resilience4j, a
 //! result of an attempt let through before the breaker opened counts too); results recorded
 //! while open are ignored.
 
 use crate::param::ParamError;
 use crate::policy::window::SlidingWindow;
-use crate::time::{SimDuration, SimTime};
+use std::time::Duration;
+
+use crate::time::{Exact, from_nanos, to_nanos};
 
 /// A circuit breaker's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,9 +27,9 @@ pub struct BreakerConfig {
     /// Results needed in the window before the breaker may open, at least 1 (default 20).
     pub min_requests: u32,
     /// Length of the sliding window, at least 1 ms (default 10 s).
-    pub window: SimDuration,
+    pub window: Duration,
     /// How long the breaker stays open before a probe, above 0 (default 5 s).
-    pub open_for: SimDuration,
+    pub open_for: Duration,
 }
 
 impl Default for BreakerConfig {
@@ -34,8 +37,8 @@ impl Default for BreakerConfig {
         BreakerConfig {
             failure_ratio: 0.5,
             min_requests: 20,
-            window: SimDuration::from_secs(10),
-            open_for: SimDuration::from_secs(5),
+            window: Duration::from_secs(10),
+            open_for: Duration::from_secs(5),
         }
     }
 }
@@ -60,17 +63,17 @@ impl BreakerConfig {
                 "an integer of at least 1",
             ));
         }
-        if self.window < SimDuration::from_millis(1) {
+        if self.window < Duration::from_millis(1) {
             return Err(ParamError::new(
                 "window",
-                self.window,
+                Exact(self.window),
                 "a duration of at least 1ms",
             ));
         }
-        if self.open_for == SimDuration::ZERO {
+        if to_nanos(self.open_for) == 0 {
             return Err(ParamError::new(
                 "open_for",
-                self.open_for,
+                Exact(self.open_for),
                 "a duration greater than 0",
             ));
         }
@@ -86,7 +89,7 @@ pub enum BreakerState {
     /// Attempts are refused until `until`.
     Open {
         /// When the breaker lets a probe through.
-        until: SimTime,
+        until: Duration,
     },
     /// One probe is allowed (`probing`: it has been let through and its result is awaited).
     HalfOpen {
@@ -99,9 +102,19 @@ pub enum BreakerState {
 #[derive(Debug, Clone)]
 pub struct Breaker {
     config: BreakerConfig,
-    state: BreakerState,
+    state: Phase,
+    /// `config.open_for` in nanoseconds.
+    open_for: u64,
     /// Counts results (`a`) and failures (`b`) while closed.
     window: SlidingWindow,
+}
+
+/// [`BreakerState`] with the reopening instant in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    Open { until: u64 },
+    HalfOpen { probing: bool },
 }
 
 impl Breaker {
@@ -110,8 +123,9 @@ impl Breaker {
         config.validate()?;
         Ok(Breaker {
             config,
-            state: BreakerState::Closed,
-            window: SlidingWindow::new(config.window),
+            state: Phase::Closed,
+            open_for: to_nanos(config.open_for),
+            window: SlidingWindow::new(to_nanos(config.window)),
         })
     }
 
@@ -123,32 +137,55 @@ impl Breaker {
     /// The state at the last call (an open breaker whose time is up turns half-open at the
     /// next [`Breaker::allow`]).
     pub fn state(&self) -> BreakerState {
-        self.state
+        match self.state {
+            Phase::Closed => BreakerState::Closed,
+            Phase::Open { until } => BreakerState::Open {
+                until: from_nanos(until),
+            },
+            Phase::HalfOpen { probing } => BreakerState::HalfOpen { probing },
+        }
+    }
+
+    /// True while half-open with the probe let through and its result awaited.
+    pub fn is_probing(&self) -> bool {
+        self.state == Phase::HalfOpen { probing: true }
     }
 
     /// May an attempt be sent at `now`? In half-open, true exactly once (the probe).
     #[inline]
-    pub fn allow(&mut self, now: SimTime) -> bool {
+    pub fn allow(&mut self, now: Duration) -> bool {
+        self.allow_nanos(to_nanos(now))
+    }
+
+    /// [`Breaker::allow`] with `now` in integer nanoseconds.
+    #[inline]
+    pub fn allow_nanos(&mut self, now: u64) -> bool {
         match self.state {
-            BreakerState::Closed => true,
-            BreakerState::Open { until } if now >= until => {
-                self.state = BreakerState::HalfOpen { probing: true };
+            Phase::Closed => true,
+            Phase::Open { until } if now >= until => {
+                self.state = Phase::HalfOpen { probing: true };
                 true
             }
-            BreakerState::Open { .. } => false,
-            BreakerState::HalfOpen { probing: false } => {
-                self.state = BreakerState::HalfOpen { probing: true };
+            Phase::Open { .. } => false,
+            Phase::HalfOpen { probing: false } => {
+                self.state = Phase::HalfOpen { probing: true };
                 true
             }
-            BreakerState::HalfOpen { probing: true } => false,
+            Phase::HalfOpen { probing: true } => false,
         }
     }
 
     /// Records an attempt's result at `now`.
     #[inline]
-    pub fn record(&mut self, now: SimTime, success: bool) {
+    pub fn record(&mut self, now: Duration, success: bool) {
+        self.record_nanos(to_nanos(now), success);
+    }
+
+    /// [`Breaker::record`] with `now` in integer nanoseconds.
+    #[inline]
+    pub fn record_nanos(&mut self, now: u64, success: bool) {
         match self.state {
-            BreakerState::Closed => {
+            Phase::Closed => {
                 self.window.add(now, 1, u32::from(!success));
                 let (results, failures) = self.window.sums(now);
                 if !success
@@ -158,15 +195,15 @@ impl Breaker {
                     self.open(now);
                 }
             }
-            BreakerState::HalfOpen { .. } => {
+            Phase::HalfOpen { .. } => {
                 if success {
-                    self.state = BreakerState::Closed;
+                    self.state = Phase::Closed;
                     self.window.clear();
                 } else {
                     self.open(now);
                 }
             }
-            BreakerState::Open { .. } => {}
+            Phase::Open { .. } => {}
         }
     }
 
@@ -174,14 +211,14 @@ impl Breaker {
     /// (its caller was cancelled): a half-open breaker lets the next attempt probe instead.
     /// Does nothing in any other state.
     pub fn abandon_probe(&mut self) {
-        if self.state == (BreakerState::HalfOpen { probing: true }) {
-            self.state = BreakerState::HalfOpen { probing: false };
+        if self.is_probing() {
+            self.state = Phase::HalfOpen { probing: false };
         }
     }
 
-    fn open(&mut self, now: SimTime) {
-        self.state = BreakerState::Open {
-            until: now.saturating_add(self.config.open_for),
+    fn open(&mut self, now: u64) {
+        self.state = Phase::Open {
+            until: now.saturating_add(self.open_for),
         };
         self.window.clear();
     }
@@ -191,8 +228,8 @@ impl Breaker {
 mod tests {
     use super::*;
 
-    fn at_ms(ms: u64) -> SimTime {
-        SimTime::ZERO + SimDuration::from_millis(ms)
+    fn at_ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
     }
 
     fn breaker() -> Breaker {
@@ -356,14 +393,14 @@ mod tests {
             ),
             (
                 BreakerConfig {
-                    window: SimDuration::ZERO,
+                    window: Duration::ZERO,
                     ..d
                 },
                 "window",
             ),
             (
                 BreakerConfig {
-                    open_for: SimDuration::ZERO,
+                    open_for: Duration::ZERO,
                     ..d
                 },
                 "open_for",

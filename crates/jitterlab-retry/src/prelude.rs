@@ -1,4 +1,4 @@
-//! The names real code needs to retry a call: `use jitterlab::prelude::*;`.
+//! The names real code needs to retry a call: `use jitterlab_retry::prelude::*;`.
 //!
 //! The builder ([`Retrier::builder`]), the error classification ([`Classify`], [`Outcome`]),
 //! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`]); with the `tokio`

@@ -3,12 +3,10 @@
 //! The ratio retry budget and the circuit breaker both ask "how many X and how many Y in the
 //! last `window`?". They share this ring: `SLOTS` slots, each `window / SLOTS` wide, each
 //! tagged with the absolute slot number it holds so that stale slots are recognised (and
-//! reset) lazily. Time is passed in; nothing here reads a clock.
+//! reset) lazily. Time is passed in, in integer nanoseconds; nothing here reads a clock.
 //!
 //! Because counts are kept per slot, the window actually covered is between
 //! `window - window / SLOTS` and `window` long: the oldest slot leaves as a whole.
-
-use crate::time::{SimDuration, SimTime};
 
 /// Number of slots in the ring.
 pub(crate) const SLOTS: usize = 10;
@@ -30,23 +28,23 @@ pub(crate) struct SlidingWindow {
 }
 
 impl SlidingWindow {
-    /// A window of `window` length (callers validate it; a zero window is treated as 1 ns
-    /// per slot rather than dividing by zero).
-    pub(crate) fn new(window: SimDuration) -> Self {
+    /// A window `window` nanoseconds long (callers validate it; a zero window is treated as
+    /// 1 ns per slot rather than dividing by zero).
+    pub(crate) fn new(window: u64) -> Self {
         SlidingWindow {
-            width: (window.as_nanos() / SLOTS as u64).max(1),
+            width: (window / SLOTS as u64).max(1),
             slots: [Slot::default(); SLOTS],
         }
     }
 
     #[inline]
-    fn epoch(&self, now: SimTime) -> u64 {
-        now.as_nanos() / self.width
+    fn epoch(&self, now: u64) -> u64 {
+        now / self.width
     }
 
     /// Adds `da` and `db` to the slot holding `now`.
     #[inline]
-    pub(crate) fn add(&mut self, now: SimTime, da: u32, db: u32) {
+    pub(crate) fn add(&mut self, now: u64, da: u32, db: u32) {
         let epoch = self.epoch(now);
         let slot = &mut self.slots[(epoch % SLOTS as u64) as usize];
         if slot.epoch != epoch {
@@ -58,7 +56,7 @@ impl SlidingWindow {
 
     /// The sums of `a` and `b` over the slots still inside the window at `now`.
     #[inline]
-    pub(crate) fn sums(&self, now: SimTime) -> (u64, u64) {
+    pub(crate) fn sums(&self, now: u64) -> (u64, u64) {
         let epoch = self.epoch(now);
         let oldest = epoch.saturating_sub(SLOTS as u64 - 1);
         self.slots
@@ -77,13 +75,13 @@ impl SlidingWindow {
 mod tests {
     use super::*;
 
-    fn at_ms(ms: u64) -> SimTime {
-        SimTime(ms * 1_000_000)
+    fn at_ms(ms: u64) -> u64 {
+        ms * 1_000_000
     }
 
     #[test]
     fn counts_expire_after_the_window() {
-        let mut w = SlidingWindow::new(SimDuration::from_secs(10));
+        let mut w = SlidingWindow::new(10_000_000_000);
         w.add(at_ms(0), 3, 1);
         w.add(at_ms(500), 2, 0);
         w.add(at_ms(4_999), 1, 1);
@@ -102,8 +100,8 @@ mod tests {
     #[test]
     fn slot_zero_at_time_zero_is_counted() {
         // Epoch 0 must not be mistaken for an empty slot's default epoch.
-        let mut w = SlidingWindow::new(SimDuration::from_secs(1));
-        w.add(SimTime::ZERO, 1, 0);
-        assert_eq!(w.sums(SimTime::ZERO), (1, 0));
+        let mut w = SlidingWindow::new(1_000_000_000);
+        w.add(0, 1, 0);
+        assert_eq!(w.sums(0), (1, 0));
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use jitterlab::prelude::*;
+//! use jitterlab_retry::prelude::*;
 //!
 //! /// What a real client's error might look like.
 //! #[derive(Debug)]
@@ -56,7 +56,7 @@
 //! assert_eq!(log[0], "attempt 1: 503 after 0ns, retry in 1s");
 //! assert_eq!(log[2], "attempt 3: success after 0ns, done");
 //! assert_eq!(clock.now().as_nanos(), 2_000_000_000);
-//! # Ok::<(), jitterlab::Error>(())
+//! # Ok::<(), jitterlab_retry::Error>(())
 //! ```
 
 use std::fmt;
@@ -67,8 +67,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::policy::{Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
-use crate::rng::{SimRng, from_seed};
-use crate::time::{Human, SimDuration, SimTime};
+
+use crate::time::{Human, from_nanos, to_nanos};
+
+/// The executor's jitter generator: small, fast, seedable.
+type SimRng = rand_pcg::Pcg64Mcg;
+
+/// A generator seeded from one word (the same seed, the same sleeps).
+fn from_seed(seed: u64) -> SimRng {
+    rand::SeedableRng::seed_from_u64(seed)
+}
 
 mod builder;
 mod call;
@@ -86,12 +94,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A source of time that can also sleep.
 pub trait Clock: Send + Sync {
     /// Monotonic time since the clock's origin.
-    fn now(&self) -> SimTime;
+    fn now(&self) -> Duration;
     /// Wall-clock time, for HTTP-date `Retry-After` values.
     fn wall(&self) -> SystemTime;
     /// Sleeps `d`. Returns `Err(Error::Cancelled)` if `cancel` is cancelled before or during
     /// the sleep (and then returns early); that is the only error.
-    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()>;
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<()>;
 }
 
 /// Real time: `now` is the time since the clock was made, sleeps really wait.
@@ -116,15 +124,15 @@ impl Default for SystemClock {
 }
 
 impl Clock for SystemClock {
-    fn now(&self) -> SimTime {
-        SimTime(SimDuration::from_std(self.origin.elapsed()).as_nanos())
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
     }
     fn wall(&self) -> SystemTime {
         SystemTime::now()
     }
     /// Waits on the token's condition variable with a timeout, so a cancel wakes it at once.
-    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()> {
-        if cancel.is_cancelled() || cancel.wait(d.to_std()) {
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<()> {
+        if cancel.is_cancelled() || cancel.wait(d) {
             Err(Error::Cancelled)
         } else {
             Ok(())
@@ -156,14 +164,14 @@ impl VirtualClock {
         }
     }
 
-    /// Moves virtual time forward by `d` (a [`Duration`] or a [`SimDuration`]; saturating).
-    pub fn advance(&self, d: impl Into<SimDuration>) {
-        let d = d.into();
+    /// Moves virtual time forward by `d` (saturating at `u64::MAX` nanoseconds).
+    pub fn advance(&self, d: Duration) {
+        let d = to_nanos(d);
         // fetch_update with a closure that always returns Some cannot fail.
         let _ = self
             .now
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
-                Some(t.saturating_add(d.as_nanos()))
+                Some(t.saturating_add(d))
             });
     }
 }
@@ -175,17 +183,15 @@ impl Default for VirtualClock {
 }
 
 impl Clock for VirtualClock {
-    fn now(&self) -> SimTime {
-        SimTime(self.now.load(Ordering::Acquire))
+    fn now(&self) -> Duration {
+        from_nanos(self.now.load(Ordering::Acquire))
     }
     /// The epoch plus virtual now (the epoch itself if that would overflow).
     fn wall(&self) -> SystemTime {
-        self.epoch
-            .checked_add(SimDuration(self.now().as_nanos()).to_std())
-            .unwrap_or(self.epoch)
+        self.epoch.checked_add(self.now()).unwrap_or(self.epoch)
     }
     /// Checks the token, then advances virtual time by `d` at once.
-    fn sleep(&self, d: SimDuration, cancel: &CancelToken) -> Result<()> {
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<()> {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
@@ -250,7 +256,7 @@ pub struct AttemptEvent<'a, E> {
 impl<E> AttemptEvent<'_, E> {
     /// The sleep before the next attempt, if the policy retries.
     pub fn sleep(&self) -> Option<Duration> {
-        self.decision.sleep().map(Duration::from)
+        self.decision.sleep()
     }
 
     /// How long the attempt took.
@@ -401,7 +407,9 @@ impl Retrier {
         Retrier::with_rng(policy, from_seed(seed))
     }
 
-    pub(crate) fn with_rng(policy: RetryPolicy, rng: SimRng) -> Result<Retrier> {
+    /// As [`Retrier::new`], with the jitter drawn from `rng`: for a caller that hands every
+    /// client a stream of its own (jitterlab's live mode gives each the simulator's stream).
+    pub fn with_rng(policy: RetryPolicy, rng: rand_pcg::Pcg64Mcg) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,
@@ -494,11 +502,11 @@ mod tests {
     use crate::policy::{BreakerConfig, BudgetConfig};
     use std::cell::RefCell;
 
-    pub(super) fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
+    pub(super) fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
     }
-    pub(super) fn secs(v: u64) -> SimDuration {
-        SimDuration::from_secs(v)
+    pub(super) fn secs(v: u64) -> Duration {
+        Duration::from_secs(v)
     }
 
     /// A fake HTTP answer.
@@ -571,12 +579,12 @@ mod tests {
             assert_eq!(e.1, Outcome::Status(429));
             assert_eq!(e.2, Some(Duration::from_secs(2)));
             let sleep = e.3.sleep().unwrap_or_default();
-            assert!(sleep >= secs(2), "{sleep}");
+            assert!(sleep >= secs(2), "{sleep:?}");
         }
         assert_eq!(events[2].3, Decision::Done);
-        assert!(clock.now() >= SimTime::ZERO + secs(4), "{}", clock.now());
+        assert!(clock.now() >= secs(4), "{:?}", clock.now());
         // Backoff (at most 100 ms here) is shorter than the hint: exactly the hint.
-        assert_eq!(clock.now(), SimTime::ZERO + secs(4));
+        assert_eq!(clock.now(), secs(4));
     }
 
     #[test]
@@ -604,7 +612,7 @@ mod tests {
             }
             other => panic!("expected Stopped(Attempts), got {other:?}"),
         }
-        assert_eq!(clock.now(), SimTime::ZERO + secs(2), "one wait, not two");
+        assert_eq!(clock.now(), secs(2), "one wait, not two");
     }
 
     #[test]
@@ -667,7 +675,7 @@ mod tests {
             clock.sleep(secs(1), &cancel),
             Err(Error::Cancelled)
         ));
-        assert_eq!(clock.now(), SimTime::ZERO);
+        assert_eq!(clock.now(), Duration::ZERO);
         assert!(matches!(
             SystemClock::new().sleep(secs(30), &cancel),
             Err(Error::Cancelled)
@@ -679,7 +687,7 @@ mod tests {
         let clock = SystemClock::new();
         let before = clock.now();
         assert!(clock.sleep(ms(5), &CancelToken::new()).is_ok());
-        assert!(clock.now().saturating_since(before) >= ms(5));
+        assert!(clock.now().saturating_sub(before) >= ms(5));
     }
 
     #[test]
@@ -705,7 +713,7 @@ mod tests {
         assert_eq!(result.ok(), Some("ok"));
         assert_eq!(events[0].2, Some(Duration::from_secs(3)));
         assert_eq!(events[0].3, Decision::Retry { sleep: secs(3) });
-        assert_eq!(clock.now(), SimTime::ZERO + secs(13));
+        assert_eq!(clock.now(), secs(13));
         // A date in the past means "now": the backoff alone decides.
         let clock = VirtualClock::new();
         let past = "Mon, 01 Jan 2024 00:00:00 GMT";
@@ -811,7 +819,7 @@ mod tests {
                 ..
             })
         ));
-        assert_eq!(clock.now(), SimTime::ZERO + secs(2));
+        assert_eq!(clock.now(), secs(2));
     }
 
     #[test]
@@ -1109,9 +1117,20 @@ mod tests {
     }
 
     /// An error type with a cause, as real code's errors are.
-    #[derive(Debug, thiserror::Error)]
-    #[error("reading the answer")]
-    pub(super) struct ReadError(#[source] pub(super) std::io::Error);
+    #[derive(Debug)]
+    pub(super) struct ReadError(pub(super) std::io::Error);
+
+    impl fmt::Display for ReadError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("reading the answer")
+        }
+    }
+
+    impl std::error::Error for ReadError {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
 
     impl Classify for ReadError {
         fn outcome(&self) -> Outcome {

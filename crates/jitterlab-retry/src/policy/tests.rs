@@ -3,13 +3,13 @@
 
 use super::*;
 use crate::backoff::Jitter;
-use crate::rng::from_seed;
+use crate::test_rng;
 
-fn ms(v: u64) -> SimDuration {
-    SimDuration::from_millis(v)
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
 }
-fn at(v: u64) -> SimTime {
-    SimTime::ZERO + ms(v)
+fn at(v: u64) -> Duration {
+    ms(v)
 }
 
 fn policy(jitter: Jitter) -> RetryPolicy {
@@ -30,7 +30,7 @@ fn report(attempt: u32, outcome: Outcome) -> AttemptReport {
 }
 
 fn decide(p: &RetryPolicy, a: &AttemptReport) -> Decision {
-    p.decide(a, &mut BackoffState::new(), None, &mut from_seed(1))
+    p.decide(a, &mut BackoffState::new(), None, &mut test_rng(1))
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn attempts_count_the_first() {
         ..policy(Jitter::NoJitter)
     };
     let mut state = BackoffState::new();
-    let mut rng = from_seed(1);
+    let mut rng = test_rng(1);
     let sleeps: Vec<Decision> = (1..=3)
         .map(|n| p.decide(&report(n, Outcome::Status(503)), &mut state, None, &mut rng))
         .collect();
@@ -196,7 +196,7 @@ fn budget_is_asked_last_and_books_are_kept() {
         deadline: Some(ms(1_000)),
         ..policy(Jitter::NoJitter)
     };
-    let mut rng = from_seed(1);
+    let mut rng = test_rng(1);
     let mut run = |a: AttemptReport, budget: &mut Budget| {
         p.decide(&a, &mut BackoffState::new(), Some(budget), &mut rng)
     };
@@ -248,12 +248,12 @@ fn budget_is_asked_last_and_books_are_kept() {
 
 #[test]
 fn grpc_budget_counts_retryable_failures_in_decide() {
-    let mut budget = Budget::new(BudgetConfig::defaults("grpc").unwrap()).unwrap();
+    let mut budget = Budget::new(BudgetConfig::grpc()).unwrap();
     let p = RetryPolicy {
         max_attempts: None,
         ..policy(Jitter::NoJitter)
     };
-    let mut rng = from_seed(1);
+    let mut rng = test_rng(1);
     let mut state = BackoffState::new();
     let decisions: Vec<Decision> = (1..=6)
         .map(|n| {
@@ -282,11 +282,11 @@ fn ratio_budget_counts_requests_from_first_reports() {
     let config = BudgetConfig::Ratio {
         percent: 50.0,
         min_per_sec: 0.0,
-        window: SimDuration::from_secs(10),
+        window: Duration::from_secs(10),
     };
     let mut budget = Budget::new(config).unwrap();
     let p = policy(Jitter::NoJitter);
-    let mut rng = from_seed(1);
+    let mut rng = test_rng(1);
     // Four requests whose first attempts fail: 50 % of 4 = 2 retries.
     let d: Vec<Decision> = (0..4)
         .map(|_| {
@@ -316,8 +316,8 @@ fn one_backoff_draw_per_retry_and_none_otherwise() {
     use rand::Rng;
     let p = policy(Jitter::Full);
     let mut state = BackoffState::new();
-    let mut rng = from_seed(5);
-    let mut twin = from_seed(5);
+    let mut rng = test_rng(5);
+    let mut twin = test_rng(5);
     let mut twin_state = BackoffState::new();
     // Stops draw nothing.
     p.decide(&report(1, Outcome::Status(404)), &mut state, None, &mut rng);
@@ -345,14 +345,14 @@ fn validate_names_the_fields() {
         ),
         (
             RetryPolicy {
-                timeout: Some(SimDuration::ZERO),
+                timeout: Some(Duration::ZERO),
                 ..p.clone()
             },
             "timeout",
         ),
         (
             RetryPolicy {
-                deadline: Some(SimDuration::ZERO),
+                deadline: Some(Duration::ZERO),
                 ..p.clone()
             },
             "deadline",
@@ -397,7 +397,7 @@ mod properties {
                 follows_timeout: false,
             };
             let mut state = BackoffState::new();
-            match p.decide(&a, &mut state, None, &mut from_seed(seed)) {
+            match p.decide(&a, &mut state, None, &mut test_rng(seed)) {
                 Decision::Retry { sleep } => {
                     prop_assert!(a.now + sleep < at(1_000 + deadline));
                     if let Some(h) = hint { prop_assert!(sleep >= ms(h)); }

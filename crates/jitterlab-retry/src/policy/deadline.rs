@@ -3,42 +3,57 @@
 //! A request may carry a deadline covering every attempt and every sleep. Two rules follow
 //! (DESIGN §3): an attempt's timeout is `min(timeout, time left)` and no attempt is made when
 //! no time is left; and a retry whose sleep would end at or past the deadline is not taken
-//! (sleeping only to give up would waste the caller's time).
+//! (sleeping only to give up would waste the caller's time). Times here are integer
+//! nanoseconds since the clock's origin ([`crate::time`]).
 
-use crate::time::{SimDuration, SimTime};
+use std::time::Duration;
 
-/// The time limit of one attempt.
+use crate::time::from_nanos;
+
+/// The time limit of one attempt (`D`: [`Duration`], or `u64` nanoseconds from the `_nanos`
+/// entry points).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttemptTimeout {
+pub enum AttemptTimeout<D = Duration> {
     /// Neither a per-attempt timeout nor a deadline applies.
     Unbounded,
     /// The attempt times out after this long.
-    After(SimDuration),
+    After(D),
     /// The deadline has passed: no attempt should be made.
     Expired,
 }
 
-impl AttemptTimeout {
+impl AttemptTimeout<Duration> {
     /// The limit as an optional duration; [`AttemptTimeout::Expired`] is zero.
-    pub const fn limit(self) -> Option<SimDuration> {
+    pub const fn limit(self) -> Option<Duration> {
         match self {
             AttemptTimeout::Unbounded => None,
             AttemptTimeout::After(d) => Some(d),
-            AttemptTimeout::Expired => Some(SimDuration::ZERO),
+            AttemptTimeout::Expired => Some(Duration::ZERO),
         }
     }
 }
 
-/// A request's deadline: `start + length`, or none.
+impl AttemptTimeout<u64> {
+    /// The same limit as a [`Duration`].
+    pub const fn to_duration(self) -> AttemptTimeout {
+        match self {
+            AttemptTimeout::Unbounded => AttemptTimeout::Unbounded,
+            AttemptTimeout::After(ns) => AttemptTimeout::After(from_nanos(ns)),
+            AttemptTimeout::Expired => AttemptTimeout::Expired,
+        }
+    }
+}
+
+/// A request's deadline: `start + length` in nanoseconds, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Deadline {
-    end: Option<SimTime>,
+pub(crate) struct Deadline {
+    end: Option<u64>,
 }
 
 impl Deadline {
     /// The deadline of a request first sent at `start`, `length` long (`None`: no deadline).
     #[inline]
-    pub const fn new(start: SimTime, length: Option<SimDuration>) -> Deadline {
+    pub(crate) const fn new(start: u64, length: Option<u64>) -> Deadline {
         Deadline {
             end: match length {
                 Some(d) => Some(start.saturating_add(d)),
@@ -48,15 +63,16 @@ impl Deadline {
     }
 
     /// The instant the deadline passes, if any.
-    pub const fn end(&self) -> Option<SimTime> {
+    #[cfg(test)]
+    pub(crate) const fn end(&self) -> Option<u64> {
         self.end
     }
 
     /// Time left at `now` (`None`: unlimited; zero once passed).
     #[inline]
-    pub const fn remaining(&self, now: SimTime) -> Option<SimDuration> {
+    pub(crate) const fn remaining(&self, now: u64) -> Option<u64> {
         match self.end {
-            Some(end) => Some(end.saturating_since(now)),
+            Some(end) => Some(end.saturating_sub(now)),
             None => None,
         }
     }
@@ -64,9 +80,9 @@ impl Deadline {
     /// The timeout of an attempt sent at `now` with a per-attempt `timeout`:
     /// `min(timeout, time left)`, or [`AttemptTimeout::Expired`] when no time is left.
     #[inline]
-    pub fn attempt_timeout(&self, now: SimTime, timeout: Option<SimDuration>) -> AttemptTimeout {
+    pub(crate) fn attempt_timeout(&self, now: u64, timeout: Option<u64>) -> AttemptTimeout<u64> {
         match (self.remaining(now), timeout) {
-            (Some(SimDuration::ZERO), _) => AttemptTimeout::Expired,
+            (Some(0), _) => AttemptTimeout::Expired,
             (Some(left), Some(t)) => AttemptTimeout::After(left.min(t)),
             (Some(left), None) => AttemptTimeout::After(left),
             (None, Some(t)) => AttemptTimeout::After(t),
@@ -77,7 +93,7 @@ impl Deadline {
     /// True when a sleep of `sleep` starting at `now` ends strictly before the deadline (always
     /// true without a deadline).
     #[inline]
-    pub fn allows_sleep(&self, now: SimTime, sleep: SimDuration) -> bool {
+    pub(crate) fn allows_sleep(&self, now: u64, sleep: u64) -> bool {
         match self.end {
             Some(end) => now.saturating_add(sleep) < end,
             None => true,
@@ -89,11 +105,11 @@ impl Deadline {
 mod tests {
     use super::*;
 
-    fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
+    fn ms(v: u64) -> u64 {
+        v * 1_000_000
     }
-    fn at(v: u64) -> SimTime {
-        SimTime::ZERO + ms(v)
+    fn at(v: u64) -> u64 {
+        ms(v)
     }
 
     #[test]
@@ -117,7 +133,11 @@ mod tests {
             AttemptTimeout::Expired
         );
         assert_eq!(d.attempt_timeout(at(9_000), None), AttemptTimeout::Expired);
-        assert_eq!(AttemptTimeout::Expired.limit(), Some(SimDuration::ZERO));
+        assert_eq!(AttemptTimeout::Expired.limit(), Some(Duration::ZERO));
+        assert_eq!(
+            AttemptTimeout::After(7).to_duration(),
+            AttemptTimeout::After(Duration::from_nanos(7))
+        );
         let none = Deadline::new(at(0), None);
         assert_eq!(
             none.attempt_timeout(at(5), Some(ms(7))),
@@ -132,10 +152,10 @@ mod tests {
         let d = Deadline::new(at(0), Some(ms(1_000)));
         assert!(d.allows_sleep(at(500), ms(499)));
         assert!(!d.allows_sleep(at(500), ms(500)));
-        assert!(!d.allows_sleep(at(500), SimDuration::MAX));
-        assert!(Deadline::new(at(0), None).allows_sleep(at(500), SimDuration::MAX));
+        assert!(!d.allows_sleep(at(500), u64::MAX));
+        assert!(Deadline::new(at(0), None).allows_sleep(at(500), u64::MAX));
         // A deadline beyond the end of time saturates instead of wrapping.
-        let far = Deadline::new(at(10), Some(SimDuration::MAX));
+        let far = Deadline::new(at(10), Some(u64::MAX));
         assert!(far.allows_sleep(at(20), ms(1)));
     }
 
@@ -146,17 +166,17 @@ mod tests {
         proptest! {
             #[test]
             fn no_allowed_sleep_ends_past_the_deadline(start in 0u64..1u64 << 62, length in 1u64..1u64 << 40, elapsed in 0u64..1u64 << 41, sleep in any::<u64>(), timeout in proptest::option::of(1u64..1u64 << 40)) {
-                let d = Deadline::new(SimTime(start), Some(SimDuration(length)));
-                let now = SimTime(start + elapsed);
-                if d.allows_sleep(now, SimDuration(sleep)) {
-                    prop_assert!((now.as_nanos() as u128 + sleep as u128) < u128::from(start + length));
+                let d = Deadline::new(start, Some(length));
+                let now = start + elapsed;
+                if d.allows_sleep(now, sleep) {
+                    prop_assert!((now as u128 + sleep as u128) < u128::from(start + length));
                 }
-                match d.attempt_timeout(now, timeout.map(SimDuration)) {
+                match d.attempt_timeout(now, timeout) {
                     AttemptTimeout::Expired => prop_assert!(elapsed >= length),
                     AttemptTimeout::After(t) => {
-                        prop_assert!(t > SimDuration::ZERO);
-                        prop_assert!(now.as_nanos() + t.as_nanos() <= start + length);
-                        if let Some(limit) = timeout { prop_assert!(t.as_nanos() <= limit); }
+                        prop_assert!(t > 0);
+                        prop_assert!(now + t <= start + length);
+                        if let Some(limit) = timeout { prop_assert!(t <= limit); }
                     }
                     AttemptTimeout::Unbounded => prop_assert!(false, "a deadline always bounds"),
                 }

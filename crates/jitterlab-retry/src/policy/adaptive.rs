@@ -17,12 +17,10 @@
 //! on it), then `try_retry`. Tokens are kept as integer thousandths so that 0.1 + 0.1 + ...
 //! is exact and a bucket at exactly 1 token is never mistaken for one just above it.
 //!
-//! Pure state: every method takes `now` (unused: both count since the start of the run, but
-//! the calls have the shape of [`crate::policy::Budget`]'s so that they can become budget
-//! kinds); nothing here knows the simulator.
+//! Pure state without a clock: both count since the start of the run, so no method needs
+//! `now`; [`crate::policy::Budget`] drives them as two of its kinds.
 
 use crate::param::ParamError;
-use crate::time::SimTime;
 
 /// Tokens are kept in thousandths (three decimals matter, as for the gRPC budget).
 const MILLI: u64 = 1_000;
@@ -101,14 +99,14 @@ impl AdaptiveBucket {
 
     /// A new request starts: deposit `fill`, never above `size`.
     #[inline]
-    pub fn on_request(&mut self, _now: SimTime) {
+    pub fn on_request(&mut self) {
         self.tokens = (self.tokens + self.fill).min(self.size);
     }
 
     /// Asks for one retry: allowed, taking 1 token, when more than 1 token is left; refused,
     /// changing nothing, otherwise.
     #[inline]
-    pub fn try_retry(&mut self, _now: SimTime) -> bool {
+    pub fn try_retry(&mut self) -> bool {
         if self.tokens > MILLI {
             self.tokens -= MILLI;
             true
@@ -172,20 +170,20 @@ impl RetryBreaker {
 
     /// A new request starts.
     #[inline]
-    pub fn on_request(&mut self, _now: SimTime) {
+    pub fn on_request(&mut self) {
         self.requests += 1;
     }
 
     /// An attempt of a request (first try or retry) failed.
     #[inline]
-    pub fn on_failure(&mut self, _now: SimTime) {
+    pub fn on_failure(&mut self) {
         self.failures += 1;
     }
 
     /// Asks for one retry: refused while `failures / requests > ratio` (the reference's
     /// division, compared as it does), allowed otherwise. Changes nothing.
     #[inline]
-    pub fn try_retry(&self, _now: SimTime) -> bool {
+    pub fn try_retry(&self) -> bool {
         self.failure_ratio() <= self.ratio
     }
 
@@ -208,34 +206,32 @@ impl RetryBreaker {
 mod tests {
     use super::*;
 
-    const T: SimTime = SimTime::ZERO;
-
     #[test]
     fn bucket_starts_full_and_needs_more_than_one_token() {
         let mut b = AdaptiveBucket::new(AdaptiveBucketConfig::default()).unwrap();
         assert_eq!(b.tokens(), 5.0);
         // 5 -> 4 -> 3 -> 2 -> 1: four retries; at exactly 1 token the fifth is refused.
-        let allowed: Vec<bool> = (0..6).map(|_| b.try_retry(T)).collect();
+        let allowed: Vec<bool> = (0..6).map(|_| b.try_retry()).collect();
         assert_eq!(allowed, [true, true, true, true, false, false]);
         assert_eq!(b.tokens(), 1.0, "a refusal takes nothing");
         // One request deposits 0.1: 1.1 > 1, one retry, then 0.1 left.
-        b.on_request(T);
-        assert!(b.try_retry(T));
+        b.on_request();
+        assert!(b.try_retry());
         assert_eq!(b.tokens(), 0.1);
         // Nine more requests: 0.1 + 9 * 0.1 = 1.0, not more than 1.
         for _ in 0..9 {
-            b.on_request(T);
+            b.on_request();
         }
         assert_eq!(b.tokens(), 1.0);
-        assert!(!b.try_retry(T));
+        assert!(!b.try_retry());
         // Ten more: 2.0 exactly, one retry, and back at exactly 1. (Summed in floats, 1.0 +
         // ten times 0.1 is 2.000000000000001 and would allow a second retry.)
         for _ in 0..10 {
-            b.on_request(T);
+            b.on_request();
         }
         assert_eq!(b.tokens(), 2.0);
-        assert!(b.try_retry(T));
-        assert!(!b.try_retry(T));
+        assert!(b.try_retry());
+        assert!(!b.try_retry());
     }
 
     #[test]
@@ -245,15 +241,15 @@ mod tests {
             fill: 1.0,
         })
         .unwrap();
-        b.on_request(T);
+        b.on_request();
         assert_eq!(b.tokens(), 2.5);
         // 2.5 -> 1.5 -> 0.5, then refused.
-        assert!(b.try_retry(T));
-        assert!(b.try_retry(T));
-        assert!(!b.try_retry(T));
+        assert!(b.try_retry());
+        assert!(b.try_retry());
+        assert!(!b.try_retry());
         assert_eq!(b.tokens(), 0.5);
         for _ in 0..3 {
-            b.on_request(T);
+            b.on_request();
         }
         assert_eq!(b.tokens(), 2.5, "0.5 + 3 capped at 2.5");
     }
@@ -265,8 +261,8 @@ mod tests {
         let mut b = AdaptiveBucket::new(AdaptiveBucketConfig::default()).unwrap();
         let mut retries = 0;
         for _ in 0..1_000 {
-            b.on_request(T);
-            while b.try_retry(T) {
+            b.on_request();
+            while b.try_retry() {
                 retries += 1;
             }
         }
@@ -279,24 +275,24 @@ mod tests {
     #[test]
     fn breaker_refuses_only_above_the_ratio() {
         let mut b = RetryBreaker::new(RetryBreakerConfig::default()).unwrap();
-        assert!(b.try_retry(T), "nothing seen yet");
+        assert!(b.try_retry(), "nothing seen yet");
         for _ in 0..10 {
-            b.on_request(T);
+            b.on_request();
         }
-        b.on_failure(T);
+        b.on_failure();
         // 1 / 10 = 0.1, not above 0.1: retry.
         assert_eq!(b.failure_ratio(), 0.1);
-        assert!(b.try_retry(T));
-        b.on_failure(T);
+        assert!(b.try_retry());
+        b.on_failure();
         // 2 / 10 > 0.1: no retry; try_retry changes nothing.
-        assert!(!b.try_retry(T));
-        assert!(!b.try_retry(T));
+        assert!(!b.try_retry());
+        assert!(!b.try_retry());
         assert_eq!(b.counts(), (10, 2));
         // Ten more requests bring it back to 2 / 20 = 0.1.
         for _ in 0..10 {
-            b.on_request(T);
+            b.on_request();
         }
-        assert!(b.try_retry(T));
+        assert!(b.try_retry());
     }
 
     #[test]
@@ -304,15 +300,15 @@ mod tests {
         // The first request's first attempt fails: 1 / 1 > 0.1, so it is not retried,
         // exactly as in the reference (`failures += 1` happens inside `should_retry`).
         let mut b = RetryBreaker::new(RetryBreakerConfig::default()).unwrap();
-        b.on_request(T);
-        b.on_failure(T);
-        assert!(!b.try_retry(T));
+        b.on_request();
+        b.on_failure();
+        assert!(!b.try_retry());
         // With ratio 0 a single failure anywhere stops every retry.
         let mut z = RetryBreaker::new(RetryBreakerConfig { ratio: 0.0 }).unwrap();
-        z.on_request(T);
-        assert!(z.try_retry(T));
-        z.on_failure(T);
-        assert!(!z.try_retry(T));
+        z.on_request();
+        assert!(z.try_retry());
+        z.on_failure();
+        assert!(!z.try_retry());
     }
 
     #[test]
