@@ -304,8 +304,9 @@ async fn request(
         Err(RetryError::Stopped { reason, .. }) => match reason {
             StopReason::NotRetryable => Ending::Failed,
             StopReason::Attempts => Ending::GaveUpAttempts,
-            StopReason::Deadline => Ending::GaveUpDeadline,
             StopReason::Budget => Ending::GaveUpBudget,
+            // The deadline passed, or the next sleep would pass it.
+            _ => Ending::GaveUpDeadline,
         },
         Err(RetryError::BreakerOpen { .. }) => Ending::RejectedByBreaker,
         // Never cancelled: the request stays unfinished.

@@ -100,6 +100,8 @@ impl ClientConfig {
             timeout: self.timeout.map(SimDuration::to_std),
             deadline: self.deadline.map(SimDuration::to_std),
             retry_after: self.retry_after,
+            // Scenarios have no key for it (yet): a sleep past the deadline ends the request.
+            fit_last_attempt: None,
         }
     }
 }
@@ -597,8 +599,9 @@ impl Clients {
             Decision::Stop(reason) => Next::End(match reason {
                 StopReason::NotRetryable => Ending::Failed,
                 StopReason::Attempts => Ending::GaveUpAttempts,
-                StopReason::Deadline => Ending::GaveUpDeadline,
                 StopReason::Budget => Ending::GaveUpBudget,
+                // `decide` knows no breaker and no cancellation: only the deadline is left.
+                _ => Ending::GaveUpDeadline,
             }),
         }
     }

@@ -477,7 +477,15 @@ impl Retrier {
         loop {
             let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
             let result = op(ctx);
-            match call.after(clock.now(), clock.wall(), result, false, &mut on_attempt) {
+            let (now, wall) = (clock.now(), clock.wall());
+            match call.after(
+                now,
+                wall,
+                result,
+                false,
+                cancel.is_cancelled(),
+                &mut on_attempt,
+            ) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
                     if clock.sleep(sleep, cancel).is_err() {
@@ -814,7 +822,7 @@ mod tests {
         assert!(matches!(
             result,
             Err(RetryError::Stopped {
-                reason: StopReason::Deadline,
+                reason: StopReason::SleepPastDeadline,
                 attempts: 2,
                 ..
             })
@@ -922,6 +930,133 @@ mod tests {
         ));
         std::thread::sleep(Duration::from_millis(400));
         assert_eq!(r.call(|_| Ok::<_, Outcome>(1)).ok(), Some(1));
+    }
+
+    /// A token bucket of 20 tokens at 5 a retry, shared by every call.
+    fn bucket_of_20() -> Budget {
+        Budget::new(BudgetConfig::TokenBucket {
+            capacity: 20,
+            retry_cost: 5,
+            timeout_cost: 10,
+            success_refund: 1,
+        })
+        .unwrap()
+    }
+
+    fn tokens(r: &Retrier, clock: &impl Clock) -> f64 {
+        lock(r.budget.as_ref().unwrap()).available(clock.now())
+    }
+
+    #[test]
+    fn a_retry_the_breaker_refuses_spends_no_token_and_is_not_announced() {
+        // The breaker opens on the first failure, for 10 s: no retry is ever sent.
+        let breaker = Breaker::new(BreakerConfig {
+            min_requests: 1,
+            open_for: secs(10),
+            ..BreakerConfig::default()
+        })
+        .unwrap();
+        let r = retrier(policy())
+            .with_breaker(breaker)
+            .with_budget(bucket_of_20());
+        let clock = VirtualClock::new();
+        let mut decisions = Vec::new();
+        for _ in 0..5 {
+            let result = r.retry(
+                &clock,
+                &CancelToken::new(),
+                |_| Err::<(), _>(Outcome::Status(503)),
+                |e| decisions.push(e.decision),
+            );
+            assert!(
+                matches!(result, Err(RetryError::BreakerOpen { .. })),
+                "{result:?}"
+            );
+        }
+        assert!(
+            decisions.iter().all(|d| d.sleep().is_none()),
+            "a retry the breaker refuses was announced: {decisions:?}"
+        );
+        assert_eq!(
+            tokens(&r, &clock),
+            20.0,
+            "no retry was sent, none is paid for"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_call_spends_no_token_and_is_not_announced() {
+        let r = retrier(policy()).with_budget(bucket_of_20());
+        let clock = VirtualClock::new();
+        let cancel = CancelToken::new();
+        let mut decisions = Vec::new();
+        // Cancelled while its first attempt is in flight.
+        let result = r.retry(
+            &clock,
+            &cancel,
+            |_| {
+                cancel.cancel();
+                Err::<(), _>(Outcome::Status(503))
+            },
+            |e| decisions.push(e.decision),
+        );
+        assert!(
+            matches!(result, Err(RetryError::Cancelled { attempts: 1, .. })),
+            "{result:?}"
+        );
+        assert_eq!(tokens(&r, &clock), 20.0, "the retry was never sent");
+        assert!(
+            decisions.iter().all(|d| d.sleep().is_none()),
+            "a retry of a cancelled call was announced: {decisions:?}"
+        );
+        assert_eq!(clock.now(), Duration::ZERO, "and not slept for");
+    }
+
+    #[test]
+    fn a_call_cancelled_during_its_sleep_gets_its_token_back() {
+        let r = retrier(policy()).with_budget(bucket_of_20());
+        let clock = SystemClock::new();
+        let cancel = CancelToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                cancel.cancel();
+            })
+        };
+        let result = r.retry(&clock, &cancel, server(too_many(5, "30")), |_| {});
+        let _ = canceller.join();
+        assert!(matches!(
+            result,
+            Err(RetryError::Cancelled { attempts: 1, .. })
+        ));
+        assert_eq!(tokens(&r, &clock), 20.0, "the retry was never sent");
+    }
+
+    #[test]
+    fn a_sleep_past_the_deadline_says_so() {
+        // No jitter: attempt 1 at 0 s, sleep 2 s, attempt 2 at 2 s; the next sleep (4 s) would
+        // end past the 2.5 s deadline, with 0.5 s still left.
+        let p = RetryPolicy {
+            backoff: Backoff::new(Jitter::NoJitter, secs(2), 2.0, secs(8)).unwrap(),
+            deadline: Some(ms(2_500)),
+            max_attempts: None,
+            ..policy()
+        };
+        let clock = VirtualClock::new();
+        let result = retrier(p).retry(
+            &clock,
+            &CancelToken::new(),
+            |_| Err::<(), _>(Outcome::Status(503)),
+            |_| {},
+        );
+        let e = result.unwrap_err();
+        assert_eq!(e.attempts(), 2);
+        assert_eq!(
+            e.to_string(),
+            "the next sleep would pass the deadline after 2 attempts",
+            "not \"deadline reached\": 0.5 s of it was left"
+        );
     }
 
     #[test]

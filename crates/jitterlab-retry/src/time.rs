@@ -24,11 +24,10 @@ pub(crate) const NANOS_PER_SEC: u64 = 1_000_000_000;
 /// `d` in whole nanoseconds, saturating at `u64::MAX` (about 584 years).
 #[inline]
 pub(crate) const fn to_nanos(d: Duration) -> u64 {
-    let ns = d.as_nanos();
-    if ns > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        ns as u64
+    // In u64 arithmetic: `as_nanos` would multiply in u128, on the simulator's hot path.
+    match d.as_secs().checked_mul(NANOS_PER_SEC) {
+        Some(secs) => secs.saturating_add(d.subsec_nanos() as u64),
+        None => u64::MAX,
     }
 }
 

@@ -27,6 +27,7 @@ use crate::policy::{
 /// | [`max_attempts`](Self::max_attempts) | 4 (the first and 3 retries) | |
 /// | [`timeout`](Self::timeout) | none | per attempt, passed to the operation in [`super::AttemptCtx`] |
 /// | [`deadline`](Self::deadline) | 30 s | the whole call, sleeps included; shortens the last attempt's timeout |
+/// | [`fit_last_attempt`](Self::fit_last_attempt) | off: a sleep past the deadline ends the call | shortens that sleep to leave time for one more attempt |
 /// | [`retry_on`](Self::retry_on) | [`RetryOn::default`]: 409, 429, 502, 503, 504, timeouts, connection errors | other 4xx and [`crate::policy::Outcome::Fatal`] never |
 /// | [`retry_after`](Self::retry_after) | honoured as a minimum sleep, hints above 60 s clamped to 60 s | a server's pause, within reason |
 /// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10, refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
@@ -59,6 +60,7 @@ pub struct RetrierBuilder {
     max_attempts: Option<u32>,
     timeout: Option<Duration>,
     deadline: Option<Duration>,
+    fit_last_attempt: Option<Duration>,
     retry_on: RetryOn,
     retry_after: RetryAfterPolicy,
     budget: Option<BudgetConfig>,
@@ -78,6 +80,7 @@ impl Default for RetrierBuilder {
             max_attempts: Some(4),
             timeout: None,
             deadline: Some(Duration::from_secs(30)),
+            fit_last_attempt: None,
             retry_on: RetryOn::default(),
             retry_after: RetryAfterPolicy {
                 mode: RetryAfterMode::AtLeast,
@@ -137,6 +140,13 @@ impl RetrierBuilder {
         self.deadline = deadline.into();
         self
     }
+    /// When the drawn sleep would end past the deadline, shorten it so that `last` is left for
+    /// one more attempt (above zero; `None`: stop the call instead, the default). A sleep is
+    /// never shortened below an honoured `Retry-After`.
+    pub fn fit_last_attempt(mut self, last: impl Into<Option<Duration>>) -> Self {
+        self.fit_last_attempt = last.into();
+        self
+    }
     /// Which outcomes are retried.
     pub fn retry_on(mut self, retry_on: RetryOn) -> Self {
         self.retry_on = retry_on;
@@ -181,6 +191,7 @@ impl RetrierBuilder {
             timeout: self.timeout,
             deadline: self.deadline,
             retry_after: self.retry_after,
+            fit_last_attempt: self.fit_last_attempt,
         };
         policy.validate()?;
         Ok(policy)

@@ -4,13 +4,19 @@
 //! it, [`Call::after`] tells the breaker, lets [`crate::policy::RetryPolicy::decide`] decide
 //! (it keeps the budget's books) and shows the observer the [`AttemptEvent`]. An executor only
 //! runs the operation and sleeps, each on its own clock, so the two cannot decide differently.
+//!
+//! The books are exact: a retry is announced only if it can still happen (the call is not
+//! cancelled, and the breaker as it stands would let it through when its sleep ends), and a
+//! retry that then never goes out (cancelled during its sleep, refused by a breaker that
+//! opened meanwhile, or past the deadline on a clock that overslept) gives its budget token
+//! back.
 
 use std::time::{Duration, SystemTime};
 
 use super::{AttemptCtx, AttemptEvent, Classify, Retrier, RetryError, lock};
 use crate::backoff::BackoffState;
 use crate::policy::{
-    AttemptReport, AttemptTimeout, BreakerState, Decision, Outcome, StopReason, parse_retry_after,
+    AttemptReport, AttemptTimeout, Decision, Outcome, StopReason, parse_retry_after,
 };
 
 /// What follows an attempt.
@@ -35,6 +41,9 @@ pub(crate) struct Call<'r, E> {
     follows_timeout: bool,
     /// The attempt in flight is the half-open breaker's probe.
     probing: bool,
+    /// The retry the budget granted and not yet sent: when it was granted, and whether after
+    /// a timeout (what [`crate::policy::Budget::refund_retry`] needs to give it back).
+    granted: Option<(Duration, bool)>,
     last: Option<E>,
 }
 
@@ -49,6 +58,7 @@ impl<'r, E: Classify> Call<'r, E> {
             made: 0,
             follows_timeout: false,
             probing: false,
+            granted: None,
             last: None,
         }
     }
@@ -74,6 +84,7 @@ impl<'r, E: Classify> Call<'r, E> {
         if timeout == AttemptTimeout::Expired
             && let Some(error) = self.last.take()
         {
+            self.refund();
             return Err(RetryError::Stopped {
                 reason: StopReason::Deadline,
                 error,
@@ -86,14 +97,18 @@ impl<'r, E: Classify> Call<'r, E> {
         if let Some(breaker) = &self.retrier.breaker {
             let mut breaker = lock(breaker);
             if !breaker.allow(now) {
+                drop(breaker);
+                self.refund();
                 return Err(RetryError::BreakerOpen {
                     last: self.last.take(),
                     attempts: self.made,
                 });
             }
             // A half-open breaker lets exactly one attempt through: this one.
-            self.probing = matches!(breaker.state(), BreakerState::HalfOpen { .. });
+            self.probing = breaker.is_probing();
         }
+        // The granted retry goes out: its token is spent for good.
+        self.granted = None;
         self.sent = now;
         Ok(AttemptCtx {
             attempt: self.made.saturating_add(1),
@@ -103,13 +118,15 @@ impl<'r, E: Classify> Call<'r, E> {
 
     /// After the attempt begun last, whose result is known at `now` (`wall`: the wall time
     /// then, for an HTTP-date Retry-After). `timed_out`: the executor cut it off at its
-    /// timeout, so it counts as [`Outcome::Timeout`] whatever its error says.
+    /// timeout, so it counts as [`Outcome::Timeout`] whatever its error says. `cancelled`:
+    /// the call's cancel token, as it is now.
     pub(crate) fn after<T, O>(
         &mut self,
         now: Duration,
         wall: SystemTime,
         result: Result<T, E>,
         timed_out: bool,
+        cancelled: bool,
         on_attempt: &mut O,
     ) -> Next<T, E>
     where
@@ -138,13 +155,32 @@ impl<'r, E: Classify> Call<'r, E> {
             idempotency: retrier.idempotency,
             follows_timeout: self.follows_timeout,
         };
-        let decision = {
+        let mut decision = {
             let mut rng = lock(&retrier.rng);
             let mut budget = retrier.budget.as_ref().map(lock);
             retrier
                 .policy
                 .decide(&report, &mut self.backoff, budget.as_deref_mut(), &mut *rng)
         };
+        if let Decision::Retry { sleep } = decision {
+            self.granted = Some((now, outcome == Outcome::Timeout));
+            // A retry that cannot happen is not announced, and its token goes back.
+            let refused = if cancelled {
+                Some(StopReason::Cancelled)
+            } else if retrier
+                .breaker
+                .as_ref()
+                .is_some_and(|b| !lock(b).would_allow(now.saturating_add(sleep)))
+            {
+                Some(StopReason::BreakerOpen)
+            } else {
+                None
+            };
+            if let Some(reason) = refused {
+                self.refund();
+                decision = Decision::Stop(reason);
+            }
+        }
         on_attempt(&AttemptEvent {
             attempt: self.made,
             outcome,
@@ -165,6 +201,16 @@ impl<'r, E: Classify> Call<'r, E> {
                 self.last = Some(error);
                 return Next::Sleep(sleep);
             }
+            Decision::Stop(StopReason::Cancelled) => {
+                self.last = Some(error);
+                return Next::Return(Err(self.cancelled()));
+            }
+            Decision::Stop(StopReason::BreakerOpen) => {
+                return Next::Return(Err(RetryError::BreakerOpen {
+                    last: Some(error),
+                    attempts: self.made,
+                }));
+            }
             Decision::Stop(reason) => reason,
             // An error that classifies itself as a success: nothing to retry.
             Decision::Done => StopReason::NotRetryable,
@@ -178,9 +224,21 @@ impl<'r, E: Classify> Call<'r, E> {
 
     /// The call was cancelled before an attempt or during a sleep.
     pub(crate) fn cancelled(&mut self) -> RetryError<E> {
+        self.refund();
         RetryError::Cancelled {
             last: self.last.take(),
             attempts: self.made,
+        }
+    }
+}
+
+impl<E> Call<'_, E> {
+    /// Gives the budget back the retry it granted, if that retry was not sent.
+    fn refund(&mut self) {
+        if let Some((at, after_timeout)) = self.granted.take()
+            && let Some(budget) = &self.retrier.budget
+        {
+            lock(budget).refund_retry(at, after_timeout);
         }
     }
 }
@@ -190,6 +248,8 @@ impl<E> Drop for Call<'_, E> {
     /// operation that panicked) gives the probe back, or the half-open breaker would wait
     /// for its result forever.
     fn drop(&mut self) {
+        // A future dropped during its sleep: the retry will never be sent.
+        self.refund();
         if self.probing
             && let Some(breaker) = &self.retrier.breaker
         {

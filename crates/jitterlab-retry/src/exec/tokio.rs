@@ -271,7 +271,15 @@ impl AsyncRetrier {
             };
             drop(slot);
             let now = self.now();
-            match call.after(now, self.wall_at(now), result, timed_out, &mut on_attempt) {
+            let wall = self.wall_at(now);
+            match call.after(
+                now,
+                wall,
+                result,
+                timed_out,
+                cancel.is_cancelled(),
+                &mut on_attempt,
+            ) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
                     let slept = ::tokio::time::sleep(sleep);

@@ -115,6 +115,13 @@ impl AdaptiveBucket {
         }
     }
 
+    /// Gives back the token of a retry [`AdaptiveBucket::try_retry`] allowed that was never
+    /// sent (never above `size`).
+    #[inline]
+    pub fn refund(&mut self) {
+        self.tokens = (self.tokens + MILLI).min(self.size);
+    }
+
     /// Tokens in the bucket (for reports and tests).
     pub fn tokens(&self) -> f64 {
         self.tokens as f64 / MILLI as f64

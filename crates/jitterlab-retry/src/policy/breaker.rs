@@ -175,6 +175,22 @@ impl Breaker {
         }
     }
 
+    /// Would an attempt sent at `at` be let through, the state staying as it is now? A retry
+    /// due then is not worth sleeping for when this says no. Changes nothing.
+    pub fn would_allow(&self, at: Duration) -> bool {
+        self.would_allow_nanos(to_nanos(at))
+    }
+
+    /// [`Breaker::would_allow`] with `at` in integer nanoseconds.
+    #[inline]
+    pub fn would_allow_nanos(&self, at: u64) -> bool {
+        match self.state {
+            Phase::Closed | Phase::HalfOpen { probing: false } => true,
+            Phase::Open { until } => at >= until,
+            Phase::HalfOpen { probing: true } => false,
+        }
+    }
+
     /// Records an attempt's result at `now`.
     #[inline]
     pub fn record(&mut self, now: Duration, success: bool) {
@@ -333,6 +349,24 @@ mod tests {
         assert!(!b.allow(at_ms(5_022)), "and taken again");
         b.record(at_ms(5_030), true);
         assert_eq!(b.state(), BreakerState::Closed);
+    }
+
+    #[test]
+    fn would_allow_peeks_without_changing_the_state() {
+        let mut b = opened();
+        assert!(!b.would_allow(at_ms(4_999)));
+        assert!(b.would_allow(at_ms(5_000)));
+        assert_eq!(
+            b.state(),
+            BreakerState::Open {
+                until: at_ms(5_000)
+            }
+        );
+        assert!(b.allow(at_ms(5_000)), "the probe");
+        assert!(!b.would_allow(at_ms(9_000)), "its result is awaited");
+        b.abandon_probe();
+        assert!(b.would_allow(at_ms(9_000)));
+        assert!(breaker().would_allow(at_ms(0)));
     }
 
     #[test]

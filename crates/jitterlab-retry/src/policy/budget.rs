@@ -454,6 +454,39 @@ impl Budget {
         }
     }
 
+    /// Gives back a retry that [`Budget::try_retry`] allowed at `at` but that was never sent
+    /// (the breaker refused it, the call was cancelled, the deadline passed): the budget is
+    /// as if the retry had been denied. `after_timeout` as given to `try_retry`.
+    pub fn refund_retry(&mut self, at: Duration, after_timeout: bool) {
+        self.refund_retry_nanos(to_nanos(at), after_timeout);
+    }
+
+    #[inline]
+    pub(crate) fn refund_retry_nanos(&mut self, at: u64, after_timeout: bool) {
+        match (&mut self.state, &self.config) {
+            (
+                State::TokenBucket { tokens },
+                BudgetConfig::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    ..
+                },
+            ) => {
+                let cost = if after_timeout {
+                    *timeout_cost
+                } else {
+                    *retry_cost
+                };
+                *tokens = tokens.saturating_add(cost).min(*capacity);
+            }
+            (State::Ratio { window, .. }, _) => window.remove(at, 0, 1),
+            (State::Adaptive(b), _) => b.refund(),
+            // gRPC's and the retry breaker's permission costs nothing.
+            _ => {}
+        }
+    }
+
     /// An attempt succeeded (`kind` says which: a token bucket refunds that retry's cost, or
     /// `success_refund` for a first attempt; gRPC adds `token_ratio`). Never above capacity.
     #[inline]
@@ -587,6 +620,37 @@ mod tests {
             b.on_request(later);
         }
         assert_eq!((0..1000).filter(|_| b.try_retry(later, false)).count(), 10);
+    }
+
+    #[test]
+    fn a_refunded_retry_is_as_if_denied() {
+        let now = at_ms(0);
+        let kinds = [
+            BudgetConfig::token_bucket(),
+            BudgetConfig::ratio(),
+            BudgetConfig::grpc(),
+            BudgetConfig::adaptive(),
+            BudgetConfig::retry_breaker(),
+        ];
+        for config in kinds {
+            for after_timeout in [false, true] {
+                let mut b = Budget::new(config).unwrap();
+                b.on_begin(now);
+                b.on_request(now);
+                let before = b.available(now);
+                assert!(b.try_retry(now, after_timeout), "{config}");
+                b.refund_retry(now, after_timeout);
+                assert_eq!(
+                    b.available(now),
+                    before,
+                    "{config}, after a timeout: {after_timeout}"
+                );
+            }
+        }
+        // Never above capacity, even refunded twice.
+        let mut b = aws();
+        b.refund_retry(now, true);
+        assert_eq!(b.available(now), 500.0);
     }
 
     #[test]

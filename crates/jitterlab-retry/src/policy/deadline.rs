@@ -90,6 +90,14 @@ impl Deadline {
         }
     }
 
+    /// The sleep from `now` that leaves `last` for one more attempt before the deadline, if
+    /// it is above zero and at least `floor` (an honoured Retry-After).
+    #[inline]
+    pub(crate) fn shortened_sleep(&self, now: u64, last: u64, floor: u64) -> Option<u64> {
+        let sleep = self.remaining(now)?.checked_sub(last)?;
+        (sleep > 0 && sleep >= floor).then_some(sleep)
+    }
+
     /// True when a sleep of `sleep` starting at `now` ends strictly before the deadline (always
     /// true without a deadline).
     #[inline]
@@ -157,6 +165,21 @@ mod tests {
         // A deadline beyond the end of time saturates instead of wrapping.
         let far = Deadline::new(at(10), Some(u64::MAX));
         assert!(far.allows_sleep(at(20), ms(1)));
+    }
+
+    #[test]
+    fn a_shortened_sleep_leaves_the_last_attempt_its_time() {
+        let d = Deadline::new(at(0), Some(ms(2_500)));
+        // At 2 s, 0.5 s left: sleep 0.4 s and leave 0.1 s.
+        assert_eq!(d.shortened_sleep(at(2_000), ms(100), 0), Some(ms(400)));
+        // Not below an honoured Retry-After, never zero, never past the end.
+        assert_eq!(d.shortened_sleep(at(2_000), ms(100), ms(401)), None);
+        assert_eq!(d.shortened_sleep(at(2_400), ms(100), 0), None);
+        assert_eq!(d.shortened_sleep(at(2_450), ms(100), 0), None);
+        assert_eq!(
+            Deadline::new(at(0), None).shortened_sleep(at(1), 1, 0),
+            None
+        );
     }
 
     mod properties {

@@ -75,6 +75,11 @@ pub struct RetryPolicy {
     pub deadline: Option<Duration>,
     /// How Retry-After hints are honoured.
     pub retry_after: RetryAfterPolicy,
+    /// When the drawn sleep would end at or past the deadline: `None` stops the request
+    /// ([`StopReason::SleepPastDeadline`]); `Some(last)` shortens the sleep so that `last`
+    /// is left for one more attempt, if the time left and a Retry-After hint allow a sleep
+    /// above zero (never shorter than an honoured hint).
+    pub fit_last_attempt: Option<Duration>,
 }
 
 /// What happened to one attempt, as [`RetryPolicy::decide`] needs it. Instants are
@@ -101,38 +106,54 @@ pub struct AttemptReport<D = Duration> {
 
 /// Why a request stopped without success.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum StopReason {
     /// The outcome is not retried, or the request is not idempotent.
     NotRetryable,
     /// `max_attempts` attempts were made.
     Attempts,
-    /// The next sleep would end at or past the deadline.
+    /// The deadline has passed: no time is left for another attempt.
     Deadline,
+    /// The next sleep would end at or past the deadline (some time may be left, but not
+    /// enough to sleep and try again; [`RetryPolicy::fit_last_attempt`] shortens that sleep
+    /// instead).
+    SleepPastDeadline,
     /// The retry budget denied the retry.
     Budget,
+    /// The circuit breaker would refuse the next attempt (an executor's decision; the pure
+    /// [`RetryPolicy::decide`] does not know the breaker).
+    BreakerOpen,
+    /// The call was cancelled (an executor's decision).
+    Cancelled,
 }
 
 impl StopReason {
-    /// A short snake_case name: `not_retryable`, `attempts`, `deadline`, `budget`.
+    /// A short snake_case name: `not_retryable`, `attempts`, `deadline`,
+    /// `sleep_past_deadline`, `budget`, `breaker_open`, `cancelled`.
     pub const fn name(self) -> &'static str {
         match self {
             StopReason::NotRetryable => "not_retryable",
             StopReason::Attempts => "attempts",
             StopReason::Deadline => "deadline",
+            StopReason::SleepPastDeadline => "sleep_past_deadline",
             StopReason::Budget => "budget",
+            StopReason::BreakerOpen => "breaker_open",
+            StopReason::Cancelled => "cancelled",
         }
     }
-}
 
-impl StopReason {
-    /// The reason in words: `not retryable`, `attempts exhausted`, `deadline reached`,
-    /// `retry budget exhausted`.
+    /// The reason in words: `not retryable`, `attempts exhausted`, `deadline reached`, `the
+    /// next sleep would pass the deadline`, `retry budget exhausted`, `circuit breaker open`,
+    /// `cancelled`.
     pub const fn describe(self) -> &'static str {
         match self {
             StopReason::NotRetryable => "not retryable",
             StopReason::Attempts => "attempts exhausted",
             StopReason::Deadline => "deadline reached",
+            StopReason::SleepPastDeadline => "the next sleep would pass the deadline",
             StopReason::Budget => "retry budget exhausted",
+            StopReason::BreakerOpen => "circuit breaker open",
+            StopReason::Cancelled => "cancelled",
         }
     }
 }
@@ -196,7 +217,7 @@ impl fmt::Display for Decision {
 impl RetryPolicy {
     /// `backoff` with the scenario defaults: retry on the [`RetryOn::default`] set, 5
     /// attempts, a 1 s attempt timeout, no deadline, Retry-After honoured `at_least` with no
-    /// maximum.
+    /// maximum, no sleep shortened to fit the deadline.
     pub fn new(backoff: Backoff) -> RetryPolicy {
         RetryPolicy {
             backoff,
@@ -205,10 +226,12 @@ impl RetryPolicy {
             timeout: Some(Duration::from_secs(1)),
             deadline: None,
             retry_after: RetryAfterPolicy::default(),
+            fit_last_attempt: None,
         }
     }
 
-    /// Checks the limits: `max_attempts` at least 1, `timeout` and `deadline` above zero.
+    /// Checks the limits: `max_attempts` at least 1; `timeout`, `deadline` and
+    /// `fit_last_attempt` above zero.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.max_attempts == Some(0) {
             return Err(ParamError::new(
@@ -229,6 +252,13 @@ impl RetryPolicy {
                 "deadline",
                 "0ms",
                 "a duration greater than 0 or \"off\"",
+            ));
+        }
+        if self.fit_last_attempt.is_some_and(|t| to_nanos(t) == 0) {
+            return Err(ParamError::new(
+                "fit_last_attempt",
+                "0ms",
+                "a duration greater than 0",
             ));
         }
         Ok(())
@@ -256,7 +286,9 @@ impl RetryPolicy {
     ///    non-idempotent request → `Stop(NotRetryable)`;
     /// 3. `max_attempts` reached → `Stop(Attempts)`;
     /// 4. the sleep is drawn (exactly one [`Backoff::next_delay`] per retry) and combined with
-    ///    Retry-After; if it would end at or past the deadline → `Stop(Deadline)`;
+    ///    Retry-After; if it would end at or past the deadline, it is shortened to leave
+    ///    [`RetryPolicy::fit_last_attempt`] for one more attempt, or else →
+    ///    `Stop(SleepPastDeadline)` (`Stop(Deadline)` when no time is left at all);
     /// 5. the budget is asked only now (no tokens spent on retries that would not happen) →
     ///    `Stop(Budget)` if denied;
     /// 6. otherwise [`Decision::Retry`].
@@ -325,9 +357,20 @@ impl RetryPolicy {
             return Decision::Stop(StopReason::Attempts);
         }
         let backoff = self.backoff.next_delay_nanos(state, rng);
-        let sleep = self.retry_after.sleep_nanos(backoff, a.retry_after, rng);
-        if !Deadline::new(a.start, self.deadline.map(to_nanos)).allows_sleep(a.now, sleep) {
-            return Decision::Stop(StopReason::Deadline);
+        let mut sleep = self.retry_after.sleep_nanos(backoff, a.retry_after, rng);
+        let deadline = Deadline::new(a.start, self.deadline.map(to_nanos));
+        if !deadline.allows_sleep(a.now, sleep) {
+            if deadline.remaining(a.now) == Some(0) {
+                return Decision::Stop(StopReason::Deadline);
+            }
+            let floor = self.retry_after.floor_nanos(a.retry_after);
+            match self
+                .fit_last_attempt
+                .and_then(|last| deadline.shortened_sleep(a.now, to_nanos(last), floor))
+            {
+                Some(shorter) => sleep = shorter,
+                None => return Decision::Stop(StopReason::SleepPastDeadline),
+            }
         }
         if let Some(b) = budget
             && !b.try_retry_nanos(a.now, a.outcome == Outcome::Timeout)

@@ -115,6 +115,16 @@ impl RetryAfterPolicy {
         from_nanos(self.sleep_nanos(to_nanos(backoff), hint.map(to_nanos), rng))
     }
 
+    /// The shortest sleep that still honours `hint` (zero without one, or when ignored): the
+    /// hint clamped to `max`.
+    #[inline]
+    pub(crate) fn floor_nanos(&self, hint: Option<u64>) -> u64 {
+        match (self.mode, hint) {
+            (RetryAfterMode::Ignore, _) | (_, None) => 0,
+            (_, Some(hint)) => self.max.map_or(hint, |max| hint.min(to_nanos(max))),
+        }
+    }
+
     /// [`RetryAfterPolicy::sleep`] in integer nanoseconds.
     #[inline]
     pub(crate) fn sleep_nanos<R: Rng + ?Sized>(

@@ -155,7 +155,16 @@ fn deadline_refuses_a_sleep_ending_at_it() {
         now: at(900),
         ..report(1, Outcome::Status(503))
     };
-    assert_eq!(decide(&p, &late), Decision::Stop(StopReason::Deadline));
+    assert_eq!(
+        decide(&p, &late),
+        Decision::Stop(StopReason::SleepPastDeadline)
+    );
+    // With no time left at all, the deadline itself is the reason.
+    let past = AttemptReport {
+        now: at(1_000),
+        ..late
+    };
+    assert_eq!(decide(&p, &past), Decision::Stop(StopReason::Deadline));
     let earlier = AttemptReport {
         now: at(899),
         ..late
@@ -166,7 +175,10 @@ fn deadline_refuses_a_sleep_ending_at_it() {
         retry_after: Some(ms(5_000)),
         ..earlier
     };
-    assert_eq!(decide(&p, &hinted), Decision::Stop(StopReason::Deadline));
+    assert_eq!(
+        decide(&p, &hinted),
+        Decision::Stop(StopReason::SleepPastDeadline)
+    );
     assert_eq!(
         p.attempt_timeout(at(0), at(500)),
         AttemptTimeout::After(ms(500))
@@ -180,6 +192,60 @@ fn deadline_refuses_a_sleep_ending_at_it() {
         AttemptTimeout::After(ms(1_000))
     );
     assert_eq!(p.attempt_timeout(at(0), at(1_000)), AttemptTimeout::Expired);
+}
+
+#[test]
+fn a_sleep_past_the_deadline_can_be_shortened_for_one_last_attempt() {
+    let p = RetryPolicy {
+        deadline: Some(ms(1_000)),
+        fit_last_attempt: Some(ms(50)),
+        ..policy(Jitter::NoJitter)
+    };
+    // At 900 ms the 100 ms sleep would end at the deadline: 50 ms instead, 50 ms left.
+    let late = AttemptReport {
+        now: at(900),
+        ..report(1, Outcome::Status(503))
+    };
+    assert_eq!(decide(&p, &late), Decision::Retry { sleep: ms(50) });
+    // Not below an honoured Retry-After, and never a sleep of zero.
+    let hinted = AttemptReport {
+        retry_after: Some(ms(60)),
+        ..late
+    };
+    assert_eq!(
+        decide(&p, &hinted),
+        Decision::Stop(StopReason::SleepPastDeadline)
+    );
+    let ignoring = RetryPolicy {
+        retry_after: RetryAfterPolicy {
+            mode: RetryAfterMode::Ignore,
+            max: None,
+        },
+        ..p.clone()
+    };
+    assert_eq!(
+        decide(&ignoring, &hinted),
+        Decision::Retry { sleep: ms(50) }
+    );
+    let last = AttemptReport {
+        now: at(950),
+        ..late
+    };
+    assert_eq!(
+        decide(&p, &last),
+        Decision::Stop(StopReason::SleepPastDeadline)
+    );
+    // A sleep that fits is drawn as always.
+    let early = AttemptReport {
+        now: at(100),
+        ..late
+    };
+    assert_eq!(decide(&p, &early), Decision::Retry { sleep: ms(100) });
+    let zero = RetryPolicy {
+        fit_last_attempt: Some(Duration::ZERO),
+        ..p
+    };
+    assert_eq!(zero.validate().unwrap_err().field, "fit_last_attempt");
 }
 
 #[test]
@@ -209,7 +275,10 @@ fn budget_is_asked_last_and_books_are_kept() {
         now: at(950),
         ..report(1, Outcome::Status(503))
     };
-    assert_eq!(run(late, &mut budget), Decision::Stop(StopReason::Deadline));
+    assert_eq!(
+        run(late, &mut budget),
+        Decision::Stop(StopReason::SleepPastDeadline)
+    );
     assert_eq!(
         run(report(1, Outcome::Status(400)), &mut budget),
         Decision::Stop(StopReason::NotRetryable)
@@ -402,7 +471,10 @@ mod properties {
                     prop_assert!(a.now + sleep < at(1_000 + deadline));
                     if let Some(h) = hint { prop_assert!(sleep >= ms(h)); }
                 }
-                Decision::Stop(reason) => prop_assert_eq!(reason, StopReason::Deadline),
+                Decision::Stop(reason) => prop_assert!(
+                    matches!(reason, StopReason::Deadline | StopReason::SleepPastDeadline),
+                    "{reason:?}"
+                ),
                 Decision::Done => prop_assert!(false, "a 503 is not a success"),
             }
         }

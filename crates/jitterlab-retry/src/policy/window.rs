@@ -54,6 +54,18 @@ impl SlidingWindow {
         slot.b = slot.b.saturating_add(db);
     }
 
+    /// Takes `da` and `db` back from the slot holding `now`, if it still holds that time (a
+    /// count whose slot has been reused is already gone).
+    #[inline]
+    pub(crate) fn remove(&mut self, now: u64, da: u32, db: u32) {
+        let epoch = self.epoch(now);
+        let slot = &mut self.slots[(epoch % SLOTS as u64) as usize];
+        if slot.epoch == epoch {
+            slot.a = slot.a.saturating_sub(da);
+            slot.b = slot.b.saturating_sub(db);
+        }
+    }
+
     /// The sums of `a` and `b` over the slots still inside the window at `now`.
     #[inline]
     pub(crate) fn sums(&self, now: u64) -> (u64, u64) {
@@ -93,6 +105,16 @@ mod tests {
         // A reused ring position is reset, not added to.
         w.add(at_ms(20_100), 1, 0);
         assert_eq!(w.sums(at_ms(20_200)), (1, 0));
+        // Taking back: from the slot of that time while it holds it, never below zero.
+        w.add(at_ms(20_100), 2, 1);
+        w.remove(at_ms(20_150), 1, 5);
+        assert_eq!(w.sums(at_ms(20_200)), (2, 0));
+        w.remove(at_ms(0), 2, 0);
+        assert_eq!(
+            w.sums(at_ms(20_200)),
+            (2, 0),
+            "slot 0 holds 20 s now, not 0 s"
+        );
         w.clear();
         assert_eq!(w.sums(at_ms(20_200)), (0, 0));
     }

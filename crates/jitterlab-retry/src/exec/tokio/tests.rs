@@ -105,10 +105,7 @@ async fn jittered_sleeps_are_the_blocking_executors() {
         })
     ));
     // Tokio's timers tick in whole milliseconds: each sleep ends on the next tick.
-    let slept: Duration = events
-        .iter()
-        .filter_map(|e| e.3.sleep())
-        .sum();
+    let slept: Duration = events.iter().filter_map(|e| e.3.sleep()).sum();
     assert!(
         took >= slept && took <= slept + Duration::from_millis(4),
         "{took:?} vs {slept:?}"
@@ -243,7 +240,7 @@ async fn deadline_shortens_the_attempt_timeout_and_stops_sleeping() {
     assert!(matches!(
         result,
         Err(RetryError::Stopped {
-            reason: StopReason::Deadline,
+            reason: StopReason::SleepPastDeadline,
             ..
         })
     ));
