@@ -19,7 +19,9 @@ use crate::backoff::{Backoff, BackoffState};
 use crate::policy::ConcurrencyLimiter;
 use crate::policy::RetryAfterPolicy;
 use crate::policy::throttle::{Throttle, ThrottleConfig};
-use crate::policy::{AttemptReport, AttemptTimeout, Decision, RetryPolicy, StopReason};
+use crate::policy::{
+    AttemptReport, AttemptTimeout, Decision, NanosPolicy, RetryPolicy, StopReason,
+};
 use crate::policy::{Breaker, BreakerConfig};
 use crate::policy::{Budget, BudgetConfig};
 use crate::policy::{Idempotency, Outcome, RetryOn};
@@ -355,7 +357,8 @@ pub(crate) struct Clients {
     /// source); empty otherwise.
     owners: Vec<u32>,
     guards: Guards,
-    policy: RetryPolicy,
+    /// In integer nanoseconds: the hot path converts nothing.
+    policy: NanosPolicy,
     idempotency: Idempotency,
     /// Each client's jitter stream is this family's `(client, 0)`.
     jitter: StreamFamily,
@@ -378,7 +381,7 @@ impl Clients {
                 .collect(),
             owners: Vec::new(),
             guards: Guards::new(config, owners as usize, throttle),
-            policy,
+            policy: policy.nanos(),
             idempotency: config.idempotency,
             jitter,
         }
@@ -524,7 +527,7 @@ impl Clients {
         };
         let timeout = match self
             .policy
-            .attempt_timeout_nanos(client.start.as_nanos(), now.as_nanos())
+            .attempt_timeout(client.start.as_nanos(), now.as_nanos())
         {
             AttemptTimeout::Expired => return Launch::Refused(Ending::GaveUpDeadline),
             AttemptTimeout::Unbounded => None,
@@ -587,9 +590,9 @@ impl Clients {
         };
         client.after_timeout = outcome == Outcome::Timeout;
         let budget = budget_index.map(|i| &mut self.guards.budgets[i]);
-        let decision =
-            self.policy
-                .decide_nanos(&report, &mut client.backoff, budget, &mut client.rng);
+        let decision = self
+            .policy
+            .decide(&report, &mut client.backoff, budget, &mut client.rng);
         match decision {
             Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {

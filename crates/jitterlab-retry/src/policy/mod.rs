@@ -268,15 +268,9 @@ impl RetryPolicy {
     /// `min(timeout, time left before the deadline)`.
     #[inline]
     pub fn attempt_timeout(&self, start: Duration, now: Duration) -> AttemptTimeout {
-        self.attempt_timeout_nanos(to_nanos(start), to_nanos(now))
+        Limits::of(self)
+            .attempt_timeout(to_nanos(start), to_nanos(now))
             .to_duration()
-    }
-
-    /// [`RetryPolicy::attempt_timeout`] with instants and the limit in integer nanoseconds.
-    #[inline]
-    pub fn attempt_timeout_nanos(&self, start: u64, now: u64) -> AttemptTimeout<u64> {
-        Deadline::new(start, self.deadline.map(to_nanos))
-            .attempt_timeout(now, self.timeout.map(to_nanos))
     }
 
     /// Decides what follows an attempt, in this order:
@@ -314,14 +308,24 @@ impl RetryPolicy {
             idempotency: a.idempotency,
             follows_timeout: a.follows_timeout,
         };
-        self.decide_nanos(&report, state, budget, rng).to_duration()
+        self.decide_in(&Limits::of(self), &report, state, budget, rng)
+            .to_duration()
     }
 
-    /// [`RetryPolicy::decide`] with the report's instants and the decision's sleep in integer
-    /// nanoseconds: the same decision, the same draws, without conversions (for simulators).
+    /// This policy for a simulator's hot path: its limits converted to integer nanoseconds
+    /// once (see [`NanosPolicy`]).
+    pub fn nanos(self) -> NanosPolicy {
+        NanosPolicy {
+            limits: Limits::of(&self),
+            policy: self,
+        }
+    }
+
+    /// [`RetryPolicy::decide`] in integer nanoseconds, `limits` being this policy's.
     #[inline]
-    pub fn decide_nanos<R: Rng + ?Sized>(
+    fn decide_in<R: Rng + ?Sized>(
         &self,
+        limits: &Limits,
         a: &AttemptReport<u64>,
         state: &mut BackoffState,
         mut budget: Option<&mut Budget>,
@@ -357,16 +361,17 @@ impl RetryPolicy {
             return Decision::Stop(StopReason::Attempts);
         }
         let backoff = self.backoff.next_delay_nanos(state, rng);
-        let mut sleep = self.retry_after.sleep_nanos(backoff, a.retry_after, rng);
-        let deadline = Deadline::new(a.start, self.deadline.map(to_nanos));
+        let ra = &self.retry_after;
+        let mut sleep = ra.sleep_nanos(backoff, a.retry_after, limits.retry_after_max, rng);
+        let deadline = Deadline::new(a.start, limits.deadline);
         if !deadline.allows_sleep(a.now, sleep) {
             if deadline.remaining(a.now) == Some(0) {
                 return Decision::Stop(StopReason::Deadline);
             }
-            let floor = self.retry_after.floor_nanos(a.retry_after);
-            match self
+            let floor = ra.floor_nanos(a.retry_after, limits.retry_after_max);
+            match limits
                 .fit_last_attempt
-                .and_then(|last| deadline.shortened_sleep(a.now, to_nanos(last), floor))
+                .and_then(|last| deadline.shortened_sleep(a.now, last, floor))
             {
                 Some(shorter) => sleep = shorter,
                 None => return Decision::Stop(StopReason::SleepPastDeadline),
@@ -378,6 +383,68 @@ impl RetryPolicy {
             return Decision::Stop(StopReason::Budget);
         }
         Decision::Retry { sleep }
+    }
+}
+
+/// A [`RetryPolicy`] with its limits in integer nanoseconds, for a simulator that decides
+/// millions of times a second: [`NanosPolicy::decide`] and [`NanosPolicy::attempt_timeout`]
+/// take and give integer nanoseconds since the clock's origin and convert nothing. They are
+/// the same code as the `Duration` methods and give the same values (tested). Immutable, so
+/// its limits always match its policy.
+#[derive(Debug, Clone)]
+pub struct NanosPolicy {
+    policy: RetryPolicy,
+    limits: Limits,
+}
+
+impl NanosPolicy {
+    /// The policy.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// [`RetryPolicy::decide`], in integer nanoseconds.
+    #[inline]
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        a: &AttemptReport<u64>,
+        state: &mut BackoffState,
+        budget: Option<&mut Budget>,
+        rng: &mut R,
+    ) -> Decision<u64> {
+        self.policy.decide_in(&self.limits, a, state, budget, rng)
+    }
+
+    /// [`RetryPolicy::attempt_timeout`], in integer nanoseconds.
+    #[inline]
+    pub fn attempt_timeout(&self, start: u64, now: u64) -> AttemptTimeout<u64> {
+        self.limits.attempt_timeout(start, now)
+    }
+}
+
+/// A policy's durations in integer nanoseconds.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    timeout: Option<u64>,
+    deadline: Option<u64>,
+    retry_after_max: Option<u64>,
+    fit_last_attempt: Option<u64>,
+}
+
+impl Limits {
+    #[inline]
+    fn of(p: &RetryPolicy) -> Limits {
+        Limits {
+            timeout: p.timeout.map(to_nanos),
+            deadline: p.deadline.map(to_nanos),
+            retry_after_max: p.retry_after.max.map(to_nanos),
+            fit_last_attempt: p.fit_last_attempt.map(to_nanos),
+        }
+    }
+
+    #[inline]
+    fn attempt_timeout(&self, start: u64, now: u64) -> AttemptTimeout<u64> {
+        Deadline::new(start, self.deadline).attempt_timeout(now, self.timeout)
     }
 }
 

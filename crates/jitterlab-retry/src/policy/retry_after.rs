@@ -112,32 +112,34 @@ impl RetryAfterPolicy {
         hint: Option<Duration>,
         rng: &mut R,
     ) -> Duration {
-        from_nanos(self.sleep_nanos(to_nanos(backoff), hint.map(to_nanos), rng))
+        let max = self.max.map(to_nanos);
+        from_nanos(self.sleep_nanos(to_nanos(backoff), hint.map(to_nanos), max, rng))
     }
 
     /// The shortest sleep that still honours `hint` (zero without one, or when ignored): the
     /// hint clamped to `max`.
     #[inline]
-    pub(crate) fn floor_nanos(&self, hint: Option<u64>) -> u64 {
+    pub(crate) fn floor_nanos(&self, hint: Option<u64>, max: Option<u64>) -> u64 {
         match (self.mode, hint) {
             (RetryAfterMode::Ignore, _) | (_, None) => 0,
-            (_, Some(hint)) => self.max.map_or(hint, |max| hint.min(to_nanos(max))),
+            (_, Some(hint)) => max.map_or(hint, |max| hint.min(max)),
         }
     }
 
-    /// [`RetryAfterPolicy::sleep`] in integer nanoseconds.
+    /// [`RetryAfterPolicy::sleep`] in integer nanoseconds, `max` being `self.max`.
     #[inline]
     pub(crate) fn sleep_nanos<R: Rng + ?Sized>(
         &self,
         backoff: u64,
         hint: Option<u64>,
+        max: Option<u64>,
         rng: &mut R,
     ) -> u64 {
         let Some(hint) = hint else {
             return backoff;
         };
-        let ra = match self.max {
-            Some(max) => hint.min(to_nanos(max)),
+        let ra = match max {
+            Some(max) => hint.min(max),
             None => hint,
         };
         match self.mode {
