@@ -38,7 +38,7 @@ use super::state::{Inner, Shared};
 use crate::backoff::Backoff;
 use crate::cancel::CancelToken;
 use crate::error::Result;
-use crate::exec::tokio::{AsyncRetrier, TimedOut};
+use crate::exec::tokio::AsyncRetrier;
 use crate::exec::{AttemptEvent, Classify, Retrier, RetryError};
 use crate::policy::{Breaker, Budget, Outcome, StopReason};
 use crate::rng::{SimRng, StreamFamily, StreamKind};
@@ -129,8 +129,6 @@ enum Failure {
         code: u16,
         retry_after: Option<String>,
     },
-    /// Cut off at its timeout by the executor.
-    Timeout,
     /// The connection failed or was closed (a reset).
     Connection,
 }
@@ -139,7 +137,6 @@ impl Classify for Failure {
     fn outcome(&self) -> Outcome {
         match self {
             Failure::Status { code, .. } => Answer::Status(*code).outcome(),
-            Failure::Timeout => Outcome::Timeout,
             Failure::Connection => Outcome::Connection,
         }
     }
@@ -149,12 +146,6 @@ impl Classify for Failure {
             Failure::Status { retry_after, .. } => retry_after.as_deref(),
             _ => None,
         }
-    }
-}
-
-impl From<TimedOut> for Failure {
-    fn from(_: TimedOut) -> Failure {
-        Failure::Timeout
     }
 }
 
@@ -301,13 +292,15 @@ async fn request(
         .await;
     let ending = match result {
         Ok(()) => Ending::Succeeded,
-        Err(RetryError::Stopped { reason, .. }) => match reason {
-            StopReason::NotRetryable => Ending::Failed,
-            StopReason::Attempts => Ending::GaveUpAttempts,
-            StopReason::Budget => Ending::GaveUpBudget,
-            // The deadline passed, or the next sleep would pass it.
-            _ => Ending::GaveUpDeadline,
-        },
+        Err(RetryError::Stopped { reason, .. } | RetryError::TimedOut { reason, .. }) => {
+            match reason {
+                StopReason::NotRetryable => Ending::Failed,
+                StopReason::Attempts => Ending::GaveUpAttempts,
+                StopReason::Budget => Ending::GaveUpBudget,
+                // The deadline passed, or the next sleep would pass it.
+                _ => Ending::GaveUpDeadline,
+            }
+        }
         Err(RetryError::BreakerOpen { .. }) => Ending::RejectedByBreaker,
         // Never cancelled: the request stays unfinished.
         Err(RetryError::Cancelled { .. }) => return None,

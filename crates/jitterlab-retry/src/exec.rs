@@ -80,10 +80,12 @@ fn from_seed(seed: u64) -> SimRng {
 
 mod builder;
 mod call;
+mod classify;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 pub use builder::RetrierBuilder;
-use call::{Call, Next};
+use call::{Call, Failure, Next};
+pub use classify::{Classify, TimedOut};
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -200,25 +202,6 @@ impl Clock for VirtualClock {
     }
 }
 
-/// How an operation's error tells the retrier what happened.
-pub trait Classify {
-    /// The attempt's outcome: normally an error status, a timeout or a connection error, or
-    /// [`Outcome::Fatal`] for an error that must not be retried (an error that says
-    /// [`Outcome::Success`] is returned as not retryable, but counted as a success: say
-    /// `Fatal` instead).
-    fn outcome(&self) -> Outcome;
-    /// The raw `Retry-After` header value, if the answer had one.
-    fn retry_after(&self) -> Option<&str> {
-        None
-    }
-}
-
-impl Classify for Outcome {
-    fn outcome(&self) -> Outcome {
-        *self
-    }
-}
-
 /// What the operation is told about the attempt it is making.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttemptCtx {
@@ -316,6 +299,16 @@ pub enum RetryError<E> {
         /// Attempts made.
         attempts: u32,
     },
+    /// The policy stopped after an attempt the async executor cut off at its timeout (so
+    /// there is no error of the operation's to return).
+    TimedOut {
+        /// Why the policy stopped.
+        reason: StopReason,
+        /// The last attempt's time limit.
+        timed_out: TimedOut,
+        /// Attempts made.
+        attempts: u32,
+    },
 }
 
 impl<E> RetryError<E> {
@@ -324,25 +317,38 @@ impl<E> RetryError<E> {
         match self {
             RetryError::Stopped { attempts, .. }
             | RetryError::Cancelled { attempts, .. }
-            | RetryError::BreakerOpen { attempts, .. } => *attempts,
+            | RetryError::BreakerOpen { attempts, .. }
+            | RetryError::TimedOut { attempts, .. } => *attempts,
         }
     }
 
-    /// The last attempt's error, if an attempt was made.
+    /// The last attempt's error, if an attempt was made and returned one (`None` too when the
+    /// async executor cut it off).
     pub fn last_error(&self) -> Option<&E> {
         match self {
             RetryError::Stopped { error, .. } => Some(error),
             RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => {
                 last.as_ref()
             }
+            RetryError::TimedOut { .. } => None,
         }
     }
 
-    /// Consumes `self`, returning the last attempt's error if an attempt was made.
+    /// Consumes `self`, returning the last attempt's error as [`RetryError::last_error`] does.
     pub fn into_last_error(self) -> Option<E> {
         match self {
             RetryError::Stopped { error, .. } => Some(error),
             RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => last,
+            RetryError::TimedOut { .. } => None,
+        }
+    }
+
+    /// Why the call gave up.
+    pub fn reason(&self) -> StopReason {
+        match self {
+            RetryError::Stopped { reason, .. } | RetryError::TimedOut { reason, .. } => *reason,
+            RetryError::Cancelled { .. } => StopReason::Cancelled,
+            RetryError::BreakerOpen { .. } => StopReason::BreakerOpen,
         }
     }
 }
@@ -351,25 +357,23 @@ impl<E> fmt::Display for RetryError<E> {
     /// `attempts exhausted after 5 attempts`: the cause is the error's `source()`, not
     /// repeated here.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (what, attempts) = match self {
-            RetryError::Stopped {
-                reason, attempts, ..
-            } => (reason.describe(), attempts),
-            RetryError::Cancelled { attempts, .. } => ("cancelled", attempts),
-            RetryError::BreakerOpen { attempts, .. } => ("circuit breaker open", attempts),
-        };
+        let (what, attempts) = (self.reason().describe(), self.attempts());
         write!(
             f,
             "{what} after {attempts} attempt{}",
-            if *attempts == 1 { "" } else { "s" }
+            if attempts == 1 { "" } else { "s" }
         )
     }
 }
 
 impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.last_error()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        match self {
+            RetryError::TimedOut { timed_out, .. } => Some(timed_out),
+            _ => self
+                .last_error()
+                .map(|e| e as &(dyn std::error::Error + 'static)),
+        }
     }
 }
 
@@ -477,15 +481,8 @@ impl Retrier {
         loop {
             let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
             let result = op(ctx);
-            let (now, wall) = (clock.now(), clock.wall());
-            match call.after(
-                now,
-                wall,
-                result,
-                false,
-                cancel.is_cancelled(),
-                &mut on_attempt,
-            ) {
+            let (now, wall, result) = (clock.now(), clock.wall(), result.map_err(Failure::Error));
+            match call.after(now, wall, result, cancel.is_cancelled(), &mut on_attempt) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
                     if clock.sleep(sleep, cancel).is_err() {

@@ -9,6 +9,9 @@ pub mod backoff;
 pub mod cancel;
 pub mod error;
 pub mod exec;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 pub mod param;
 pub mod policy;
 pub mod prelude;

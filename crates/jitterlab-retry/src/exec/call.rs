@@ -13,10 +13,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{AttemptCtx, AttemptEvent, Classify, Retrier, RetryError, lock};
+use super::{AttemptCtx, AttemptEvent, Classify, Retrier, RetryError, TimedOut, lock};
 use crate::backoff::BackoffState;
 use crate::policy::{
-    AttemptReport, AttemptTimeout, Decision, Outcome, StopReason, parse_retry_after,
+    AttemptReport, AttemptTimeout, Decision, Idempotency, Outcome, StopReason, parse_retry_after,
 };
 
 /// What follows an attempt.
@@ -41,10 +41,43 @@ pub(crate) struct Call<'r, E> {
     follows_timeout: bool,
     /// The attempt in flight is the half-open breaker's probe.
     probing: bool,
+    /// Whether this call's request may be repeated (the retrier's, unless the call says).
+    idempotency: Idempotency,
     /// The retry the budget granted and not yet sent: when it was granted, and whether after
     /// a timeout (what [`crate::policy::Budget::refund_retry`] needs to give it back).
     granted: Option<(Duration, bool)>,
-    last: Option<E>,
+    last: Option<Failure<E>>,
+}
+
+/// How an attempt failed: its operation's error, or the async executor's cut-off.
+pub(crate) enum Failure<E> {
+    Error(E),
+    TimedOut(TimedOut),
+}
+
+impl<E> Failure<E> {
+    /// The call's error when the policy stops after this failure.
+    fn stopped(self, reason: StopReason, attempts: u32) -> RetryError<E> {
+        match self {
+            Failure::Error(error) => RetryError::Stopped {
+                reason,
+                error,
+                attempts,
+            },
+            Failure::TimedOut(timed_out) => RetryError::TimedOut {
+                reason,
+                timed_out,
+                attempts,
+            },
+        }
+    }
+
+    fn into_error(self) -> Option<E> {
+        match self {
+            Failure::Error(e) => Some(e),
+            Failure::TimedOut(_) => None,
+        }
+    }
 }
 
 impl<'r, E: Classify> Call<'r, E> {
@@ -58,6 +91,7 @@ impl<'r, E: Classify> Call<'r, E> {
             made: 0,
             follows_timeout: false,
             probing: false,
+            idempotency: retrier.idempotency,
             granted: None,
             last: None,
         }
@@ -82,14 +116,10 @@ impl<'r, E: Classify> Call<'r, E> {
         // and a later one always has the last error.
         let timeout = self.retrier.policy.attempt_timeout(self.start, now);
         if timeout == AttemptTimeout::Expired
-            && let Some(error) = self.last.take()
+            && let Some(last) = self.last.take()
         {
             self.refund();
-            return Err(RetryError::Stopped {
-                reason: StopReason::Deadline,
-                error,
-                attempts: self.made,
-            });
+            return Err(last.stopped(StopReason::Deadline, self.made));
         }
         if cancelled {
             return Err(self.cancelled());
@@ -100,7 +130,7 @@ impl<'r, E: Classify> Call<'r, E> {
                 drop(breaker);
                 self.refund();
                 return Err(RetryError::BreakerOpen {
-                    last: self.last.take(),
+                    last: self.last.take().and_then(Failure::into_error),
                     attempts: self.made,
                 });
             }
@@ -117,15 +147,13 @@ impl<'r, E: Classify> Call<'r, E> {
     }
 
     /// After the attempt begun last, whose result is known at `now` (`wall`: the wall time
-    /// then, for an HTTP-date Retry-After). `timed_out`: the executor cut it off at its
-    /// timeout, so it counts as [`Outcome::Timeout`] whatever its error says. `cancelled`:
-    /// the call's cancel token, as it is now.
+    /// then, for an HTTP-date Retry-After). A [`Failure::TimedOut`] counts as
+    /// [`Outcome::Timeout`]. `cancelled`: the call's cancel signal, as it is now.
     pub(crate) fn after<T, O>(
         &mut self,
         now: Duration,
         wall: SystemTime,
-        result: Result<T, E>,
-        timed_out: bool,
+        result: Result<T, Failure<E>>,
         cancelled: bool,
         on_attempt: &mut O,
     ) -> Next<T, E>
@@ -134,8 +162,8 @@ impl<'r, E: Classify> Call<'r, E> {
     {
         let (outcome, retry_after) = match &result {
             Ok(_) => (Outcome::Success, None),
-            Err(_) if timed_out => (Outcome::Timeout, None),
-            Err(e) => (
+            Err(Failure::TimedOut(_)) => (Outcome::Timeout, None),
+            Err(Failure::Error(e)) => (
                 e.outcome(),
                 e.retry_after().and_then(|v| parse_retry_after(v, wall)),
             ),
@@ -152,7 +180,7 @@ impl<'r, E: Classify> Call<'r, E> {
             now,
             outcome,
             retry_after,
-            idempotency: retrier.idempotency,
+            idempotency: self.idempotency,
             follows_timeout: self.follows_timeout,
         };
         let mut decision = {
@@ -184,7 +212,10 @@ impl<'r, E: Classify> Call<'r, E> {
         on_attempt(&AttemptEvent {
             attempt: self.made,
             outcome,
-            error: result.as_ref().err(),
+            error: match &result {
+                Err(Failure::Error(e)) => Some(e),
+                _ => None,
+            },
             retry_after,
             // Saturating: a clock of the caller's that steps back must not panic here.
             start: self.sent.saturating_sub(self.start),
@@ -207,7 +238,7 @@ impl<'r, E: Classify> Call<'r, E> {
             }
             Decision::Stop(StopReason::BreakerOpen) => {
                 return Next::Return(Err(RetryError::BreakerOpen {
-                    last: Some(error),
+                    last: error.into_error(),
                     attempts: self.made,
                 }));
             }
@@ -215,18 +246,20 @@ impl<'r, E: Classify> Call<'r, E> {
             // An error that classifies itself as a success: nothing to retry.
             Decision::Done => StopReason::NotRetryable,
         };
-        Next::Return(Err(RetryError::Stopped {
-            reason,
-            error,
-            attempts: self.made,
-        }))
+        Next::Return(Err(error.stopped(reason, self.made)))
+    }
+
+    /// This call's request is `idempotency`, whatever the retrier's default.
+    pub(crate) fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = idempotency;
+        self
     }
 
     /// The call was cancelled before an attempt or during a sleep.
     pub(crate) fn cancelled(&mut self) -> RetryError<E> {
         self.refund();
         RetryError::Cancelled {
-            last: self.last.take(),
+            last: self.last.take().and_then(Failure::into_error),
             attempts: self.made,
         }
     }

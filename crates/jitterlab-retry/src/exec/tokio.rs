@@ -10,16 +10,20 @@
 //!   `tokio::time::Instant` time since the retrier was made, and an HTTP-date `Retry-After`
 //!   is read against the wall time then plus tokio time since ([`AsyncRetrier::wall`]);
 //! - **the attempt timeout** (`min(timeout, time left before the deadline)`, also passed in
-//!   [`AttemptCtx`]) is enforced with `tokio::time::timeout`: a cut-off attempt's error is
-//!   `E::from(`[`TimedOut`]`)` and it counts as [`Outcome::Timeout`], as a blocking operation
-//!   that reports a timeout does (the budget's timeout cost, the breaker's failure);
+//!   [`AttemptCtx`]) is enforced with `tokio::time::timeout`: a cut-off attempt counts as
+//!   [`Outcome::Timeout`](crate::policy::Outcome::Timeout), as a blocking operation that
+//!   reports a timeout does (the budget's timeout cost, the breaker's failure); its event has
+//!   no error, and a call that stops after it ends in [`RetryError::TimedOut`]. The error
+//!   type needs no `From<TimedOut>`;
 //! - **the concurrency limit** ([`AsyncRetrier::with_concurrency_limit`]) bounds the attempts
 //!   in flight across all calls of the retrier with a fair semaphore: a slot is taken before
 //!   each attempt and given back when its outcome is known, never held during a sleep (the
 //!   simulator's `client.concurrency`). The deadline counts from the first attempt's send,
 //!   so a wait for the first slot does not eat into it;
-//! - **cancellation**: the [`CancelToken`] is checked before each attempt and ends a sleep or
-//!   a wait for a slot at once (an attempt in flight runs to its outcome or its timeout).
+//! - **cancellation**: the cancel signal (any future, [`AsyncCall::cancel_on`]; a
+//!   [`CancelToken`] for [`AsyncRetrier::retry`]) is checked before each attempt and ends a
+//!   sleep or a wait for a slot at once (an attempt in flight runs to its outcome or its
+//!   timeout); a retry the call will not make is not announced and costs no budget token.
 //!   Dropping the future is always safe and cancels at once: the slot is given back, a
 //!   half-open breaker's probe in flight is given back, and the budget was only ever charged
 //!   for what already happened.
@@ -28,33 +32,20 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use jitterlab_retry::exec::tokio::TimedOut;
 //! use jitterlab_retry::prelude::*;
 //!
-//! /// What a real client's error might look like.
+//! /// What a real client's error might look like: no `From<TimedOut>` needed.
 //! #[derive(Debug)]
-//! enum HttpError {
-//!     Status { code: u16, retry_after: Option<String> },
-//!     Timeout,
+//! struct Status {
+//!     code: u16,
+//!     retry_after: Option<String>,
 //! }
-//! impl Classify for HttpError {
+//! impl Classify for Status {
 //!     fn outcome(&self) -> Outcome {
-//!         match self {
-//!             HttpError::Status { code, .. } => Outcome::from_status(*code),
-//!             HttpError::Timeout => Outcome::Timeout,
-//!         }
+//!         Outcome::from_status(self.code)
 //!     }
 //!     fn retry_after(&self) -> Option<&str> {
-//!         match self {
-//!             HttpError::Status { retry_after, .. } => retry_after.as_deref(),
-//!             HttpError::Timeout => None,
-//!         }
-//!     }
-//! }
-//! // What the executor gives an attempt it cut off at its timeout.
-//! impl From<TimedOut> for HttpError {
-//!     fn from(_: TimedOut) -> Self {
-//!         HttpError::Timeout
+//!         self.retry_after.as_deref()
 //!     }
 //! }
 //!
@@ -68,16 +59,13 @@
 //!     let began = tokio::time::Instant::now();
 //!     let mut log = Vec::new();
 //!     let body = retrier
-//!         .retry(
-//!             &CancelToken::new(),
-//!             |ctx| async move {
-//!                 match ctx.attempt {
-//!                     1 | 2 => Err(HttpError::Status { code: 429, retry_after: Some("2".into()) }),
-//!                     _ => Ok("hello"),
-//!                 }
-//!             },
-//!             |event| log.push(event.to_string()),
-//!         )
+//!         .call(|ctx| async move {
+//!             match ctx.attempt {
+//!                 1 | 2 => Err(Status { code: 429, retry_after: Some("2".into()) }),
+//!                 _ => Ok("hello"),
+//!             }
+//!         })
+//!         .on_attempt(|event| log.push(event.to_string()))
 //!         .await;
 //!     assert_eq!(body.ok(), Some("hello"));
 //!     assert_eq!(log[0], "attempt 1: 429 after 0ns, retry in 2s");
@@ -88,46 +76,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fmt;
-use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::future::{Future, IntoFuture, Pending, poll_fn};
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
 use ::tokio::sync::Semaphore;
 use ::tokio::time::Instant;
 
-use super::call::{Call, Next};
+use super::call::{Call, Failure, Next};
 use super::{AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBuilder, RetryError};
 use crate::error::Result;
 use crate::param::ParamError;
-use crate::policy::{Outcome, RetryPolicy};
-use crate::time::Human;
+use crate::policy::{Idempotency, RetryPolicy};
 
-/// The error of an attempt the async executor cut off at its timeout: the operation's error
-/// type says `From<TimedOut>`, and the attempt counts as [`Outcome::Timeout`] whatever that
-/// error classifies as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimedOut {
-    /// The attempt's time limit, which it reached.
-    pub after: Duration,
-}
-
-impl fmt::Display for TimedOut {
-    /// `attempt timed out after 1s`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "attempt timed out after {}", Human(self.after))
-    }
-}
-
-impl std::error::Error for TimedOut {}
-
-impl From<TimedOut> for Outcome {
-    /// [`Outcome::Timeout`], so a bare `Outcome` can be an async operation's error.
-    fn from(_: TimedOut) -> Outcome {
-        Outcome::Timeout
-    }
-}
+pub use super::TimedOut;
 
 /// A [`Retrier`] for async operations on tokio. Share one across tasks (`Arc<AsyncRetrier>`)
 /// to share its budget, breaker and concurrency limit.
@@ -223,67 +186,92 @@ impl AsyncRetrier {
         self.epoch.checked_add(now).unwrap_or(self.epoch)
     }
 
-    /// Runs `op` until it succeeds or the policy gives up, without cancellation or
-    /// per-attempt reports: [`AsyncRetrier::retry`] has those.
-    pub async fn call<T, E, F, Fut>(&self, op: F) -> Result<T, RetryError<E>>
+    /// A call of `op` under this retrier: `.await` it, or first set what this call alone
+    /// needs ([`AsyncCall::cancel_on`], [`AsyncCall::on_attempt`],
+    /// [`AsyncCall::idempotency`]).
+    ///
+    /// `op` is a closure returning a future of `Result<T, E>`, where `E` says how the attempt
+    /// ended ([`Classify`]: implemented for [`Outcome`](crate::policy::Outcome), `std::io::Error`, `Box<dyn Error +
+    /// Send + Sync>` and, with the `http` feature, [`crate::http::Error`]).
+    pub fn call<T, E, F, Fut>(&self, op: F) -> AsyncCall<'_, F, NoObserver<E>, Pending<()>>
     where
-        E: Classify + From<TimedOut>,
+        E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.retry(&CancelToken::new(), op, |_| {}).await
+        AsyncCall {
+            retrier: self,
+            op,
+            on_attempt: |_| {},
+            cancel: std::future::pending(),
+            idempotency: None,
+        }
     }
 
     /// Runs `op` until it succeeds or the policy gives up, as [`Retrier::retry`] does: the
     /// same checks before each attempt, the same decision after it, the same events for
     /// `on_attempt`. Each attempt is cut off at [`AttemptCtx::timeout`]; sleeps, slot waits
-    /// and `cancel` are described in the [module docs](self).
+    /// and `cancel` are described in the [module docs](self). [`AsyncRetrier::call`] is the
+    /// same with any future as the cancel signal.
     pub async fn retry<T, E, F, Fut, O>(
         &self,
         cancel: &CancelToken,
-        mut op: F,
-        mut on_attempt: O,
+        op: F,
+        on_attempt: O,
     ) -> Result<T, RetryError<E>>
     where
-        E: Classify + From<TimedOut>,
+        E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = Result<T, E>>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let mut call = Call::new(&self.retrier);
+        self.run(Call::new(&self.retrier), op, on_attempt, cancel.cancelled())
+            .await
+    }
+
+    /// The retry loop: `call`'s attempts of `op` until the policy says stop or `cancel`
+    /// completes.
+    async fn run<T, E, F, Fut, O, C>(
+        &self,
+        mut call: Call<'_, E>,
+        mut op: F,
+        mut on_attempt: O,
+        cancel: C,
+    ) -> Result<T, RetryError<E>>
+    where
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        O: FnMut(&AttemptEvent<'_, E>),
+        C: Future,
+    {
+        let mut cancel = Signal::new(cancel);
         loop {
             let slot = match &self.limit {
                 None => None,
-                Some(limit) => match until_cancelled(cancel, limit.slots.acquire()).await {
+                Some(limit) => match cancel.unless(limit.slots.acquire()).await {
                     None => return Err(call.cancelled()),
                     // `acquire` fails only on a closed semaphore, and this one is never closed.
                     Some(permit) => permit.ok(),
                 },
             };
-            let ctx = call.begin(self.now(), cancel.is_cancelled())?;
+            let ctx = call.begin(self.now(), cancel.fired().await)?;
             let attempt = op(ctx);
-            let (result, timed_out) = match ctx.timeout {
-                None => (attempt.await, false),
+            let result = match ctx.timeout {
+                None => attempt.await.map_err(Failure::Error),
                 Some(after) => match ::tokio::time::timeout(after, attempt).await {
-                    Ok(result) => (result, false),
-                    Err(_) => (Err(E::from(TimedOut { after })), true),
+                    Ok(result) => result.map_err(Failure::Error),
+                    Err(_) => Err(Failure::TimedOut(TimedOut { after })),
                 },
             };
             drop(slot);
             let now = self.now();
             let wall = self.wall_at(now);
-            match call.after(
-                now,
-                wall,
-                result,
-                timed_out,
-                cancel.is_cancelled(),
-                &mut on_attempt,
-            ) {
+            let cancelled = cancel.fired().await;
+            match call.after(now, wall, result, cancelled, &mut on_attempt) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
-                    let slept = ::tokio::time::sleep(sleep);
-                    if until_cancelled(cancel, slept).await.is_none() {
+                    if cancel.unless(::tokio::time::sleep(sleep)).await.is_none() {
                         return Err(call.cancelled());
                     }
                 }
@@ -292,17 +280,143 @@ impl AsyncRetrier {
     }
 }
 
-/// `fut`'s output, or `None` (and `fut` dropped) if `cancel` is cancelled first.
-async fn until_cancelled<F: Future>(cancel: &CancelToken, fut: F) -> Option<F::Output> {
-    let mut fut = pin!(fut);
-    let mut cancelled = pin!(cancel.cancelled());
-    poll_fn(|cx| {
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
+/// The observer of a call that has none.
+pub type NoObserver<E> = fn(&AttemptEvent<'_, E>);
+
+/// One call of an [`AsyncRetrier`], made by [`AsyncRetrier::call`]: set its own options,
+/// then `.await` it for the operation's value or the [`RetryError`] that ended it.
+///
+/// ```
+/// # use std::time::Duration;
+/// # use jitterlab_retry::prelude::*;
+/// # let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build()?;
+/// # runtime.block_on(async {
+/// let retrier = Retrier::builder().seed(1).build_async()?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let mut log = Vec::new();
+/// let answer = retrier
+///     .call(|ctx| async move { if ctx.attempt < 3 { Err(Outcome::Status(503)) } else { Ok(ctx.attempt) } })
+///     .idempotency(Idempotency::WithKey)
+///     .cancel_on(async { let _ = stopped.await; })
+///     .on_attempt(|event| log.push(event.to_string()))
+///     .await;
+/// assert_eq!(answer.ok(), Some(3));
+/// assert_eq!(log.len(), 3);
+/// drop(stop);
+/// # Ok::<(), jitterlab_retry::Error>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "a call does nothing until it is awaited"]
+pub struct AsyncCall<'r, F, O, C> {
+    retrier: &'r AsyncRetrier,
+    op: F,
+    on_attempt: O,
+    cancel: C,
+    idempotency: Option<Idempotency>,
+}
+
+impl<'r, F, O, C> AsyncCall<'r, F, O, C> {
+    /// Whether this call's request may be repeated, whatever the retrier's default (a
+    /// non-idempotent request is never retried).
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
+    }
+
+    /// Cancels the call when `signal` completes: any future (a `CancelToken::cancelled()`,
+    /// tokio-util's `CancellationToken::cancelled_owned()`, a `oneshot` receiver, a timer). It
+    /// is checked before each attempt and ends a sleep or a wait for a slot at once; an
+    /// attempt in flight runs to its outcome or its timeout.
+    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, F, O, S> {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: self.on_attempt,
+            cancel: signal,
+            idempotency: self.idempotency,
         }
-        fut.as_mut().poll(cx).map(Some)
-    })
-    .await
+    }
+
+    /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
+    pub fn on_attempt<T, E, Fut, P>(self, observer: P) -> AsyncCall<'r, F, P, C>
+    where
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        P: FnMut(&AttemptEvent<'_, E>),
+    {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: observer,
+            cancel: self.cancel,
+            idempotency: self.idempotency,
+        }
+    }
+}
+
+impl<'r, T, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, F, O, C>
+where
+    T: Send + 'r,
+    E: Classify + Send + 'r,
+    F: FnMut(AttemptCtx) -> Fut + Send + 'r,
+    Fut: Future<Output = Result<T, E>> + Send + 'r,
+    O: FnMut(&AttemptEvent<'_, E>) + Send + 'r,
+    C: Future + Send + 'r,
+{
+    type Output = Result<T, RetryError<E>>;
+    /// Boxed, so that a call can be stored, spawned and returned by name.
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'r>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let mut call = Call::new(&self.retrier.retrier);
+        if let Some(idempotency) = self.idempotency {
+            call = call.idempotency(idempotency);
+        }
+        Box::pin(
+            self.retrier
+                .run(call, self.op, self.on_attempt, self.cancel),
+        )
+    }
+}
+
+/// A cancel signal: a future polled until it completes, then remembered as fired.
+struct Signal<C> {
+    future: Pin<Box<C>>,
+    fired: bool,
+}
+
+impl<C: Future> Signal<C> {
+    fn new(future: C) -> Self {
+        Signal {
+            future: Box::pin(future),
+            fired: false,
+        }
+    }
+
+    /// Polls the signal once (it may have completed since the last look).
+    async fn fired(&mut self) -> bool {
+        poll_fn(|cx| Poll::Ready(self.poll(cx))).await
+    }
+
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if !self.fired {
+            self.fired = self.future.as_mut().poll(cx).is_ready();
+        }
+        self.fired
+    }
+
+    /// `fut`'s output, or `None` (and `fut` dropped) if the signal fires first.
+    async fn unless<F: Future>(&mut self, fut: F) -> Option<F::Output> {
+        let mut fut = pin!(fut);
+        poll_fn(|cx| {
+            if self.poll(cx) {
+                return Poll::Ready(None);
+            }
+            fut.as_mut().poll(cx).map(Some)
+        })
+        .await
+    }
 }
 
 #[cfg(test)]

@@ -12,9 +12,11 @@ use crate::exec::tests::{
     ReadError, Reply, Seen, ms, policy, retrier, secs, seen, server, too_many,
 };
 use crate::exec::{VirtualClock, lock};
+use crate::policy::Outcome;
 use crate::policy::{
     Breaker, BreakerConfig, Budget, BudgetConfig, Decision, Idempotency, StopReason,
 };
+use std::fmt;
 
 impl From<TimedOut> for Reply {
     /// What a gateway answers for a backend that took too long.
@@ -280,9 +282,8 @@ async fn a_hung_attempt_is_cut_off_at_its_timeout() {
     assert!(
         matches!(
             result,
-            Err(RetryError::Stopped {
+            Err(RetryError::TimedOut {
                 reason: StopReason::Deadline,
-                error: Outcome::Timeout,
                 ..
             })
         ),
@@ -325,11 +326,18 @@ fn with_bucket(capacity: u32) -> AsyncRetrier {
 /// The attempts a call the budget stopped made.
 fn stopped_by_budget<E: fmt::Debug>(result: Result<(), RetryError<E>>) -> u32 {
     match result {
-        Err(RetryError::Stopped {
-            reason: StopReason::Budget,
-            attempts,
-            ..
-        }) => attempts,
+        Err(
+            RetryError::Stopped {
+                reason: StopReason::Budget,
+                attempts,
+                ..
+            }
+            | RetryError::TimedOut {
+                reason: StopReason::Budget,
+                attempts,
+                ..
+            },
+        ) => attempts,
         other => panic!("expected Stopped(Budget), got {other:?}"),
     }
 }

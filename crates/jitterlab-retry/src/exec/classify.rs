@@ -1,0 +1,193 @@
+//! How an operation's error tells the retrier what happened: [`Classify`].
+//!
+//! Implement it for your own error type, or use one that has it already, so that a plain
+//! closure needs no trait implementation of yours:
+//!
+//! - [`Outcome`] itself (a closure that says `Err(Outcome::Status(503))`);
+//! - [`std::io::Error`]: timeouts are [`Outcome::Timeout`]; refused, reset, aborted or broken
+//!   connections and the like are [`Outcome::Connection`]; errors about the request itself
+//!   (not found, permission denied, invalid input or data, unsupported) are [`Outcome::Fatal`];
+//!   any other kind is retried as a connection error;
+//! - `Box<dyn Error + Send + Sync>` (what `?` makes of most errors): the first error of its
+//!   source chain that the engine knows ([`TimedOut`], `std::io::Error`, and with the `http`
+//!   feature [`crate::http::Error`]) decides; an error it does not know is retried as a
+//!   connection error, as most retry crates retry every error;
+//! - [`crate::http::Error`] (the `http` feature), which reqwest's and ureq's errors convert
+//!   into.
+//!
+//! [`TimedOut`] is the error of an attempt the async executor cut off at its time limit.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use crate::policy::Outcome;
+use crate::time::Human;
+
+/// How an operation's error tells the retrier what happened.
+pub trait Classify {
+    /// The attempt's outcome: normally an error status, a timeout or a connection error, or
+    /// [`Outcome::Fatal`] for an error that must not be retried (an error that says
+    /// [`Outcome::Success`] is returned as not retryable, but counted as a success: say
+    /// `Fatal` instead).
+    fn outcome(&self) -> Outcome;
+    /// The raw `Retry-After` header value, if the answer had one.
+    fn retry_after(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Classify for Outcome {
+    fn outcome(&self) -> Outcome {
+        *self
+    }
+}
+
+impl Classify for io::Error {
+    fn outcome(&self) -> Outcome {
+        use io::ErrorKind::*;
+        match self.kind() {
+            TimedOut | WouldBlock => Outcome::Timeout,
+            NotFound | PermissionDenied | InvalidInput | InvalidData | Unsupported
+            | AlreadyExists | OutOfMemory => Outcome::Fatal,
+            _ => Outcome::Connection,
+        }
+    }
+}
+
+impl Classify for Box<dyn StdError + Send + Sync> {
+    /// The first error of the source chain the engine knows decides; else a connection error.
+    fn outcome(&self) -> Outcome {
+        known(&**self).map_or(Outcome::Connection, |k| k.outcome())
+    }
+    fn retry_after(&self) -> Option<&str> {
+        match known(&**self)? {
+            #[cfg(feature = "http")]
+            Known::Http(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+}
+
+/// An error of a type the engine can classify, found in a source chain.
+enum Known<'a> {
+    TimedOut,
+    Io(&'a io::Error),
+    #[cfg(feature = "http")]
+    Http(&'a crate::http::Error),
+}
+
+impl Known<'_> {
+    fn outcome(&self) -> Outcome {
+        match self {
+            Known::TimedOut => Outcome::Timeout,
+            Known::Io(e) => e.outcome(),
+            #[cfg(feature = "http")]
+            Known::Http(e) => e.outcome(),
+        }
+    }
+}
+
+fn known<'a>(error: &'a (dyn StdError + 'static)) -> Option<Known<'a>> {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.is::<TimedOut>() {
+            return Some(Known::TimedOut);
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return Some(Known::Io(io));
+        }
+        #[cfg(feature = "http")]
+        if let Some(http) = e.downcast_ref::<crate::http::Error>() {
+            return Some(Known::Http(http));
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// The error of an attempt the async executor cut off at its timeout; it counts as
+/// [`Outcome::Timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedOut {
+    /// The attempt's time limit, which it reached.
+    pub after: Duration,
+}
+
+impl fmt::Display for TimedOut {
+    /// `attempt timed out after 1s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "attempt timed out after {}", Human(self.after))
+    }
+}
+
+impl StdError for TimedOut {}
+
+impl Classify for TimedOut {
+    fn outcome(&self) -> Outcome {
+        Outcome::Timeout
+    }
+}
+
+impl From<TimedOut> for Outcome {
+    /// [`Outcome::Timeout`].
+    fn from(_: TimedOut) -> Outcome {
+        Outcome::Timeout
+    }
+}
+
+impl From<TimedOut> for io::Error {
+    /// An [`io::ErrorKind::TimedOut`] error whose source is the [`TimedOut`].
+    fn from(e: TimedOut) -> io::Error {
+        io::Error::new(io::ErrorKind::TimedOut, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type BoxError = Box<dyn StdError + Send + Sync>;
+
+    #[test]
+    fn io_errors_say_what_they_are() {
+        let of = |kind| io::Error::from(kind).outcome();
+        assert_eq!(of(io::ErrorKind::TimedOut), Outcome::Timeout);
+        assert_eq!(of(io::ErrorKind::ConnectionRefused), Outcome::Connection);
+        assert_eq!(of(io::ErrorKind::ConnectionReset), Outcome::Connection);
+        assert_eq!(of(io::ErrorKind::UnexpectedEof), Outcome::Connection);
+        assert_eq!(of(io::ErrorKind::NotFound), Outcome::Fatal);
+        assert_eq!(of(io::ErrorKind::InvalidData), Outcome::Fatal);
+        let cut = io::Error::from(TimedOut {
+            after: Duration::from_secs(1),
+        });
+        assert_eq!(cut.outcome(), Outcome::Timeout);
+    }
+
+    #[test]
+    fn boxed_errors_are_read_through_their_chain() {
+        #[derive(Debug)]
+        struct Wrapper(io::Error);
+        impl fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("fetching")
+            }
+        }
+        impl StdError for Wrapper {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let boxed: BoxError = Box::new(Wrapper(io::ErrorKind::PermissionDenied.into()));
+        assert_eq!(boxed.outcome(), Outcome::Fatal);
+        let boxed: BoxError = TimedOut {
+            after: Duration::from_millis(5),
+        }
+        .into();
+        assert_eq!(boxed.outcome(), Outcome::Timeout);
+        let unknown: BoxError = "no idea".into();
+        assert_eq!(unknown.outcome(), Outcome::Connection);
+        assert_eq!(unknown.retry_after(), None);
+    }
+}
