@@ -16,7 +16,7 @@
 //! Make a retrier with [`Retrier::builder`] (defaults for real code, listed there). Its jitter
 //! is seeded from the operating system's entropy, so a fleet of processes draws different
 //! sleeps; [`RetrierBuilder::seed`] fixes the seed for tests. (The simulator never uses this
-//! executor's entropy: its streams come from [`crate::rng`].) Durations at this boundary are
+//! executor's entropy: its streams are seeded from the scenario.) Durations at this boundary are
 //! [`std::time::Duration`].
 //!
 //! ```
@@ -468,6 +468,44 @@ impl Retrier {
         &self,
         clock: &C,
         cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        C: Clock + ?Sized,
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        self.run(Call::new(self), clock, cancel, op, on_attempt)
+    }
+
+    /// As [`Retrier::retry`], for a request that is `idempotency` whatever the retrier's
+    /// default (a `POST` with an idempotency key through a retrier made for `GET`s).
+    pub fn retry_as<T, E, C, F, O>(
+        &self,
+        idempotency: Idempotency,
+        clock: &C,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        C: Clock + ?Sized,
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        let call = Call::new(self).idempotency(idempotency);
+        self.run(call, clock, cancel, op, on_attempt)
+    }
+
+    /// The blocking retry loop.
+    fn run<T, E, C, F, O>(
+        &self,
+        mut call: Call<'_, E>,
+        clock: &C,
+        cancel: &CancelToken,
         mut op: F,
         mut on_attempt: O,
     ) -> Result<T, RetryError<E>>
@@ -477,7 +515,8 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let mut call = Call::new(self);
+        #[cfg(feature = "tracing")]
+        let _span = call::call_span().entered();
         loop {
             let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
             let result = op(ctx);
@@ -754,6 +793,35 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn idempotency_can_be_set_per_call() {
+        let clock = VirtualClock::new();
+        let r = retrier(policy());
+        let once = r.retry_as(
+            Idempotency::NonIdempotent,
+            &clock,
+            &CancelToken::new(),
+            server(too_many(1, "1")),
+            |_| {},
+        );
+        assert!(matches!(
+            once,
+            Err(RetryError::Stopped {
+                reason: StopReason::NotRetryable,
+                attempts: 1,
+                ..
+            })
+        ));
+        // The retrier's own default is untouched.
+        let again = r.retry(
+            &clock,
+            &CancelToken::new(),
+            server(too_many(1, "1")),
+            |_| {},
+        );
+        assert_eq!(again.ok(), Some("ok"));
     }
 
     #[test]

@@ -1,6 +1,160 @@
 //! # jitterlab-retry
 //!
-//! (front door: see README.md; written below once the API settles)
+//! Retries with exponential backoff and jitter, `Retry-After`, a deadline, retry budgets and a
+//! circuit breaker, for async and blocking code. It is the engine the
+//! [jitterlab](https://github.com/jitterlab/jitterlab) simulator runs: the policy you pick from
+//! its charts is this code, unchanged.
+//!
+//! - **Light**: seven dependencies (`rand`, `rand_pcg`, `httpdate` and theirs), no
+//!   proc-macro; tokio, the HTTP adapters, tracing and serde only when you ask.
+//! - **No glue**: a closure returning `Result` works as it is; reqwest, ureq and `http`
+//!   answers are classified for you (error status, `Retry-After`, timeout, connection).
+//! - **Exact**: a retry that will not happen (breaker open, call cancelled, deadline) is not
+//!   announced and costs no budget token; a sleep that would pass the deadline says so, or is
+//!   shortened to fit one last attempt ([`RetrierBuilder::fit_last_attempt`](exec::RetrierBuilder::fit_last_attempt)).
+//! - **Testable**: sleeps run on tokio's clock or a [`VirtualClock`](exec::VirtualClock), so a
+//!   test of an hour of backoff takes milliseconds.
+//!
+//! ## Async
+//!
+//! With the `reqwest` feature (which brings `tokio` and `http`): five attempts of at most 2 s
+//! within 10 s, full jitter from 100 ms, `Retry-After` honoured, 429/502/503/504, timeouts
+//! and refused connections retried, 404 not, a retry budget shared by every call, and any
+//! future as the cancel signal. No error type of your own
+//! (from `examples/reqwest_client.rs`, whose tests run it against a local server):
+//!
+//! ```no_run
+//! # #[cfg(feature = "reqwest")]
+//! # mod demo {
+//! use std::error::Error;
+//! use std::time::Duration;
+//!
+//! use jitterlab_retry::http::reqwest::send;
+//! use jitterlab_retry::prelude::*;
+//!
+//! /// The retrier every call shares (its budget spans calls).
+//! fn retrier() -> Result<AsyncRetrier, jitterlab_retry::Error> {
+//!     Retrier::builder()
+//!         .max_attempts(5)
+//!         .timeout(Duration::from_secs(2))
+//!         .deadline(Duration::from_secs(10))
+//!         .build_async()
+//! }
+//!
+//! /// GETs `url` with retries, until `cancel` completes; every attempt is logged.
+//! async fn fetch(
+//!     retrier: &AsyncRetrier,
+//!     client: &reqwest::Client,
+//!     url: &str,
+//!     cancel: impl Future<Output = ()> + Send,
+//! ) -> Result<String, Box<dyn Error + Send + Sync>> {
+//!     let answer = retrier
+//!         .call(|_| send(client.get(url)))
+//!         .cancel_on(cancel)
+//!         .on_attempt(|event| eprintln!("{url}: {event}"))
+//!         .await?;
+//!     Ok(answer.text().await?)
+//! }
+//! # }
+//! ```
+//!
+//! Each attempt's event is one log line (`attempt 1: 429 after 3.1ms, retry in 2s`); a call
+//! that gives up returns a [`RetryError`](exec::RetryError) that says why
+//! (`the next sleep would pass the deadline after 4 attempts`) with the last attempt's error
+//! as its `source()`. Any operation works the same way: its error type implements
+//! [`Classify`](exec::Classify), or is one that does already ([`Outcome`](policy::Outcome),
+//! `std::io::Error`, `Box<dyn Error + Send + Sync>`, [`http::Error`]). See
+//! [`exec::tokio`] for the attempt timeout, the concurrency limit and cancellation.
+//!
+//! ## Blocking
+//!
+//! [`Retrier`](exec::Retrier) runs the same policy around a blocking closure, sleeping on a
+//! [`Clock`](exec::Clock): [`SystemClock`](exec::SystemClock) for real,
+//! [`VirtualClock`](exec::VirtualClock) in tests, where this takes no time at all:
+//!
+//! ```
+//! use std::time::Duration;
+//! use jitterlab_retry::prelude::*;
+//!
+//! let retrier = Retrier::builder().deadline(Duration::from_secs(10)).seed(7).build()?;
+//! let clock = VirtualClock::new();
+//! let mut log = Vec::new();
+//! let answer = retrier.retry(
+//!     &clock,
+//!     &CancelToken::new(),
+//!     // Any closure returning a `Result`; here the server is down for two attempts.
+//!     |ctx| if ctx.attempt < 3 { Err(Outcome::Status(503)) } else { Ok("hello") },
+//!     |event| log.push(event.to_string()),
+//! );
+//! assert_eq!(answer.ok(), Some("hello"));
+//! assert_eq!(log.len(), 3);
+//! assert!(clock.now() < Duration::from_millis(300), "full jitter: at most 100 + 200 ms");
+//! # Ok::<(), jitterlab_retry::Error>(())
+//! ```
+//!
+//! With the `ureq` feature, [`http::ureq::call`] is the closure
+//! (`examples/ureq_client.rs`):
+//!
+//! ```no_run
+//! # #[cfg(feature = "ureq")]
+//! # fn demo(retrier: &jitterlab_retry::exec::Retrier, agent: &ureq::Agent, url: &str) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+//! use jitterlab_retry::http::ureq::call;
+//! use jitterlab_retry::prelude::*;
+//!
+//! let mut answer = retrier.retry(
+//!     &SystemClock::new(),
+//!     &CancelToken::new(),
+//!     |ctx| call(agent.get(url).config().timeout_global(ctx.timeout).build()),
+//!     |event| eprintln!("{url}: {event}"),
+//! )?;
+//! Ok(answer.body_mut().read_to_string()?)
+//! # }
+//! ```
+//!
+//! ## The policy pieces
+//!
+//! [`Retrier::builder`](exec::Retrier::builder) sets them all with defaults for real code
+//! (full jitter, base 100 ms, cap 10 s, 4 attempts, a 30 s deadline, the AWS SDK's token
+//! bucket). Each piece is also usable alone, as a pure state machine with `now` passed in:
+//!
+//! | piece | what it decides |
+//! | --- | --- |
+//! | [`backoff::Backoff`], [`backoff::Jitter`] | the sleep before retry `k`: none, constant, exponential, full, equal, decorrelated (AWS), Polly's decorrelated v2, proportional (gRPC) |
+//! | [`policy::RetryPolicy::decide`] | after an attempt: done, retry after this sleep, or stop and why |
+//! | [`policy::RetryOn`], [`policy::Idempotency`] | which outcomes are retried (409, 429, 502, 503, 504, timeouts, connection errors by default), and which requests may be |
+//! | [`policy::RetryAfterPolicy`] | `Retry-After` ignored, honoured as a minimum, or spread over 1 to 1.5 times the hint |
+//! | [`policy::Budget`] | retry budgets: token bucket (AWS), ratio (Finagle, Envoy), gRPC throttling, Brooker's adaptive bucket and retry breaker |
+//! | [`policy::Breaker`] | a circuit breaker over a sliding window, with one half-open probe |
+//! | [`policy::throttle::Throttle`], [`policy::ConcurrencyLimiter`] | Google SRE's client-side throttling; attempts in flight |
+//!
+//! Bad settings are refused with an error naming the field, never a panic:
+//!
+//! ```
+//! use std::time::Duration;
+//! use jitterlab_retry::prelude::*;
+//!
+//! let err = Retrier::builder().cap(Duration::from_millis(10)).build().unwrap_err();
+//! assert_eq!(err.to_string(), "invalid value for `cap`: 10ms: a duration at least base (100ms)");
+//! assert_eq!(err.field(), Some("cap"));
+//! ```
+//!
+//! ## Time
+//!
+//! Every duration is a [`std::time::Duration`]; an instant is a `Duration` since the clock's
+//! origin. Inside, the engine counts integer nanoseconds, so the simulator calls the same code
+//! through a few `_nanos` entry points ([`time`]).
+//!
+//! ## Features
+//!
+//! | feature | adds | dependencies |
+//! | --- | --- | --- |
+//! | (default) | backoff, policy, the blocking executor | `rand`, `rand_pcg`, `httpdate` (8 crates with this one) |
+//! | `tokio` | [`exec::tokio::AsyncRetrier`]: tokio's timers, a semaphore for the concurrency limit; you bring the runtime | `tokio` (`sync`, `time`) |
+//! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
+//! | `reqwest` | [`http::reqwest::send`], `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` (no default features: yours choose TLS) |
+//! | `ureq` | [`http::ureq::call`], `From<ureq::Error>` (implies `http`) | `ureq` (no default features) |
+//! | `tracing` | one span per call, one event per attempt (attempt, outcome, sleep, stop reason) | `tracing` |
+//! | `serde` | `Serialize`/`Deserialize` for [`policy::RetryOnItem`] | `serde` |
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -4,12 +4,24 @@
 //! of a breaker or a budget, the `start` of a call) is a `Duration` since the origin of the
 //! caller's clock ([`crate::exec::Clock::now`]); only differences between instants matter.
 //!
-//! Inside, the engine computes in whole nanoseconds (`u64`, about 584 years): sums and
-//! comparisons are exact and the same on every machine, and a simulator driving millions of
-//! requests pays no conversion. The few methods a simulator calls per attempt have a twin
-//! ending in `_nanos` that takes and returns those integer nanoseconds directly
-//! ([`crate::policy::RetryPolicy::decide_nanos`] and the others listed in
-//! [`crate::policy`]); each gives exactly the values of its `Duration` twin (tested).
+//! Inside, the engine computes in whole nanoseconds (`u64`, about 584 years; a longer
+//! `Duration` saturates there): sums and comparisons are exact and the same on every machine.
+//! A simulator driving millions of requests calls the same code without converting anything,
+//! through a few explicit entry points in integer nanoseconds since its clock's origin:
+//!
+//! - [`NanosPolicy`](crate::policy::NanosPolicy) (from [`RetryPolicy::nanos`](crate::policy::RetryPolicy::nanos)):
+//!   `decide` and `attempt_timeout`, with [`AttemptReport<u64>`](crate::policy::AttemptReport)
+//!   and [`Decision<u64>`](crate::policy::Decision);
+//! - [`Backoff::next_delay_nanos`](crate::backoff::Backoff::next_delay_nanos);
+//! - [`Breaker::allow_nanos`](crate::policy::Breaker::allow_nanos),
+//!   [`record_nanos`](crate::policy::Breaker::record_nanos) and
+//!   [`would_allow_nanos`](crate::policy::Breaker::would_allow_nanos);
+//! - [`Throttle::admit_nanos`](crate::policy::throttle::Throttle::admit_nanos) and
+//!   [`on_accept_nanos`](crate::policy::throttle::Throttle::on_accept_nanos);
+//! - [`Budget::on_begin_nanos`](crate::policy::Budget::on_begin_nanos).
+//!
+//! Each gives exactly the values of its `Duration` twin, random draws included (a property
+//! test in `tests/nanos.rs` checks every one).
 //!
 //! [`Human`] and [`Exact`] print durations for people and for configuration files.
 

@@ -52,6 +52,7 @@ pub(crate) struct Call<'r, E> {
 /// How an attempt failed: its operation's error, or the async executor's cut-off.
 pub(crate) enum Failure<E> {
     Error(E),
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     TimedOut(TimedOut),
 }
 
@@ -209,6 +210,8 @@ impl<'r, E: Classify> Call<'r, E> {
                 decision = Decision::Stop(reason);
             }
         }
+        #[cfg(feature = "tracing")]
+        trace_attempt(self.made, outcome, now.saturating_sub(self.sent), decision);
         on_attempt(&AttemptEvent {
             attempt: self.made,
             outcome,
@@ -263,6 +266,30 @@ impl<'r, E: Classify> Call<'r, E> {
             attempts: self.made,
         }
     }
+}
+
+/// The `tracing` feature's event for one attempt, inside the call's span.
+#[cfg(feature = "tracing")]
+fn trace_attempt(attempt: u32, outcome: Outcome, took: Duration, decision: Decision) {
+    let (sleep, stop) = match decision {
+        Decision::Retry { sleep } => (Some(sleep), None),
+        Decision::Stop(reason) => (None, Some(reason.name())),
+        Decision::Done => (None, None),
+    };
+    tracing::debug!(
+        attempt,
+        outcome = %outcome,
+        took = ?took,
+        sleep = ?sleep,
+        stop = stop,
+        "retry attempt"
+    );
+}
+
+/// The `tracing` feature's span of one call.
+#[cfg(feature = "tracing")]
+pub(crate) fn call_span() -> tracing::Span {
+    tracing::debug_span!("retry call")
 }
 
 impl<E> Call<'_, E> {

@@ -225,8 +225,10 @@ impl AsyncRetrier {
         Fut: Future<Output = Result<T, E>>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        self.run(Call::new(&self.retrier), op, on_attempt, cancel.cancelled())
-            .await
+        let run = self.run(Call::new(&self.retrier), op, on_attempt, cancel.cancelled());
+        #[cfg(feature = "tracing")]
+        let run = tracing::Instrument::instrument(run, super::call::call_span());
+        run.await
     }
 
     /// The retry loop: `call`'s attempts of `op` until the policy says stop or `cancel`
@@ -373,10 +375,12 @@ where
         if let Some(idempotency) = self.idempotency {
             call = call.idempotency(idempotency);
         }
-        Box::pin(
-            self.retrier
-                .run(call, self.op, self.on_attempt, self.cancel),
-        )
+        let run = self
+            .retrier
+            .run(call, self.op, self.on_attempt, self.cancel);
+        #[cfg(feature = "tracing")]
+        let run = tracing::Instrument::instrument(run, super::call::call_span());
+        Box::pin(run)
     }
 }
 

@@ -84,7 +84,7 @@ pub struct RetryPolicy {
 
 /// What happened to one attempt, as [`RetryPolicy::decide`] needs it. Instants are
 /// [`Duration`]s since the caller's clock origin (`D = u64`: integer nanoseconds, for
-/// [`RetryPolicy::decide_nanos`]).
+/// [`NanosPolicy::decide`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttemptReport<D = Duration> {
     /// Attempts made for this request so far, this one included (1 = the first attempt).
@@ -165,7 +165,7 @@ impl fmt::Display for StopReason {
 }
 
 /// The decision after an attempt (`D = u64`: the sleep in integer nanoseconds, from
-/// [`RetryPolicy::decide_nanos`]).
+/// [`NanosPolicy::decide`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Decision<D = Duration> {
     /// The attempt succeeded: the request is done.
