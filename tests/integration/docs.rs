@@ -392,7 +392,10 @@ fn anchor(heading: &str) -> String {
 
 #[test]
 fn readme_and_docs_links_resolve() {
-    let mut pages = vec![repo().join("README.md")];
+    let mut pages = vec![
+        repo().join("README.md"),
+        repo().join("crates/jitterlab-retry/README.md"),
+    ];
     pages.extend(files("docs", "md"));
     let mut broken = Vec::new();
     for page in &pages {
@@ -424,29 +427,29 @@ fn readme_and_docs_links_resolve() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
-/// The README's HTTP retry code is an excerpt of `examples/http_retry.rs` and its async twin
-/// `examples/async_http_retry.rs` (whose tests run them against a local server): every line of
-/// a README block is a line of its example or of the support file both include, apart from
-/// `// ...` elisions, so the README cannot drift from code that runs.
+/// The engine README's client code is an excerpt of `examples/reqwest_client.rs` and
+/// `examples/ureq_client.rs` (whose tests run them against local servers): every line of a
+/// README block is a line of its example, apart from `// ...` elisions, so the README cannot
+/// drift from code that runs.
 #[test]
-fn readme_http_code_is_the_examples() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
-    let read = |path: &str| std::fs::read_to_string(repo().join(path)).expect(path);
-    let shared = read("tests/support/http_fetch.rs");
+fn engine_readme_code_is_the_examples() {
+    let engine = repo().join("crates/jitterlab-retry");
+    let readme = std::fs::read_to_string(engine.join("README.md")).expect("README");
+    let read = |path: &str| std::fs::read_to_string(engine.join(path)).expect(path);
     for (first_line, path, at_least) in [
-        ("use jitterlab::prelude::*;", "examples/http_retry.rs", 30),
         (
-            "/// What the retrier hands on for an attempt it cut off at its time limit.",
-            "examples/async_http_retry.rs",
-            20,
+            "use jitterlab_retry::http::reqwest::send;",
+            "examples/reqwest_client.rs",
+            25,
+        ),
+        (
+            "use jitterlab_retry::http::ureq::call;",
+            "examples/ureq_client.rs",
+            15,
         ),
     ] {
         let example = read(path);
-        let lines: BTreeSet<&str> = example
-            .lines()
-            .chain(shared.lines())
-            .map(str::trim)
-            .collect();
+        let lines: BTreeSet<&str> = example.lines().map(str::trim).collect();
         let start = readme
             .find(&format!("```rust\n{first_line}"))
             .unwrap_or_else(|| panic!("the README shows {path}"));
