@@ -10,7 +10,7 @@
 //! The variants about scenarios, arguments, result folders and charts exist with the `sim`
 //! feature only. The engine (`jitterlab-retry`, re-exported as [`crate::backoff`],
 //! [`crate::policy`], [`crate::exec`]) has its own small error type, which converts into
-//! `InvalidValue`, `Cancelled` and `Entropy` here.
+//! `InvalidValue` and `Cancelled` here.
 //!
 //! The engine's constructors answer with the smaller [`ParamError`] and [`ValueError`], which
 //! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
@@ -186,7 +186,6 @@ impl From<jitterlab_retry::Error> for Error {
         match e {
             jitterlab_retry::Error::InvalidValue(e) => e.into(),
             jitterlab_retry::Error::Cancelled => Error::Cancelled,
-            jitterlab_retry::Error::Entropy(why) => Error::Entropy(why),
             // The engine's error is non-exhaustive: a later variant reads as its message.
             other => Error::Entropy(other.to_string()),
         }

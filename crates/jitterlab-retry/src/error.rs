@@ -1,8 +1,7 @@
 //! The engine's one error type, for what can go wrong before a call starts.
 //!
-//! Building a retrier fails on a setting outside what is allowed ([`Error::InvalidValue`],
-//! naming the setting) or, rarely, when the operating system has no entropy to seed the jitter
-//! ([`Error::Entropy`]). A clock's sleep fails only when cancelled ([`Error::Cancelled`]). What a
+//! Building a retrier fails only on a setting outside what is allowed ([`Error::InvalidValue`],
+//! naming the setting). A clock's sleep fails only when cancelled ([`Error::Cancelled`]). What a
 //! call itself returns when it gives up is a [`crate::exec::RetryError`], which keeps the last
 //! attempt's own error.
 //!
@@ -22,9 +21,6 @@ pub enum Error {
     InvalidValue(ParamError),
     /// A sleep was cancelled through its [`crate::exec::CancelToken`].
     Cancelled,
-    /// The operating system gave no entropy to seed a [`crate::exec::Retrier`]'s jitter (see
-    /// [`crate::exec::RetrierBuilder::seed`] for a fixed seed instead).
-    Entropy(String),
 }
 
 impl Error {
@@ -42,10 +38,6 @@ impl fmt::Display for Error {
         match self {
             Error::InvalidValue(e) => e.fmt(f),
             Error::Cancelled => f.write_str("cancelled"),
-            Error::Entropy(why) => write!(
-                f,
-                "no entropy from the operating system to seed the jitter: {why}"
-            ),
         }
     }
 }
@@ -79,10 +71,5 @@ mod tests {
         );
         assert_eq!(Error::Cancelled.to_string(), "cancelled");
         assert_eq!(Error::Cancelled.field(), None);
-        assert!(
-            Error::Entropy("no /dev/urandom".into())
-                .to_string()
-                .ends_with(": no /dev/urandom")
-        );
     }
 }

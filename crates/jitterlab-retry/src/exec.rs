@@ -402,7 +402,7 @@ impl Retrier {
     /// checked with [`RetryPolicy::validate`]; its errors name the policy's field
     /// (`max_attempts`).
     pub fn new(policy: RetryPolicy) -> Result<Retrier> {
-        Retrier::with_rng(policy, entropy_rng()?)
+        Retrier::with_rng(policy, entropy_rng())
     }
 
     /// As [`Retrier::new`], with the jitter seeded by `seed`: the same seed gives the same
@@ -533,10 +533,28 @@ impl Retrier {
     }
 }
 
-/// A jitter generator seeded from the operating system (never used by the simulator).
-fn entropy_rng() -> Result<SimRng> {
-    use rand::SeedableRng;
-    SimRng::try_from_rng(&mut rand::rngs::SysRng).map_err(|e| Error::Entropy(e.to_string()))
+/// A jitter generator seeded from the operating system's randomness (never used by the
+/// simulator), without a dependency of its own: std's `RandomState` draws its SipHash keys
+/// from the operating system once per thread, so hashing a counter, the process id and the
+/// time with two fresh states gives 128 bits that differ in every process and every call (a
+/// fleet must not draw the same jitter; nothing here needs to be secret).
+fn entropy_rng() -> SimRng {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let word = |salt: u64| {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(salt);
+        h.write_u64(call);
+        h.write_u32(std::process::id());
+        h.write_u128(since_epoch);
+        h.finish()
+    };
+    SimRng::new(u128::from(word(1)) << 64 | u128::from(word(2)))
 }
 
 #[cfg(test)]

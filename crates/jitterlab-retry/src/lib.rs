@@ -5,7 +5,7 @@
 //! [jitterlab](https://github.com/jitterlab/jitterlab) simulator runs: the policy you pick from
 //! its charts is this code, unchanged.
 //!
-//! - **Light**: seven dependencies (`rand`, `rand_pcg`, `httpdate` and theirs), no
+//! - **Light**: four dependencies (`rand`, `rand_core`, `rand_pcg`, `httpdate`), no
 //!   proc-macro; tokio, the HTTP adapters, tracing and serde only when you ask.
 //! - **No glue**: a closure returning `Result` works as it is; reqwest, ureq and `http`
 //!   answers are classified for you (error status, `Retry-After`, timeout, connection).
@@ -148,7 +148,7 @@
 //!
 //! | feature | adds | dependencies |
 //! | --- | --- | --- |
-//! | (default) | backoff, policy, the blocking executor | `rand`, `rand_pcg`, `httpdate` (8 crates with this one) |
+//! | (default) | backoff, policy, the blocking executor | `rand` (std), `rand_pcg`, `httpdate` (5 crates with this one) |
 //! | `tokio` | [`exec::tokio::AsyncRetrier`]: tokio's timers, a semaphore for the concurrency limit; you bring the runtime | `tokio` (`sync`, `time`) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
 //! | `reqwest` | [`http::reqwest::send`], `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` (no default features: yours choose TLS) |

@@ -201,7 +201,7 @@ impl RetrierBuilder {
     pub fn build(&self) -> Result<Retrier> {
         let rng = match self.seed {
             Some(seed) => from_seed(seed),
-            None => entropy_rng()?,
+            None => entropy_rng(),
         };
         let mut retrier =
             Retrier::with_rng(self.policy()?, rng)?.with_idempotency(self.idempotency);

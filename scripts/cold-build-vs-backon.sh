@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Cold build of the retry engine against backon, the popular retry crate, on this machine.
+#
+# Three fresh crates, each with a main that really retries a closure: one on this repository's
+# jitterlab-retry (default features), one on jitterlab-retry with `tokio` (backon's defaults
+# bring tokio's timer too), one on backon (default features, the newest 1.x). Each has its own
+# target folder; the registry is fetched once (online), then every build is offline, debug,
+# one after the other. Prints each crate's dependency count and cold build time.
+#
+#   scripts/cold-build-vs-backon.sh            # debug builds
+#   scripts/cold-build-vs-backon.sh --release  # release builds
+set -euo pipefail
+profile=("$@")
+dir=debug
+[ "${1:-}" = "--release" ] && dir=release
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# make NAME DEPENDENCY-LINE MAIN.RS
+make() {
+  mkdir -p "$work/$1/src"
+  cat >"$work/$1/Cargo.toml" <<TOML
+[package]
+name = "$1"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+$2
+
+[workspace]
+TOML
+  printf '%s\n' "$3" >"$work/$1/src/main.rs"
+}
+
+make engine "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\" }" '
+use std::time::Duration;
+use jitterlab_retry::prelude::*;
+
+fn main() {
+    let retrier = Retrier::builder().base(Duration::from_millis(1)).build().expect("valid");
+    let mut calls = 0;
+    let answer = retrier.call(|_| {
+        calls += 1;
+        if calls < 3 { Err(Outcome::Status(503)) } else { Ok("ok") }
+    });
+    assert_eq!(answer.ok(), Some("ok"));
+}'
+
+make engine-tokio "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\", features = [\"tokio\"] }" '
+use std::time::Duration;
+use jitterlab_retry::prelude::*;
+
+fn main() {
+    let retrier = Retrier::builder().base(Duration::from_millis(1)).build().expect("valid");
+    let mut calls = 0;
+    let answer = retrier.call(|_| {
+        calls += 1;
+        if calls < 3 { Err(Outcome::Status(503)) } else { Ok("ok") }
+    });
+    assert_eq!(answer.ok(), Some("ok"));
+    let _async_too: Option<AsyncRetrier> = None;
+}'
+
+make backon 'backon = "1"' '
+use std::time::Duration;
+use backon::{BlockingRetryable, ExponentialBuilder};
+
+fn main() {
+    let mut calls = 0;
+    let answer = (|| {
+        calls += 1;
+        if calls < 3 { Err("503") } else { Ok("ok") }
+    })
+    .retry(ExponentialBuilder::default().with_min_delay(Duration::from_millis(1)))
+    .call();
+    assert_eq!(answer.ok(), Some("ok"));
+}'
+
+for crate in engine engine-tokio backon; do
+  (cd "$work/$crate" && cargo fetch --quiet)
+done
+
+echo "cold $dir builds on $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+for crate in engine engine-tokio backon; do
+  cd "$work/$crate"
+  count="$(cargo tree --offline -e normal --prefix none | sed 's/ (\*)$//' | sort -u | grep -vc "^$crate ")"
+  began=$(date +%s%N)
+  CARGO_TARGET_DIR="$work/$crate/target" cargo build --offline --quiet "${profile[@]}"
+  took_ms=$((($(date +%s%N) - began) / 1000000))
+  "$work/$crate/target/$dir/$crate" >/dev/null
+  printf '  %-13s %2d crates  %d.%03d s\n' "$crate" "$count" $((took_ms / 1000)) $((took_ms % 1000))
+done
