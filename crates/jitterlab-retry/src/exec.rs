@@ -1294,6 +1294,96 @@ mod tests {
     }
 
     #[test]
+    fn every_bad_setting_is_an_error_naming_its_field() {
+        let b = Retrier::builder;
+        let zero = Duration::ZERO;
+        let breaker = |c: BreakerConfig| b().breaker(c);
+        let cases: Vec<(RetrierBuilder, &str)> = vec![
+            (b().max_attempts(0), "max_attempts"),
+            (b().base(zero), "base"),
+            (b().multiplier(0.5), "multiplier"),
+            (b().multiplier(f64::NAN), "multiplier"),
+            (b().multiplier(f64::INFINITY), "multiplier"),
+            (b().cap(Duration::from_millis(99)), "cap"),
+            (b().timeout(zero), "timeout"),
+            (b().deadline(zero), "deadline"),
+            (b().fit_last_attempt(zero), "fit_last_attempt"),
+            (
+                breaker(BreakerConfig {
+                    window: zero,
+                    ..BreakerConfig::default()
+                }),
+                "window",
+            ),
+            (
+                breaker(BreakerConfig {
+                    open_for: zero,
+                    ..BreakerConfig::default()
+                }),
+                "open_for",
+            ),
+            (
+                breaker(BreakerConfig {
+                    min_requests: 0,
+                    ..BreakerConfig::default()
+                }),
+                "min_requests",
+            ),
+            (
+                b().budget(BudgetConfig::TokenBucket {
+                    capacity: 0,
+                    retry_cost: 0,
+                    timeout_cost: 0,
+                    success_refund: 0,
+                }),
+                "capacity",
+            ),
+            (
+                b().budget(BudgetConfig::Ratio {
+                    percent: 20.0,
+                    min_per_sec: 1.0,
+                    window: zero,
+                }),
+                "window",
+            ),
+        ];
+        for (builder, field) in cases {
+            let err = builder.build().unwrap_err();
+            assert_eq!(err.field(), Some(field), "{err}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("invalid value for `{field}`"))
+            );
+        }
+        // The longest Duration is taken, saturating at u64 nanoseconds, not refused or a panic.
+        let long = b()
+            .base(Duration::MAX)
+            .cap(Duration::MAX)
+            .timeout(Duration::MAX)
+            .deadline(Duration::MAX)
+            .seed(1)
+            .build()
+            .unwrap();
+        let answer = long.retry(
+            &VirtualClock::new(),
+            &CancelToken::new(),
+            |ctx| {
+                if ctx.attempt < 2 {
+                    Err(Outcome::Timeout)
+                } else {
+                    Ok(())
+                }
+            },
+            |_| {},
+        );
+        assert_eq!(
+            answer.ok(),
+            Some(()),
+            "one sleep of up to 584 years, in virtual time"
+        );
+    }
+
+    #[test]
     fn builder_errors_name_its_fields() {
         let message = |b: RetrierBuilder| b.build().unwrap_err().to_string();
         let b = Retrier::builder;
