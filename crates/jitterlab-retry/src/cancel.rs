@@ -51,6 +51,7 @@ impl CancelToken {
     /// Completes once the token is cancelled (at once if it already is): the async
     /// counterpart of the wait that wakes blocking sleeps. Dropping it early is fine.
     #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn cancelled(&self) {
         loop {
             // Registered before the flag is read, so a cancel in between still wakes it.

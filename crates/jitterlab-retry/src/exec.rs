@@ -82,6 +82,7 @@ mod builder;
 mod call;
 mod classify;
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;
 pub use builder::RetrierBuilder;
 use call::{Call, Failure, Next};

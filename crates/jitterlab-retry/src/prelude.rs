@@ -1,16 +1,16 @@
 //! The names real code needs to retry a call: `use jitterlab_retry::prelude::*;`.
 //!
 //! The builder ([`Retrier::builder`]), the error classification ([`Classify`], [`Outcome`]),
-//! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`]); with the `tokio`
-//! feature, the async executor's `AsyncRetrier` and `TimedOut` too. Durations are
+//! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`], [`StopReason`]); with
+//! the `tokio` feature, the async executor's `AsyncRetrier` and `AsyncCall` too. Durations are
 //! [`std::time::Duration`] throughout.
 
 pub use crate::backoff::Jitter;
 #[cfg(feature = "tokio")]
-pub use crate::exec::tokio::{AsyncRetrier, TimedOut};
+pub use crate::exec::tokio::{AsyncCall, AsyncRetrier};
 pub use crate::exec::{
     AttemptCtx, AttemptEvent, CancelToken, Classify, Clock, Retrier, RetrierBuilder, RetryError,
-    SystemClock, VirtualClock,
+    SystemClock, TimedOut, VirtualClock,
 };
 pub use crate::policy::{
     BreakerConfig, BudgetConfig, Decision, Idempotency, Outcome, RetryAfterMode, RetryOn,
