@@ -1,9 +1,8 @@
 //! # jitterlab-retry
 //!
 //! Retries with exponential backoff and jitter, `Retry-After`, a deadline, retry budgets and a
-//! circuit breaker, for async and blocking code. It is the engine the
-//! [jitterlab](https://github.com/jitterlab/jitterlab) simulator runs: the policy you pick from
-//! its charts is this code, unchanged.
+//! circuit breaker, for async and blocking code. It is the engine the jitterlab simulator runs:
+//! the policy you pick from its charts is this code, unchanged.
 //!
 //! - **Light**: four dependencies (`rand`, `rand_core`, `rand_pcg`, `httpdate`), no
 //!   proc-macro; tokio, the HTTP adapters, tracing and serde only when you ask.
