@@ -9,35 +9,37 @@
 //! Data flows one way: scenario file → `scenario::Scenario` → (points × strategies ×
 //! replications) → `sim::run` → per-run results → CSV rows → charts and report.
 //!
-//! ## Features
+//! ## The engine
 //!
-//! The default features (`cli`, which implies `sim`) build the simulator, sweeps, output
-//! files, charts and the `jitterlab` binary. With `default-features = false` the crate is the
-//! engine alone — [`backoff`], [`policy`], [`exec`] and their small helpers ([`time`],
-//! [`rng`], [`param`], [`cancel`], [`error`]) — depending only on `rand`, `rand_pcg`,
-//! `httpdate` and `thiserror`:
-//!
-//! ```toml
-//! [dependencies]
-//! jitterlab = { version = "0.1", default-features = false }
-//! ```
-//!
-//! Real code starts at the [`prelude`] and [`exec::Retrier::builder`].
+//! The retry engine is its own crate, `jitterlab-retry` (`crates/jitterlab-retry`): a program
+//! that only retries depends on it, not on this one. Its modules are re-exported here under
+//! the paths they always had ([`backoff`], [`policy`], [`exec`], [`cancel`], [`param`],
+//! [`prelude`]); the simulator's own time ([`time`]), streams ([`rng`]) and errors
+//! ([`error`]) live here. Engine durations are [`std::time::Duration`];
+//! [`time::SimDuration`] converts exactly:
 //!
 //! ```
 //! use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 //! use jitterlab::time::SimDuration;
 //!
 //! // Full jitter, 50 ms base, doubling, capped at 2 s.
-//! let policy = Backoff::new(Jitter::Full, SimDuration::from_millis(50), 2.0, SimDuration::from_secs(2))?;
+//! let base = SimDuration::from_millis(50).to_std();
+//! let policy = Backoff::new(Jitter::Full, base, 2.0, SimDuration::from_secs(2).to_std())?;
 //! let mut rng = jitterlab::rng::from_seed(7);
 //! let mut state = BackoffState::new();
-//! let first = policy.next_delay(&mut state, &mut rng);
-//! assert!(first <= SimDuration::from_millis(50));
+//! // The simulator draws in integer nanoseconds, the same draw as `next_delay`.
+//! let first = policy.next_delay_nanos(&mut state, &mut rng);
+//! assert!(first <= SimDuration::from_millis(50).as_nanos());
 //! // Retry 10 000 with any multiplier is simply the cap, never an overflow.
-//! assert_eq!(policy.nominal(10_000), SimDuration::from_secs(2));
+//! assert_eq!(policy.nominal(10_000), std::time::Duration::from_secs(2));
 //! # Ok::<(), jitterlab::Error>(())
 //! ```
+//!
+//! ## Features
+//!
+//! The default features (`cli`, which implies `sim`) build the simulator, sweeps, output
+//! files, charts and the `jitterlab` binary; without them this crate is the engine under its
+//! old paths plus the simulator's time, streams and error type.
 
 #![warn(missing_docs)]
 

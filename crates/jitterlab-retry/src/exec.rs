@@ -83,6 +83,9 @@ mod call;
 mod classify;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod timer;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;
 pub use builder::RetrierBuilder;
 use call::{Call, Failure, Next};

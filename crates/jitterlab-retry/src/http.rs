@@ -3,7 +3,7 @@
 //! [`Error`] is what one HTTP attempt ends with, classified for the retrier: an error status
 //! with its `Retry-After` header, a timeout, a connection that failed, or a request that cannot
 //! succeed as it is ([`Outcome::Fatal`]: a bad URL, a redirect loop). [`check`] turns an
-//! [`http::Response`](::http::Response) with a 4xx or 5xx status into that error; [`outcome`] and
+//! `http` [`Response`] with a 4xx or 5xx status into that error; [`outcome`] and
 //! [`retry_after`] are the two readings it makes.
 //!
 //! With the `reqwest` feature, [`reqwest::send`] sends a `reqwest::RequestBuilder` and checks

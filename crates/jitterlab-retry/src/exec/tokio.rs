@@ -82,9 +82,9 @@ use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
 use ::tokio::sync::Semaphore;
-use ::tokio::time::Instant;
 
 use super::call::{Call, Failure, Next};
+pub use super::timer::{ThreadTimer, Timer, TokioTimer};
 use super::{AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBuilder, RetryError};
 use crate::error::Result;
 use crate::param::ParamError;
@@ -95,12 +95,13 @@ pub use super::TimedOut;
 /// A [`Retrier`] for async operations on tokio. Share one across tasks (`Arc<AsyncRetrier>`)
 /// to share its budget, breaker and concurrency limit.
 #[derive(Debug)]
-pub struct AsyncRetrier {
+pub struct AsyncRetrier<T: Timer = TokioTimer> {
     retrier: Retrier,
     limit: Option<Limit>,
     /// Tokio time zero for the breaker, the budget and the deadlines.
-    origin: Instant,
-    /// The wall time at `origin`.
+    /// The clock and the sleeps.
+    timer: T,
+    /// The wall time at the timer's origin.
     epoch: SystemTime,
 }
 
@@ -124,21 +125,34 @@ impl RetrierBuilder {
     }
 }
 
-impl AsyncRetrier {
+impl AsyncRetrier<TokioTimer> {
     /// Runs `retrier`'s policy, budget and breaker for async operations, with no concurrency
     /// limit. Its time starts now (tokio's clock, paused or not).
     pub fn new(retrier: Retrier) -> AsyncRetrier {
         AsyncRetrier {
             retrier,
             limit: None,
-            origin: Instant::now(),
+            timer: TokioTimer::new(),
+            epoch: SystemTime::now(),
+        }
+    }
+}
+
+impl<T: Timer> AsyncRetrier<T> {
+    /// As [`AsyncRetrier::new`], sleeping and telling time with `timer`: another runtime's
+    /// timer, or a [`ThreadTimer`] where there is none (see [`super::timer`]).
+    pub fn with_timer(retrier: Retrier, timer: T) -> AsyncRetrier<T> {
+        AsyncRetrier {
+            retrier,
+            limit: None,
+            timer,
             epoch: SystemTime::now(),
         }
     }
 
     /// At most `limit` attempts in flight at once across all calls (at least 1); the others
     /// wait their turn, first come first served. The error names `concurrency`.
-    pub fn with_concurrency_limit(mut self, limit: u32) -> Result<AsyncRetrier> {
+    pub fn with_concurrency_limit(mut self, limit: u32) -> Result<AsyncRetrier<T>> {
         if limit == 0 {
             return Err(ParamError::new("concurrency", limit, "an integer of at least 1").into());
         }
@@ -179,7 +193,7 @@ impl AsyncRetrier {
 
     /// Tokio time since the retrier was made.
     fn now(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.origin)
+        self.timer.now()
     }
 
     fn wall_at(&self, now: Duration) -> SystemTime {
@@ -193,11 +207,11 @@ impl AsyncRetrier {
     /// `op` is a closure returning a future of `Result<T, E>`, where `E` says how the attempt
     /// ended ([`Classify`]: implemented for [`Outcome`](crate::policy::Outcome), `std::io::Error`, `Box<dyn Error +
     /// Send + Sync>` and, with the `http` feature, [`crate::http::Error`]).
-    pub fn call<T, E, F, Fut>(&self, op: F) -> AsyncCall<'_, F, NoObserver<E>, Pending<()>>
+    pub fn call<V, E, F, Fut>(&self, op: F) -> AsyncCall<'_, T, F, NoObserver<E>, Pending<()>>
     where
         E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
     {
         AsyncCall {
             retrier: self,
@@ -213,16 +227,16 @@ impl AsyncRetrier {
     /// `on_attempt`. Each attempt is cut off at [`AttemptCtx::timeout`]; sleeps, slot waits
     /// and `cancel` are described in the [module docs](self). [`AsyncRetrier::call`] is the
     /// same with any future as the cancel signal.
-    pub async fn retry<T, E, F, Fut, O>(
+    pub async fn retry<V, E, F, Fut, O>(
         &self,
         cancel: &CancelToken,
         op: F,
         on_attempt: O,
-    ) -> Result<T, RetryError<E>>
+    ) -> Result<V, RetryError<E>>
     where
         E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
         let run = self.run(Call::new(&self.retrier), op, on_attempt, cancel.cancelled());
@@ -233,17 +247,17 @@ impl AsyncRetrier {
 
     /// The retry loop: `call`'s attempts of `op` until the policy says stop or `cancel`
     /// completes.
-    async fn run<T, E, F, Fut, O, C>(
+    async fn run<V, E, F, Fut, O, C>(
         &self,
         mut call: Call<'_, E>,
         mut op: F,
         mut on_attempt: O,
         cancel: C,
-    ) -> Result<T, RetryError<E>>
+    ) -> Result<V, RetryError<E>>
     where
         E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
         O: FnMut(&AttemptEvent<'_, E>),
         C: Future,
     {
@@ -261,9 +275,9 @@ impl AsyncRetrier {
             let attempt = op(ctx);
             let result = match ctx.timeout {
                 None => attempt.await.map_err(Failure::Error),
-                Some(after) => match ::tokio::time::timeout(after, attempt).await {
-                    Ok(result) => result.map_err(Failure::Error),
-                    Err(_) => Err(Failure::TimedOut(TimedOut { after })),
+                Some(after) => match first(attempt, self.timer.sleep(after)).await {
+                    Some(result) => result.map_err(Failure::Error),
+                    None => Err(Failure::TimedOut(TimedOut { after })),
                 },
             };
             drop(slot);
@@ -273,7 +287,7 @@ impl AsyncRetrier {
             match call.after(now, wall, result, cancelled, &mut on_attempt) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
-                    if cancel.unless(::tokio::time::sleep(sleep)).await.is_none() {
+                    if cancel.unless(self.timer.sleep(sleep)).await.is_none() {
                         return Err(call.cancelled());
                     }
                 }
@@ -310,15 +324,15 @@ pub type NoObserver<E> = fn(&AttemptEvent<'_, E>);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "a call does nothing until it is awaited"]
-pub struct AsyncCall<'r, F, O, C> {
-    retrier: &'r AsyncRetrier,
+pub struct AsyncCall<'r, T: Timer, F, O, C> {
+    retrier: &'r AsyncRetrier<T>,
     op: F,
     on_attempt: O,
     cancel: C,
     idempotency: Option<Idempotency>,
 }
 
-impl<'r, F, O, C> AsyncCall<'r, F, O, C> {
+impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
     /// Whether this call's request may be repeated, whatever the retrier's default (a
     /// non-idempotent request is never retried).
     pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
@@ -330,7 +344,7 @@ impl<'r, F, O, C> AsyncCall<'r, F, O, C> {
     /// tokio-util's `CancellationToken::cancelled_owned()`, a `oneshot` receiver, a timer). It
     /// is checked before each attempt and ends a sleep or a wait for a slot at once; an
     /// attempt in flight runs to its outcome or its timeout.
-    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, F, O, S> {
+    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S> {
         AsyncCall {
             retrier: self.retrier,
             op: self.op,
@@ -341,10 +355,10 @@ impl<'r, F, O, C> AsyncCall<'r, F, O, C> {
     }
 
     /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
-    pub fn on_attempt<T, E, Fut, P>(self, observer: P) -> AsyncCall<'r, F, P, C>
+    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C>
     where
         F: FnMut(AttemptCtx) -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
         P: FnMut(&AttemptEvent<'_, E>),
     {
         AsyncCall {
@@ -357,16 +371,18 @@ impl<'r, F, O, C> AsyncCall<'r, F, O, C> {
     }
 }
 
-impl<'r, T, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, F, O, C>
+impl<'r, Tm, V, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, Tm, F, O, C>
 where
-    T: Send + 'r,
+    Tm: Timer,
+    Tm::Sleep: 'r,
+    V: Send + 'r,
     E: Classify + Send + 'r,
     F: FnMut(AttemptCtx) -> Fut + Send + 'r,
-    Fut: Future<Output = Result<T, E>> + Send + 'r,
+    Fut: Future<Output = Result<V, E>> + Send + 'r,
     O: FnMut(&AttemptEvent<'_, E>) + Send + 'r,
     C: Future + Send + 'r,
 {
-    type Output = Result<T, RetryError<E>>;
+    type Output = Result<V, RetryError<E>>;
     /// Boxed, so that a call can be stored, spawned and returned by name.
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'r>>;
 
@@ -382,6 +398,19 @@ where
         let run = tracing::Instrument::instrument(run, super::call::call_span());
         Box::pin(run)
     }
+}
+
+/// `fut`'s output, or `None` (and `fut` dropped) if `limit` completes first: a timeout on any
+/// runtime's timer.
+async fn first<F: Future, L: Future>(fut: F, limit: L) -> Option<F::Output> {
+    let (mut fut, mut limit) = (pin!(fut), pin!(limit));
+    poll_fn(|cx| {
+        if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        limit.as_mut().poll(cx).map(|_| None)
+    })
+    .await
 }
 
 /// A cancel signal: a future polled until it completes, then remembered as fired.
