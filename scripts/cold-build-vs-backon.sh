@@ -35,7 +35,8 @@ TOML
   printf '%s\n' "$3" >"$work/$1/src/main.rs"
 }
 
-make engine "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\" }" '
+# The same main for both builds of the engine: a blocking retry of a closure.
+engine_main='
 use std::time::Duration;
 use jitterlab_retry::prelude::*;
 
@@ -48,21 +49,10 @@ fn main() {
     });
     assert_eq!(answer.ok(), Some("ok"));
 }'
-
-make engine-tokio "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\", features = [\"tokio\"] }" '
-use std::time::Duration;
-use jitterlab_retry::prelude::*;
-
-fn main() {
-    let retrier = Retrier::builder().base(Duration::from_millis(1)).build().expect("valid");
-    let mut calls = 0;
-    let answer = retrier.call(|_| {
-        calls += 1;
-        if calls < 3 { Err(Outcome::Status(503)) } else { Ok("ok") }
-    });
-    assert_eq!(answer.ok(), Some("ok"));
-    let _async_too: Option<AsyncRetrier> = None;
-}'
+make engine "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\" }" "$engine_main"
+make engine-tokio \
+  "jitterlab-retry = { path = \"$repo/crates/jitterlab-retry\", features = [\"tokio\"] }" \
+  "$engine_main"
 
 make backon 'backon = "1"' '
 use std::time::Duration;
