@@ -61,7 +61,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use crate::cancel::CancelToken;
@@ -108,19 +108,28 @@ pub trait Clock: Send + Sync {
     fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<()>;
 }
 
-/// Real time: `now` is the time since the clock was made, sleeps really wait.
+/// Real time: sleeps really wait, and `now` is the time since one origin shared by every
+/// `SystemClock` of the process (the first one made), so clocks made at different times tell
+/// the same time. A retrier's breaker and budget keep instants across calls: a clock made
+/// per call (`&SystemClock::new()`) is as good as one kept.
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     origin: Instant,
 }
 
 impl SystemClock {
-    /// A clock whose origin is now.
+    /// The process's real-time clock.
     pub fn new() -> SystemClock {
         SystemClock {
-            origin: Instant::now(),
+            origin: process_origin(),
         }
     }
+}
+
+/// The origin of every [`SystemClock`] (and `ThreadTimer`): the first time one was asked for.
+pub(crate) fn process_origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
 }
 
 impl Default for SystemClock {
@@ -390,9 +399,6 @@ pub struct Retrier {
     budget: Option<Mutex<Budget>>,
     breaker: Option<Mutex<Breaker>>,
     rng: Mutex<SimRng>,
-    /// The real clock of [`Retrier::call`]: one origin for every call, so the breaker's
-    /// cool-down and the budget's windows span calls.
-    system: SystemClock,
 }
 
 impl Retrier {
@@ -425,7 +431,6 @@ impl Retrier {
             budget: None,
             breaker: None,
             rng: Mutex::new(rng),
-            system: SystemClock::new(),
         })
     }
 
@@ -452,19 +457,20 @@ impl Retrier {
         &self.policy
     }
 
-    /// Runs `op` in real time (a [`SystemClock`] made with the retrier, the same for every
-    /// call) until it succeeds or the policy gives up, without cancellation or per-attempt
+    /// Runs `op` in real time (a [`SystemClock`]) until it succeeds or the policy gives up, without cancellation or per-attempt
     /// reports: [`Retrier::retry`] has those.
     pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
     where
         E: Classify,
         F: FnMut(AttemptCtx) -> Result<T, E>,
     {
-        self.retry(&self.system, &CancelToken::new(), op, |_| {})
+        self.retry(&SystemClock::new(), &CancelToken::new(), op, |_| {})
     }
 
     /// Runs `op` until it succeeds or the policy gives up, sleeping on `clock` between
-    /// attempts. `on_attempt` sees every attempt's outcome, error and decision. The breaker
+    /// attempts. The breaker and the budget keep `clock`'s instants from call to call, so every
+    /// call of a retrier needs a clock on the same timeline: any [`SystemClock`] (they share
+    /// one origin), or the same [`VirtualClock`]. `on_attempt` sees every attempt's outcome, error and decision. The breaker
     /// (if any) is asked before each attempt and told each result (a failure is
     /// [`Outcome::is_server_failure`], which includes [`Outcome::Fatal`]); the budget (if any)
     /// is kept by [`RetryPolicy::decide`].
@@ -746,6 +752,49 @@ mod tests {
             SystemClock::new().sleep(secs(30), &cancel),
             Err(Error::Cancelled)
         ));
+    }
+
+    /// The documented blocking pattern makes a `SystemClock::new()` per call while the
+    /// breaker is shared across calls: every clock must tell the same time, or an open
+    /// breaker's reopening instant is never reached.
+    #[test]
+    fn a_breaker_closes_again_across_calls_with_fresh_system_clocks() {
+        let breaker = BreakerConfig {
+            failure_ratio: 0.5,
+            min_requests: 2,
+            window: secs(10),
+            open_for: ms(300),
+        };
+        let retrier = Retrier::builder()
+            .max_attempts(2)
+            .base(ms(1))
+            .breaker(breaker)
+            .seed(3)
+            .build()
+            .unwrap();
+        let call = |fail: bool| {
+            retrier.retry(
+                &SystemClock::new(),
+                &CancelToken::new(),
+                |_| {
+                    if fail {
+                        Err(Outcome::Status(503))
+                    } else {
+                        Ok(())
+                    }
+                },
+                |_| {},
+            )
+        };
+        // Two 503s open the breaker for 300 ms.
+        assert!(call(true).is_err());
+        let mut answers = Vec::new();
+        for _ in 0..5 {
+            std::thread::sleep(ms(200));
+            answers.push(call(false).is_ok());
+        }
+        // 200 ms in: still open; 400 ms in: the probe goes and closes it; then closed.
+        assert_eq!(answers, [false, true, true, true, true]);
     }
 
     #[test]
