@@ -150,8 +150,8 @@
 //! | (default) | backoff, policy, the blocking executor | `rand` (std), `rand_pcg`, `httpdate` (5 crates with this one) |
 //! | `tokio` | [`exec::tokio::AsyncRetrier`]: on tokio's timer by default, or any runtime's through [`exec::timer::Timer`] ([`exec::timer::ThreadTimer`] needs none); a semaphore for the concurrency limit; you bring the runtime | `tokio` (`sync`, `time`) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
-//! | `reqwest` | [`http::reqwest::send`], `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` (no default features: yours choose TLS) |
-//! | `ureq` | [`http::ureq::call`], `From<ureq::Error>` (implies `http`) | `ureq` (no default features) |
+//! | `reqwest` | [`http::reqwest::send`], `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
+//! | `ureq` | [`http::ureq::call`], `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |
 //! | `tracing` | one span per call, one event per attempt (attempt, outcome, sleep, stop reason) | `tracing` |
 //! | `serde` | `Serialize`/`Deserialize` for [`policy::RetryOnItem`] | `serde` |
 
