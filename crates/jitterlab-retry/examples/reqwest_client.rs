@@ -16,7 +16,7 @@
 use std::error::Error;
 use std::time::Duration;
 
-use jitterlab_retry::http::reqwest::send;
+use jitterlab_retry::http::reqwest::send_text;
 use jitterlab_retry::prelude::*;
 
 /// The retrier every call shares (its budget spans calls).
@@ -28,19 +28,20 @@ fn retrier() -> Result<AsyncRetrier, jitterlab_retry::Error> {
         .build_async()
 }
 
-/// GETs `url` with retries, until `cancel` completes; every attempt is logged.
+/// GETs `url`'s body (read within each attempt) with retries, until `cancel` completes;
+/// every attempt is logged.
 async fn fetch(
     retrier: &AsyncRetrier,
     client: &reqwest::Client,
     url: &str,
     cancel: impl Future<Output = ()> + Send,
 ) -> Result<String, Box<dyn Error + Send + Sync>> {
-    let answer = retrier
-        .call(|_| send(client.get(url)))
+    let body = retrier
+        .call(|_| send_text(client.get(url)))
         .cancel_on(cancel)
         .on_attempt(|event| eprintln!("{url}: {event}"))
         .await?;
-    Ok(answer.text().await?)
+    Ok(body)
 }
 
 #[tokio::main]
@@ -78,6 +79,8 @@ mod tests {
         delay: Duration,
         status: u16,
         retry_after: Option<String>,
+        /// Sends the head and half the body, then nothing for an hour.
+        stall: bool,
     }
 
     fn status(status: u16, retry_after: Option<&str>) -> Reply {
@@ -85,6 +88,14 @@ mod tests {
             delay: Duration::ZERO,
             status,
             retry_after: retry_after.map(str::to_owned),
+            stall: false,
+        }
+    }
+
+    fn stalled() -> Reply {
+        Reply {
+            stall: true,
+            ..status(200, None)
         }
     }
 
@@ -130,6 +141,11 @@ mod tests {
                         reply.status,
                         body.len()
                     );
+                    if reply.stall {
+                        let half = answer.len() - body.len() / 2;
+                        let _ = stream.write_all(&answer.as_bytes()[..half]).await;
+                        sleep(Duration::from_secs(3_600)).await;
+                    }
                     // A client that gave up has closed the socket: nothing to report.
                     let _ = stream.write_all(answer.as_bytes()).await;
                 });
@@ -204,6 +220,17 @@ mod tests {
             took >= Duration::from_secs(2) && took <= Duration::from_millis(2_101),
             "{took:?}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_that_stalls_half_way_is_cut_off_and_retried() {
+        // The head and half the body at once, then an hour of nothing: the body is read within
+        // the attempt, so its 2 s limit cuts it off, and the retry gets the whole answer.
+        let (url, requests) = serve(vec![stalled()]).await;
+        let (answer, took) = timed_fetch(&url).await;
+        assert!(took <= Duration::from_millis(2_101), "{took:?}");
+        assert_eq!(answer.unwrap(), "hello");
+        assert_eq!(requests.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test(start_paused = true)]

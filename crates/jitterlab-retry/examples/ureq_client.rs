@@ -14,7 +14,7 @@
 use std::error::Error;
 use std::time::Duration;
 
-use jitterlab_retry::http::ureq::call;
+use jitterlab_retry::http::ureq::call_text;
 use jitterlab_retry::prelude::*;
 
 /// The retrier every call shares (its budget spans calls).
@@ -26,19 +26,19 @@ fn retrier() -> Result<Retrier, jitterlab_retry::Error> {
         .build()
 }
 
-/// GETs `url` with retries, logging every attempt.
+/// GETs `url`'s body (read within each attempt) with retries, logging every attempt.
 fn fetch(
     retrier: &Retrier,
     agent: &ureq::Agent,
     url: &str,
 ) -> Result<String, Box<dyn Error + Send + Sync>> {
-    let mut answer = retrier.retry(
+    let body = retrier.retry(
         &SystemClock::new(),
         &CancelToken::new(),
-        |ctx| call(agent.get(url).config().timeout_global(ctx.timeout).build()),
+        |ctx| call_text(agent.get(url).config().timeout_global(ctx.timeout).build()),
         |event| eprintln!("{url}: {event}"),
     )?;
-    Ok(answer.body_mut().read_to_string()?)
+    Ok(body)
 }
 
 fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
 #[cfg(test)]
 mod tests {
     use std::io::{BufRead, BufReader, Write};
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Instant;
@@ -62,8 +62,12 @@ mod tests {
 
     use super::*;
 
+    /// A stall: the head and half the body of a 200, then nothing for 30 s.
+    const STALL: u16 = 0;
+
     /// A server on 127.0.0.1 answering the requests in turn with `script`'s status and
-    /// `Retry-After` (then 200 `hello`); its URL and the count of requests it got.
+    /// `Retry-After` (or a [`STALL`]), then 200 `hello`; its URL and the count of requests it
+    /// got. Each connection has its own thread, so a stalled one holds up no other.
     fn serve(script: Vec<(u16, Option<&'static str>)>) -> (String, Arc<AtomicUsize>) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
         let url = format!("http://{}/", listener.local_addr().expect("bound"));
@@ -79,18 +83,30 @@ mod tests {
                 }
                 counted.fetch_add(1, Ordering::SeqCst);
                 let (status, retry_after) = script.lock().unwrap().next().unwrap_or((200, None));
-                let body = if status < 400 { "hello" } else { "" };
-                let retry_after = retry_after
-                    .map(|v| format!("Retry-After: {v}\r\n"))
-                    .unwrap_or_default();
-                let answer = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n{retry_after}\r\n{body}",
-                    body.len()
-                );
-                let _ = (&stream).write_all(answer.as_bytes());
+                std::thread::spawn(move || answer(stream, status, retry_after));
             }
         });
         (url, requests)
+    }
+
+    fn answer(mut stream: TcpStream, status: u16, retry_after: Option<&str>) {
+        let stall = status == STALL;
+        let status = if stall { 200 } else { status };
+        let body = if status < 400 { "hello" } else { "" };
+        let retry_after = retry_after
+            .map(|v| format!("Retry-After: {v}\r\n"))
+            .unwrap_or_default();
+        let answer = format!(
+            "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n{retry_after}\r\n{body}",
+            body.len()
+        );
+        if stall {
+            let half = answer.len() - body.len() / 2;
+            let _ = stream.write_all(&answer.as_bytes()[..half]);
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        // A client that gave up has closed the socket: nothing to report.
+        let _ = stream.write_all(answer.as_bytes());
     }
 
     fn get(url: &str) -> Result<String, Box<dyn Error + Send + Sync>> {
@@ -113,6 +129,18 @@ mod tests {
             took >= Duration::from_secs(1) && took < Duration::from_millis(1_700),
             "{took:?}"
         );
+    }
+
+    #[test]
+    fn an_answer_that_stalls_half_way_is_cut_off_and_retried() {
+        // The body is read within the attempt, whose 2 s limit goes to ureq: the stalled
+        // answer times out, and the retry gets the whole answer.
+        let (url, requests) = serve(vec![(STALL, None)]);
+        let began = Instant::now();
+        assert_eq!(get(&url).unwrap(), "hello");
+        let took = began.elapsed();
+        assert_eq!(requests.load(Ordering::SeqCst), 2);
+        assert!(took < Duration::from_secs(3), "{took:?}");
     }
 
     #[test]

@@ -6,20 +6,21 @@
 //! `http` [`Response`] with a 4xx or 5xx status into that error; [`outcome`] and
 //! [`retry_after`] are the two readings it makes.
 //!
-//! With the `reqwest` feature, [`reqwest::send`] sends a `reqwest::RequestBuilder` and checks
-//! the answer; with `ureq`, [`ureq::call`] does the same for a blocking ureq request. Both
-//! classify their client's own errors (`From<reqwest::Error>`, `From<ureq::Error>`), so a
+//! With the `reqwest` feature, [`reqwest::send_text`] sends a `reqwest::RequestBuilder`,
+//! checks the answer and reads its body, all within the attempt (so the attempt timeout covers
+//! the body too); with `ureq`, [`ureq::call_text`] does the same for a blocking ureq request.
+//! Both classify their client's own errors (`From<reqwest::Error>`, `From<ureq::Error>`), so a
 //! closure passed to the retrier is one line:
 //!
 //! ```no_run
 //! # #[cfg(feature = "reqwest")]
 //! # async fn demo(client: reqwest::Client) -> Result<(), Box<dyn std::error::Error>> {
-//! use jitterlab_retry::http::reqwest::send;
+//! use jitterlab_retry::http::reqwest::send_text;
 //! use jitterlab_retry::prelude::*;
 //!
 //! let retrier = Retrier::builder().build_async()?;
-//! let answer = retrier.call(|_| send(client.get("http://127.0.0.1:8080/"))).await?;
-//! println!("{}", answer.text().await?);
+//! let body = retrier.call(|_| send_text(client.get("http://127.0.0.1:8080/"))).await?;
+//! println!("{body}");
 //! # Ok(())
 //! # }
 //! ```

@@ -28,7 +28,7 @@
 //! use std::error::Error;
 //! use std::time::Duration;
 //!
-//! use jitterlab_retry::http::reqwest::send;
+//! use jitterlab_retry::http::reqwest::send_text;
 //! use jitterlab_retry::prelude::*;
 //!
 //! /// The retrier every call shares (its budget spans calls).
@@ -40,19 +40,20 @@
 //!         .build_async()
 //! }
 //!
-//! /// GETs `url` with retries, until `cancel` completes; every attempt is logged.
+//! /// GETs `url`'s body (read within each attempt) with retries, until `cancel` completes;
+//! /// every attempt is logged.
 //! async fn fetch(
 //!     retrier: &AsyncRetrier,
 //!     client: &reqwest::Client,
 //!     url: &str,
 //!     cancel: impl Future<Output = ()> + Send,
 //! ) -> Result<String, Box<dyn Error + Send + Sync>> {
-//!     let answer = retrier
-//!         .call(|_| send(client.get(url)))
+//!     let body = retrier
+//!         .call(|_| send_text(client.get(url)))
 //!         .cancel_on(cancel)
 //!         .on_attempt(|event| eprintln!("{url}: {event}"))
 //!         .await?;
-//!     Ok(answer.text().await?)
+//!     Ok(body)
 //! }
 //! # }
 //! ```
@@ -62,8 +63,10 @@
 //! (`the next sleep would pass the deadline after 4 attempts`) with the last attempt's error
 //! as its `source()`. Any operation works the same way: its error type implements
 //! [`Classify`](exec::Classify), or is one that does already ([`Outcome`](policy::Outcome),
-//! `std::io::Error`, `Box<dyn Error + Send + Sync>`, [`http::Error`]). See
-//! [`exec::tokio`] for the attempt timeout, the concurrency limit and cancellation.
+//! `std::io::Error`, `Box<dyn Error + Send + Sync>`, [`http::Error`]). The body is read
+//! within the attempt ([`http::reqwest::send_text`]), so the attempt timeout cuts off an answer
+//! that stalls half-way and the retrier tries again. See [`exec::tokio`] for the attempt
+//! timeout, the concurrency limit and cancellation.
 //!
 //! ## Blocking
 //!
@@ -91,22 +94,22 @@
 //! # Ok::<(), jitterlab_retry::Error>(())
 //! ```
 //!
-//! With the `ureq` feature, [`http::ureq::call`] is the closure
+//! With the `ureq` feature, [`http::ureq::call_text`] is the closure
 //! (`examples/ureq_client.rs`):
 //!
 //! ```no_run
 //! # #[cfg(feature = "ureq")]
 //! # fn demo(retrier: &jitterlab_retry::exec::Retrier, agent: &ureq::Agent, url: &str) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
-//! use jitterlab_retry::http::ureq::call;
+//! use jitterlab_retry::http::ureq::call_text;
 //! use jitterlab_retry::prelude::*;
 //!
-//! let mut answer = retrier.retry(
+//! let body = retrier.retry(
 //!     &SystemClock::new(),
 //!     &CancelToken::new(),
-//!     |ctx| call(agent.get(url).config().timeout_global(ctx.timeout).build()),
+//!     |ctx| call_text(agent.get(url).config().timeout_global(ctx.timeout).build()),
 //!     |event| eprintln!("{url}: {event}"),
 //! )?;
-//! Ok(answer.body_mut().read_to_string()?)
+//! Ok(body)
 //! # }
 //! ```
 //!
@@ -150,8 +153,8 @@
 //! | (default) | backoff, policy, the blocking executor | `rand` (std), `rand_pcg`, `httpdate` (5 crates with this one) |
 //! | `tokio` | [`exec::tokio::AsyncRetrier`]: on tokio's timer by default, or any runtime's through [`exec::timer::Timer`] ([`exec::timer::ThreadTimer`] needs none); a semaphore for the concurrency limit; you bring the runtime | `tokio` (`sync`, `time`) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
-//! | `reqwest` | [`http::reqwest::send`], `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
-//! | `ureq` | [`http::ureq::call`], `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |
+//! | `reqwest` | [`http::reqwest::send_text`], `send_bytes`, `send_with`, `send`; `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
+//! | `ureq` | [`http::ureq::call_text`], `call_bytes`, `call_with`, `call`; `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |
 //! | `tracing` | one span per call, one event per attempt (attempt, outcome, sleep, stop reason) | `tracing` |
 //! | `serde` | `Serialize`/`Deserialize` for [`policy::RetryOnItem`] | `serde` |
 

@@ -1,8 +1,17 @@
-//! reqwest, classified (the `reqwest` feature): [`send`] one request, get the answer or an
-//! [`Error`] the retrier knows how to retry.
+//! reqwest, classified (the `reqwest` feature): send one request and read its answer, getting
+//! the body or an [`Error`] the retrier knows how to retry.
+//!
+//! The retrier's attempt timeout cuts off the future the closure returns, and only that: read
+//! the body inside it ([`send_text`], [`send_bytes`], [`send_with`] for JSON and the like), so
+//! that an answer that stalls half-way is cut off at the attempt's time limit and retried like
+//! any other timeout. [`send`] returns the response with its body unread: a body read after
+//! the call returns is bounded by neither the deadline nor the attempt timeout (give the
+//! client a timeout of its own then), and is not retried.
 //!
 //! The feature turns on no TLS or other reqwest feature: your own reqwest dependency chooses
 //! them, and Cargo unifies the two.
+
+use std::future::Future;
 
 use super::{Error, check};
 
@@ -28,9 +37,9 @@ impl From<reqwest::Error> for Error {
 }
 
 /// Sends `request` once: the answer when its status is below 400, else an [`Error::Status`]
-/// with the answer's `Retry-After`; reqwest's own errors as [`Error`]. The retrier's attempt
-/// timeout cuts it off (dropping it closes the connection), so the request needs no timeout
-/// of its own.
+/// with the answer's `Retry-After`; reqwest's own errors as [`Error`]. The body is left
+/// unread: prefer [`send_text`], [`send_bytes`] or [`send_with`], which read it within the
+/// attempt (see the [module docs](self)).
 pub async fn send(request: reqwest::RequestBuilder) -> Result<reqwest::Response, Error> {
     let response = request.send().await?;
     let status = response.status();
@@ -46,6 +55,31 @@ pub async fn send(request: reqwest::RequestBuilder) -> Result<reqwest::Response,
         });
     }
     Ok(response)
+}
+
+/// Sends `request` once and reads the answer's body as text, within the attempt: what
+/// [`send`] returns, then `Response::text`.
+pub async fn send_text(request: reqwest::RequestBuilder) -> Result<String, Error> {
+    send_with(request, reqwest::Response::text).await
+}
+
+/// Sends `request` once and reads the answer's body as bytes, within the attempt: what
+/// [`send`] returns, then `Response::bytes`.
+pub async fn send_bytes(request: reqwest::RequestBuilder) -> Result<bytes::Bytes, Error> {
+    send_with(request, reqwest::Response::bytes).await
+}
+
+/// Sends `request` once and reads the answer with `read`, within the attempt: for example
+/// `send_with(client.get(url), Response::json::<Order>)` with reqwest's `json` feature. An
+/// error of `read` is classified as reqwest's errors are (a broken connection is retried, a
+/// body that does not decode is not).
+pub async fn send_with<T, R, Fut>(request: reqwest::RequestBuilder, read: R) -> Result<T, Error>
+where
+    R: FnOnce(reqwest::Response) -> Fut,
+    Fut: Future<Output = Result<T, reqwest::Error>>,
+{
+    let response = send(request).await?;
+    Ok(read(response).await?)
 }
 
 /// [`check`] for a reqwest answer already received (for a caller that sends it itself).
