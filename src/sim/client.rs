@@ -303,7 +303,7 @@ pub(super) fn accepted(outcome: Outcome) -> bool {
     match outcome {
         Outcome::Success => true,
         Outcome::Status(code) => code != 429 && code != 503,
-        Outcome::Timeout | Outcome::Connection | Outcome::Fatal => false,
+        Outcome::Timeout | Outcome::Connection | Outcome::Fatal | Outcome::Invalid => false,
     }
 }
 
@@ -721,6 +721,7 @@ mod tests {
             (Outcome::Timeout, false),
             (Outcome::Connection, false),
             (Outcome::Fatal, false),
+            (Outcome::Invalid, false),
         ] {
             assert_eq!(accepted(outcome), yes, "{outcome:?}");
         }

@@ -468,12 +468,14 @@ impl Retrier {
     }
 
     /// Runs `op` until it succeeds or the policy gives up, sleeping on `clock` between
-    /// attempts. The breaker and the budget keep `clock`'s instants from call to call, so every
-    /// call of a retrier needs a clock on the same timeline: any [`SystemClock`] (they share
-    /// one origin), or the same [`VirtualClock`]. `on_attempt` sees every attempt's outcome, error and decision. The breaker
-    /// (if any) is asked before each attempt and told each result (a failure is
-    /// [`Outcome::is_server_failure`], which includes [`Outcome::Fatal`]); the budget (if any)
-    /// is kept by [`RetryPolicy::decide`].
+    /// attempts. `on_attempt` sees every attempt's outcome, error and decision.
+    ///
+    /// The breaker (if any) is asked before each attempt and told each result (a failure is
+    /// [`Outcome::is_server_failure`], which includes [`Outcome::Fatal`]; an
+    /// [`Outcome::Invalid`] one is not told); the budget (if any) is kept by
+    /// [`RetryPolicy::decide`]. Both keep `clock`'s instants from call to call, so every call
+    /// of a retrier needs a clock on the same timeline: any [`SystemClock`] (they share one
+    /// origin), or the same [`VirtualClock`].
     pub fn retry<T, E, C, F, O>(
         &self,
         clock: &C,
@@ -795,6 +797,50 @@ mod tests {
         }
         // 200 ms in: still open; 400 ms in: the probe goes and closes it; then closed.
         assert_eq!(answers, [false, true, true, true, true]);
+    }
+
+    /// An invalid request is not retried and tells the breaker nothing: not a failure that
+    /// opens it, not a success that closes it, and a half-open probe is given back.
+    #[test]
+    fn an_invalid_request_is_not_counted_by_the_breaker() {
+        let breaker = BreakerConfig {
+            failure_ratio: 1.0,
+            min_requests: 1,
+            window: secs(10),
+            open_for: secs(1),
+        };
+        let retrier = Retrier::builder().breaker(breaker).seed(3).build().unwrap();
+        let clock = VirtualClock::new();
+        let call = |outcome: Outcome| {
+            retrier.retry(
+                &clock,
+                &CancelToken::new(),
+                |_| Err::<(), _>(outcome),
+                |_| {},
+            )
+        };
+        for _ in 0..3 {
+            let e = call(Outcome::Invalid).unwrap_err();
+            assert_eq!((e.reason(), e.attempts()), (StopReason::NotRetryable, 1));
+        }
+        // One failure opens it; once half-open, an invalid probe leaves it half-open.
+        assert_eq!(
+            call(Outcome::Fatal).unwrap_err().reason(),
+            StopReason::NotRetryable
+        );
+        assert_eq!(
+            call(Outcome::Invalid).unwrap_err().reason(),
+            StopReason::BreakerOpen
+        );
+        clock.advance(secs(1));
+        assert_eq!(
+            call(Outcome::Invalid).unwrap_err().reason(),
+            StopReason::NotRetryable
+        );
+        assert_eq!(
+            call(Outcome::Invalid).unwrap_err().reason(),
+            StopReason::NotRetryable
+        );
     }
 
     #[test]

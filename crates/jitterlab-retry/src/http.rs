@@ -1,8 +1,10 @@
 //! HTTP answers as retry outcomes (the `http` feature): no error type of your own needed.
 //!
 //! [`Error`] is what one HTTP attempt ends with, classified for the retrier: an error status
-//! with its `Retry-After` header, a timeout, a connection that failed, or a request that cannot
-//! succeed as it is ([`Outcome::Fatal`]: a bad URL, a redirect loop). [`check`] turns an
+//! with its `Retry-After` header, a timeout, a connection that failed, an answer that cannot be
+//! used ([`Outcome::Fatal`]: a body that does not decode), or a request that cannot succeed as
+//! it is ([`Outcome::Invalid`]: a bad URL, a redirect loop; not counted against the server by
+//! the breaker). [`check`] turns an
 //! `http` [`Response`] with a 4xx or 5xx status into that error; [`outcome`] and
 //! [`retry_after`] are the two readings it makes.
 //!
@@ -59,9 +61,13 @@ pub enum Error {
     Timeout(Cause),
     /// No connection, or it broke before the whole answer came.
     Connection(Cause),
-    /// The request cannot succeed as it is (a bad URL, a redirect loop, a body that cannot be
-    /// read): never retried.
+    /// The answer cannot be used (a body that does not decode, TLS refused): never retried,
+    /// and a failure for the breaker and the budget ([`Outcome::Fatal`]).
     Fatal(Cause),
+    /// The request cannot succeed as it is, whatever the server's state (a bad URL, a request
+    /// that cannot be built, a redirect loop): never retried, and not counted by the breaker
+    /// or the budget ([`Outcome::Invalid`]).
+    Invalid(Cause),
 }
 
 impl Error {
@@ -110,12 +116,50 @@ impl Classify for Error {
             Error::Timeout(_) => Outcome::Timeout,
             Error::Connection(_) => Outcome::Connection,
             Error::Fatal(_) => Outcome::Fatal,
+            Error::Invalid(_) => Outcome::Invalid,
         }
     }
     fn retry_after(&self) -> Option<&str> {
         match self {
             Error::Status { retry_after, .. } => retry_after.as_deref(),
             _ => None,
+        }
+    }
+}
+
+/// How an HTTP client's error is classified, read from a reference (so that the same reading
+/// serves `From` and a boxed error's [`Classify`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Status(StatusCode),
+    Timeout,
+    Connection,
+    Fatal,
+    Invalid,
+}
+
+impl Kind {
+    /// The error of this kind, with `cause` (not kept for a status, which says it all).
+    pub(crate) fn with(self, cause: impl Into<Cause>) -> Error {
+        match self {
+            Kind::Status(status) => Error::Status {
+                status,
+                retry_after: None,
+            },
+            Kind::Timeout => Error::Timeout(cause.into()),
+            Kind::Connection => Error::Connection(cause.into()),
+            Kind::Fatal => Error::Fatal(cause.into()),
+            Kind::Invalid => Error::Invalid(cause.into()),
+        }
+    }
+
+    pub(crate) fn outcome(self) -> Outcome {
+        match self {
+            Kind::Status(status) => outcome(status),
+            Kind::Timeout => Outcome::Timeout,
+            Kind::Connection => Outcome::Connection,
+            Kind::Fatal => Outcome::Fatal,
+            Kind::Invalid => Outcome::Invalid,
         }
     }
 }
@@ -128,14 +172,15 @@ impl From<TimedOut> for Error {
 }
 
 impl fmt::Display for Error {
-    /// `HTTP 503 Service Unavailable`, `timed out`, `connection failed`, `request failed`: the
-    /// cause is the error's `source()`.
+    /// `HTTP 503 Service Unavailable`, `timed out`, `connection failed`, `request failed`,
+    /// `invalid request`: the cause is the error's `source()`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Status { status, .. } => write!(f, "HTTP {status}"),
             Error::Timeout(_) => f.write_str("timed out"),
             Error::Connection(_) => f.write_str("connection failed"),
             Error::Fatal(_) => f.write_str("request failed"),
+            Error::Invalid(_) => f.write_str("invalid request"),
         }
     }
 }
@@ -144,7 +189,9 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             Error::Status { .. } => None,
-            Error::Timeout(e) | Error::Connection(e) | Error::Fatal(e) => Some(&**e),
+            Error::Timeout(e) | Error::Connection(e) | Error::Fatal(e) | Error::Invalid(e) => {
+                Some(&**e)
+            }
         }
     }
 }

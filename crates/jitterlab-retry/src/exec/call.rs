@@ -173,7 +173,13 @@ impl<'r, E: Classify> Call<'r, E> {
         self.probing = false;
         let retrier = self.retrier;
         if let Some(breaker) = &retrier.breaker {
-            lock(breaker).record(now, !outcome.is_server_failure());
+            let mut breaker = lock(breaker);
+            if outcome.concerns_the_server() {
+                breaker.record(now, !outcome.is_server_failure());
+            } else {
+                // Nothing learnt: a half-open breaker lets the next attempt probe instead.
+                breaker.abandon_probe();
+            }
         }
         let report = AttemptReport {
             attempt: self.made,

@@ -9,9 +9,11 @@
 //!   (not found, permission denied, invalid input or data, unsupported) are [`Outcome::Fatal`];
 //!   any other kind is retried as a connection error;
 //! - `Box<dyn Error + Send + Sync>` (what `?` makes of most errors): the first error of its
-//!   source chain that the engine knows ([`TimedOut`], `std::io::Error`, and with the `http`
-//!   feature [`crate::http::Error`]) decides; an error it does not know is retried as a
-//!   connection error, as most retry crates retry every error;
+//!   source chain that the engine knows ([`TimedOut`], `std::io::Error`; with the `http`
+//!   feature [`crate::http::Error`] and the `http` crate's own error, a request that cannot be
+//!   built; with the `reqwest` and `ureq` features their errors, as [`crate::http::Error`]
+//!   reads them, so `error_for_status()?` on a 404 is not retried) decides; an error it does
+//!   not know is retried as a connection error, as most retry crates retry every error;
 //! - [`crate::http::Error`] (the `http` feature), which reqwest's and ureq's errors convert
 //!   into.
 //!
@@ -72,7 +74,7 @@ impl Classify for Box<dyn StdError + Send + Sync> {
 
 /// An error of a type the engine can classify, found in a source chain.
 enum Known<'a> {
-    TimedOut,
+    Outcome(Outcome),
     Io(&'a io::Error),
     #[cfg(feature = "http")]
     Http(&'a crate::http::Error),
@@ -81,7 +83,7 @@ enum Known<'a> {
 impl Known<'_> {
     fn outcome(&self) -> Outcome {
         match self {
-            Known::TimedOut => Outcome::Timeout,
+            Known::Outcome(outcome) => *outcome,
             Known::Io(e) => e.outcome(),
             #[cfg(feature = "http")]
             Known::Http(e) => e.outcome(),
@@ -89,11 +91,13 @@ impl Known<'_> {
     }
 }
 
+/// The first error of `error`'s source chain that the engine knows: its own, std's, and with
+/// their features the `http` crate's, reqwest's and ureq's.
 fn known<'a>(error: &'a (dyn StdError + 'static)) -> Option<Known<'a>> {
     let mut next = Some(error);
     while let Some(e) = next {
         if e.is::<TimedOut>() {
-            return Some(Known::TimedOut);
+            return Some(Known::Outcome(Outcome::Timeout));
         }
         if let Some(io) = e.downcast_ref::<io::Error>() {
             return Some(Known::Io(io));
@@ -101,6 +105,19 @@ fn known<'a>(error: &'a (dyn StdError + 'static)) -> Option<Known<'a>> {
         #[cfg(feature = "http")]
         if let Some(http) = e.downcast_ref::<crate::http::Error>() {
             return Some(Known::Http(http));
+        }
+        // The `http` crate's error is a request that cannot be built.
+        #[cfg(feature = "http")]
+        if e.is::<::http::Error>() {
+            return Some(Known::Outcome(Outcome::Invalid));
+        }
+        #[cfg(feature = "reqwest")]
+        if let Some(e) = e.downcast_ref::<::reqwest::Error>() {
+            return Some(Known::Outcome(crate::http::reqwest::kind(e).outcome()));
+        }
+        #[cfg(feature = "ureq")]
+        if let Some(e) = e.downcast_ref::<::ureq::Error>() {
+            return Some(Known::Outcome(crate::http::ureq::kind(e).outcome()));
         }
         next = e.source();
     }
@@ -186,6 +203,16 @@ mod tests {
         }
         .into();
         assert_eq!(boxed.outcome(), Outcome::Timeout);
+        // The `http` crate's own error: a request that cannot be built.
+        #[cfg(feature = "http")]
+        {
+            let e = ::http::Request::builder()
+                .uri("exa mple")
+                .body(())
+                .unwrap_err();
+            let boxed: BoxError = e.into();
+            assert_eq!(boxed.outcome(), Outcome::Invalid);
+        }
         let unknown: BoxError = "no idea".into();
         assert_eq!(unknown.outcome(), Outcome::Connection);
         assert_eq!(unknown.retry_after(), None);

@@ -11,34 +11,42 @@
 
 use std::io;
 
-use super::{Error, check};
+use super::{Error, Kind, check};
 
 impl From<ureq::Error> for Error {
     /// A timeout is [`Error::Timeout`]; a failed or broken connection [`Error::Connection`]; a
     /// status turned into an error by ureq's `http_status_as_error` is [`Error::Status`]
     /// (without its headers: [`call`] keeps them); a request that cannot succeed as it is (a
-    /// bad URL, a redirect loop, TLS refused) is [`Error::Fatal`].
+    /// bad URL, a redirect loop, HTTPS required) is [`Error::Invalid`]; an answer that cannot
+    /// be used (too large, TLS refused, a body that does not decode) is [`Error::Fatal`].
     fn from(e: ureq::Error) -> Error {
-        match e {
-            ureq::Error::StatusCode(code) => match ::http::StatusCode::from_u16(code) {
-                Ok(status) => Error::Status {
-                    status,
-                    retry_after: None,
-                },
-                Err(_) => Error::Fatal(e.into()),
-            },
-            ureq::Error::Timeout(_) => Error::Timeout(e.into()),
-            ureq::Error::Io(ref io) if io.kind() == io::ErrorKind::TimedOut => {
-                Error::Timeout(e.into())
-            }
-            ureq::Error::Io(_)
-            | ureq::Error::ConnectionFailed
-            | ureq::Error::HostNotFound
-            | ureq::Error::Protocol(_)
-            | ureq::Error::BodyStalled
-            | ureq::Error::ConnectProxyFailed(_) => Error::Connection(e.into()),
-            _ => Error::Fatal(e.into()),
+        kind(&e).with(e)
+    }
+}
+
+/// How a ureq error is classified (also when boxed, see [`crate::exec::Classify`]).
+pub(crate) fn kind(e: &ureq::Error) -> Kind {
+    use ureq::Error as U;
+    match e {
+        U::StatusCode(code) => {
+            ::http::StatusCode::from_u16(*code).map_or(Kind::Fatal, Kind::Status)
         }
+        U::Timeout(_) => Kind::Timeout,
+        U::Io(io) if io.kind() == io::ErrorKind::TimedOut => Kind::Timeout,
+        U::Io(_)
+        | U::ConnectionFailed
+        | U::HostNotFound
+        | U::Protocol(_)
+        | U::BodyStalled
+        | U::ConnectProxyFailed(_) => Kind::Connection,
+        U::Http(_)
+        | U::BadUri(_)
+        | U::InvalidProxyUrl
+        | U::RequireHttpsOnly(_)
+        | U::TlsRequired
+        | U::TooManyRedirects
+        | U::RedirectFailed => Kind::Invalid,
+        _ => Kind::Fatal,
     }
 }
 
@@ -85,4 +93,33 @@ where
     R: FnOnce(::http::Response<ureq::Body>) -> Result<T, ureq::Error>,
 {
     Ok(read(call(request)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as StdError;
+
+    use super::*;
+    use crate::exec::Classify;
+    use crate::policy::Outcome;
+
+    type BoxError = Box<dyn StdError + Send + Sync>;
+
+    #[test]
+    fn ureq_errors_are_classified_boxed_or_not() {
+        let cases = [
+            (ureq::Error::StatusCode(404), Outcome::Status(404)),
+            (ureq::Error::ConnectionFailed, Outcome::Connection),
+            (ureq::Error::BadUri("exa mple".into()), Outcome::Invalid),
+            (ureq::Error::TooManyRedirects, Outcome::Invalid),
+            (ureq::Error::BodyExceedsLimit(10), Outcome::Fatal),
+        ];
+        for (e, outcome) in cases {
+            let text = e.to_string();
+            let boxed: BoxError = Box::new(e);
+            assert_eq!(boxed.outcome(), outcome, "boxed {text}");
+            let e = *boxed.downcast::<ureq::Error>().unwrap();
+            assert_eq!(Error::from(e).outcome(), outcome, "{text}");
+        }
+    }
 }

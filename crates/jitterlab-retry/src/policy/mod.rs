@@ -276,8 +276,8 @@ impl RetryPolicy {
     /// Decides what follows an attempt, in this order:
     ///
     /// 1. success → [`Decision::Done`];
-    /// 2. an outcome not in `retry_on` (a [`Outcome::Fatal`] one never is), or a
-    ///    non-idempotent request → `Stop(NotRetryable)`;
+    /// 2. an outcome not in `retry_on` (a [`Outcome::Fatal`] or [`Outcome::Invalid`] one
+    ///    never is), or a non-idempotent request → `Stop(NotRetryable)`;
     /// 3. `max_attempts` reached → `Stop(Attempts)`;
     /// 4. the sleep is drawn (exactly one [`Backoff::next_delay`] per retry) and combined with
     ///    Retry-After; if it would end at or past the deadline, it is shortened to leave
@@ -290,7 +290,7 @@ impl RetryPolicy {
     /// It also keeps the budget's books, so callers make no other budget calls: the first
     /// attempt's report counts a request (`on_request`, at the report's `now`), a success is
     /// `on_success`, and an outcome in `retry_on` or [`Outcome::Fatal`] is `on_failure`
-    /// (whether or not a retry follows). No allocation, no clock, no I/O.
+    /// (whether or not a retry follows; an [`Outcome::Invalid`] one is not counted). No allocation, no clock, no I/O.
     #[inline]
     pub fn decide<R: Rng + ?Sized>(
         &self,

@@ -25,8 +25,13 @@ pub enum Outcome {
     Connection,
     /// A failure that must not be retried, whatever `retry_on` says: the request stops at
     /// once, and the circuit breaker and the retry budget count it as a failure (unlike a 4xx,
-    /// which says nothing about the server's health). The simulator never produces it.
+    /// which says nothing about the server's health). The simulator's "do not retry" answers.
     Fatal,
+    /// The request cannot succeed as it is, whatever the server's state (a bad URL, a request
+    /// that cannot be built, a redirect loop): the request stops at once, and neither the
+    /// circuit breaker nor the retry budget counts it, since it says nothing about the
+    /// server's health. The simulator never produces it.
+    Invalid,
 }
 
 impl Outcome {
@@ -46,14 +51,22 @@ impl Outcome {
 
     /// True when the outcome says the server side is unhealthy or overloaded: a timeout, a
     /// connection error, 429 or any 5xx, and a [`Outcome::Fatal`] error (the caller's word
-    /// that the call failed). This is what the circuit breaker counts as a failure; a 4xx
+    /// that the call failed); not an [`Outcome::Invalid`] one. This is what the circuit breaker counts as a failure; a 4xx
     /// such as 400 or 409 says nothing about the server's health.
     pub const fn is_server_failure(self) -> bool {
         match self {
             Outcome::Success => false,
             Outcome::Status(code) => code == 429 || code >= 500,
             Outcome::Timeout | Outcome::Connection | Outcome::Fatal => true,
+            Outcome::Invalid => false,
         }
+    }
+
+    /// False for [`Outcome::Invalid`], which says nothing about the server: the circuit breaker
+    /// records every other outcome (a failure if [`Outcome::is_server_failure`], else a
+    /// success).
+    pub const fn concerns_the_server(self) -> bool {
+        !matches!(self, Outcome::Invalid)
     }
 
     /// True for [`Outcome::Fatal`].
@@ -63,7 +76,7 @@ impl Outcome {
 }
 
 impl fmt::Display for Outcome {
-    /// `success`, the status code, `timeout`, `connection` or `fatal`.
+    /// `success`, the status code, `timeout`, `connection`, `fatal` or `invalid`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Success => f.write_str("success"),
@@ -71,6 +84,7 @@ impl fmt::Display for Outcome {
             Outcome::Timeout => f.write_str("timeout"),
             Outcome::Connection => f.write_str("connection"),
             Outcome::Fatal => f.write_str("fatal"),
+            Outcome::Invalid => f.write_str("invalid"),
         }
     }
 }
@@ -122,8 +136,8 @@ const HIGHEST: u16 = 599;
 const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
 
 /// The set of outcomes that are retried: a bitset of status codes 100..=599 plus flags for
-/// timeouts and connection errors. [`Outcome::Success`] and [`Outcome::Fatal`] are never
-/// retried.
+/// timeouts and connection errors. [`Outcome::Success`], [`Outcome::Fatal`] and
+/// [`Outcome::Invalid`] are never retried.
 ///
 /// Status codes are limited to those DESIGN §3 allows: 409, 429, 5xx (500 is opt-in) and,
 /// harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
@@ -238,7 +252,7 @@ impl RetryOn {
             }
             Outcome::Timeout => self.timeout,
             Outcome::Connection => self.connection,
-            Outcome::Fatal => false,
+            Outcome::Fatal | Outcome::Invalid => false,
         }
     }
 
@@ -373,5 +387,10 @@ mod tests {
         assert!(Outcome::Fatal.is_server_failure());
         assert!(!RetryOn::default().retries(Outcome::Fatal));
         assert_eq!(Outcome::Fatal.to_string(), "fatal");
+        assert!(!Outcome::Invalid.is_server_failure());
+        assert!(!Outcome::Invalid.concerns_the_server());
+        assert!(Outcome::Fatal.concerns_the_server());
+        assert!(!RetryOn::default().retries(Outcome::Invalid));
+        assert_eq!(Outcome::Invalid.to_string(), "invalid");
     }
 }
