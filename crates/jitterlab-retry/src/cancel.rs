@@ -3,7 +3,7 @@
 //! The library holds no process-wide state: whoever wants to stop work (the binary's Ctrl-C
 //! handler, a test, a server shutting down) makes a token, hands it to the call and cancels it.
 //! The retry executors check it before every attempt and wake their sleeps with it (the async
-//! one awaits `CancelToken::cancelled`, with the `tokio` feature); a sweep starts no further
+//! one awaits `CancelToken::cancelled`, with the `async` feature); a sweep starts no further
 //! unit once it is cancelled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +25,7 @@ struct CancelInner {
     cancelled: Mutex<bool>,
     wake: Condvar,
     /// Wakes the tasks awaiting [`CancelToken::cancelled`].
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "async")]
     notify: tokio::sync::Notify,
 }
 
@@ -44,14 +44,14 @@ impl CancelToken {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = true;
         self.inner.wake.notify_all();
-        #[cfg(feature = "tokio")]
+        #[cfg(feature = "async")]
         self.inner.notify.notify_waiters();
     }
 
     /// Completes once the token is cancelled (at once if it already is): the async
     /// counterpart of the wait that wakes blocking sleeps. Dropping it early is fine.
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    #[cfg(feature = "async")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub async fn cancelled(&self) {
         loop {
             // Registered before the flag is read, so a cancel in between still wakes it.

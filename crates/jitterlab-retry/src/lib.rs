@@ -65,7 +65,7 @@
 //! [`Classify`](exec::Classify), or is one that does already ([`Outcome`](policy::Outcome),
 //! `std::io::Error`, `Box<dyn Error + Send + Sync>`, [`http::Error`]). The body is read
 //! within the attempt ([`http::reqwest::send_text`]), so the attempt timeout cuts off an answer
-//! that stalls half-way and the retrier tries again. See [`exec::tokio`] for the attempt
+//! that stalls half-way and the retrier tries again. See [`exec::asynchronous`] for the attempt
 //! timeout, the concurrency limit and cancellation.
 //!
 //! ## Blocking
@@ -151,7 +151,8 @@
 //! | feature | adds | dependencies |
 //! | --- | --- | --- |
 //! | (default) | backoff, policy, the blocking executor | `rand` (std), `rand_pcg`, `httpdate` (5 crates with this one) |
-//! | `tokio` | [`exec::tokio::AsyncRetrier`]: on tokio's timer by default, or any runtime's through [`exec::timer::Timer`] ([`exec::timer::ThreadTimer`] needs none); a semaphore for the concurrency limit; you bring the runtime | `tokio` (`sync`, `time`) |
+//! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | `tokio` (`sync` only: a semaphore and a notifier, no runtime) |
+//! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`sync`, `time`) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
 //! | `reqwest` | [`http::reqwest::send_text`], `send_bytes`, `send_with`, `send`; `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
 //! | `ureq` | [`http::ureq::call_text`], `call_bytes`, `call_with`, `call`; `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |

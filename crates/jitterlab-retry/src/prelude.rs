@@ -2,12 +2,12 @@
 //!
 //! The builder ([`Retrier::builder`]), the error classification ([`Classify`], [`Outcome`]),
 //! the clocks and what a call reports ([`AttemptEvent`], [`RetryError`], [`StopReason`]); with
-//! the `tokio` feature, the async executor's `AsyncRetrier` and `AsyncCall` too. Durations are
+//! the `async` feature (or `tokio`), the async executor's `AsyncRetrier` and `AsyncCall` too. Durations are
 //! [`std::time::Duration`] throughout.
 
 pub use crate::backoff::Jitter;
-#[cfg(feature = "tokio")]
-pub use crate::exec::tokio::{AsyncCall, AsyncRetrier};
+#[cfg(feature = "async")]
+pub use crate::exec::asynchronous::{AsyncCall, AsyncRetrier};
 pub use crate::exec::{
     AttemptCtx, AttemptEvent, CancelToken, Classify, Clock, Retrier, RetrierBuilder, RetryError,
     SystemClock, TimedOut, VirtualClock,

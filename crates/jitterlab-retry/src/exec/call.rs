@@ -52,7 +52,7 @@ pub(crate) struct Call<'r, E> {
 /// How an attempt failed: its operation's error, or the async executor's cut-off.
 pub(crate) enum Failure<E> {
     Error(E),
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
     TimedOut(TimedOut),
 }
 

@@ -1,9 +1,8 @@
 //! The async executor's clock and sleeps: a [`Timer`], so any runtime's timer can drive it.
 //!
-//! [`TokioTimer`] (the default) sleeps on tokio's clock, paused time included.
-//! [`ThreadTimer`] needs no runtime's timer at all: each sleep is a thread that wakes the task
-//! when it is over, so it runs on any executor (at the cost of a thread per sleep). Another
-//! runtime's timer is a few lines:
+//! With the `tokio` feature, [`TokioTimer`](super::tokio::TokioTimer) (the default) sleeps on
+//! tokio's clock, paused time included. [`ThreadTimer`] needs no runtime's timer at all, so it
+//! runs on any executor. Another runtime's timer is a few lines:
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -15,14 +14,14 @@
 //! }
 //!
 //! impl Timer for MyTimer {
-//!     type Sleep = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+//!     type Sleep = std::future::Ready<()>;
 //!     fn now(&self) -> Duration {
 //!         self.origin.elapsed()
 //!     }
 //!     fn sleep(&self, d: Duration) -> Self::Sleep {
 //!         # let _ = d;
-//!         // Box::pin(async_io::Timer::after(d).map(drop)) and the like.
-//!         Box::pin(std::future::ready(()))
+//!         // async_io::Timer::after(d) and the like.
+//!         std::future::ready(())
 //!     }
 //! }
 //! ```
@@ -33,47 +32,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// A runtime's clock and sleeps, for [`super::tokio::AsyncRetrier`].
-pub trait Timer: Send + Sync {
+/// A runtime's clock and sleeps, for [`super::asynchronous::AsyncRetrier`]. Nothing here
+/// needs to be `Send` or `Sync`: a retrier, and the futures of its calls, are `Send` and
+/// `Sync` when their timer and its sleeps are.
+pub trait Timer {
     /// A sleep of this timer.
-    type Sleep: Future<Output = ()> + Send;
+    type Sleep: Future<Output = ()>;
     /// Monotonic time since the timer's origin (the deadline, the breaker and the budget count
     /// on it).
     fn now(&self) -> Duration;
     /// Completes `d` from now.
     fn sleep(&self, d: Duration) -> Self::Sleep;
-}
-
-/// tokio's clock (`tokio::time::Instant`, paused time included) and `tokio::time::sleep`; its
-/// origin is when it was made.
-#[derive(Debug, Clone, Copy)]
-pub struct TokioTimer {
-    origin: ::tokio::time::Instant,
-}
-
-impl TokioTimer {
-    /// A timer whose origin is tokio's now.
-    pub fn new() -> TokioTimer {
-        TokioTimer {
-            origin: ::tokio::time::Instant::now(),
-        }
-    }
-}
-
-impl Default for TokioTimer {
-    fn default() -> Self {
-        TokioTimer::new()
-    }
-}
-
-impl Timer for TokioTimer {
-    type Sleep = ::tokio::time::Sleep;
-    fn now(&self) -> Duration {
-        ::tokio::time::Instant::now().saturating_duration_since(self.origin)
-    }
-    fn sleep(&self, d: Duration) -> Self::Sleep {
-        ::tokio::time::sleep(d)
-    }
 }
 
 /// Real time without a runtime's timer: each sleep is a thread that wakes the task when it is
@@ -84,10 +53,10 @@ pub struct ThreadTimer {
 }
 
 impl ThreadTimer {
-    /// A timer whose origin is now.
+    /// Real time, from the origin every [`super::SystemClock`] shares.
     pub fn new() -> ThreadTimer {
         ThreadTimer {
-            origin: Instant::now(),
+            origin: super::process_origin(),
         }
     }
 }

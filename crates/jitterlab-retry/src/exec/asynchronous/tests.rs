@@ -11,6 +11,7 @@ use super::*;
 use crate::exec::tests::{
     ReadError, Reply, Seen, ms, policy, retrier, secs, seen, server, too_many,
 };
+use crate::exec::timer::ThreadTimer;
 use crate::exec::{VirtualClock, lock};
 use crate::policy::Outcome;
 use crate::policy::{
@@ -442,7 +443,7 @@ async fn a_fatal_error_stops_at_once_and_counts_as_a_failure() {
         other => panic!("expected Stopped(NotRetryable), got {other:?}"),
     }
     // The budget lost a token, the breaker is open.
-    let available = lock(r.retrier().budget.as_ref().unwrap()).available(r.now());
+    let available = lock(r.retrier().budget.as_ref().unwrap()).available(r.timer().now());
     assert_eq!(available, 9.0);
     assert!(matches!(
         r.call(|_| ready(Ok::<_, Outcome>(()))).await,

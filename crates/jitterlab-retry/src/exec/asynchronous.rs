@@ -1,0 +1,525 @@
+//! The async executor (the `async` feature): [`AsyncRetrier`] runs an `async` operation under
+//! the same [`Retrier`] (built by the same [`RetrierBuilder`]) as the blocking executor, and
+//! decides after each attempt with the same code.
+//!
+//! It is tied to no runtime: it waits on a [`Timer`] ([`super::timer`]), tokio's with the
+//! `tokio` feature ([`TokioTimer`](super::tokio::TokioTimer), the default there), any other
+//! runtime's through the trait, or [`ThreadTimer`](super::timer::ThreadTimer) where there is
+//! none; its concurrency limit is tokio's `Semaphore`, which needs no tokio runtime. A call is
+//! a plain future ([`CallFuture`], no boxing): it is `Send` exactly when the operation's
+//! future, its closures and the timer's sleeps are, so an operation holding an `Rc` runs on a
+//! single-threaded executor. What differs from the blocking executor is only how it waits:
+//!
+//! - **sleeps** are the timer's; the deadline, the breaker and the budget see the timer's time
+//!   since the retrier was made, and an HTTP-date `Retry-After` is read against the wall time
+//!   then plus the timer's time since ([`AsyncRetrier::wall`]), so under tokio's paused time
+//!   (`#[tokio::test(start_paused = true)]`) hours of backoff take milliseconds;
+//! - **the attempt timeout** (`min(timeout, time left before the deadline)`, also passed in
+//!   [`AttemptCtx`]) is enforced by racing the attempt against a sleep: a cut-off attempt
+//!   counts as [`Outcome::Timeout`](crate::policy::Outcome::Timeout), as a blocking operation
+//!   that reports a timeout does (the budget's timeout cost, the breaker's failure); its event
+//!   has no error, and a call that stops after it ends in [`RetryError::TimedOut`]. The error
+//!   type needs no `From<TimedOut>`;
+//! - **the concurrency limit** ([`AsyncRetrier::with_concurrency_limit`]) bounds the attempts
+//!   in flight across all calls of the retrier with a fair semaphore: a slot is taken before
+//!   each attempt and given back when its outcome is known, never held during a sleep (the
+//!   simulator's `client.concurrency`). The deadline counts from the first attempt's send,
+//!   so a wait for the first slot does not eat into it;
+//! - **cancellation**: the cancel signal (any future, [`AsyncCall::cancel_on`]; a
+//!   [`CancelToken`] for [`AsyncRetrier::retry`]) is checked before each attempt and ends a
+//!   sleep or a wait for a slot at once (an attempt in flight runs to its outcome or its
+//!   timeout); a retry the call will not make is not announced and costs no budget token.
+//!   Dropping the future is always safe and cancels at once: the slot is given back, a
+//!   half-open breaker's probe in flight is given back, and the budget was only ever charged
+//!   for what already happened.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use ::tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
+
+use super::call::{Call, Failure, Next};
+use super::timer::Timer;
+use super::{
+    AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBuilder, RetryError, TimedOut,
+};
+use crate::error::Result;
+use crate::param::ParamError;
+use crate::policy::{Idempotency, RetryPolicy};
+
+/// The struct, once with the `tokio` feature's default timer and once without a default: a
+/// default that changed with a feature would break code written without it.
+macro_rules! async_retrier {
+    ($($default:tt)*) => {
+        /// A [`Retrier`] for async operations, waiting on the timer `T`. Share one across tasks
+        /// (`Arc<AsyncRetrier>`) to share its budget, breaker and concurrency limit.
+        ///
+        /// With the `tokio` feature `T` defaults to [`TokioTimer`](super::tokio::TokioTimer)
+        /// and [`RetrierBuilder::build_async`](super::RetrierBuilder::build_async) makes one;
+        /// on any timer, [`AsyncRetrier::with_timer`].
+        #[derive(Debug)]
+        pub struct AsyncRetrier<T $($default)*> {
+            retrier: Retrier,
+            limit: Option<Limit>,
+            /// The clock and the sleeps: time zero for the breaker, the budget and the
+            /// deadlines is the timer's origin.
+            timer: T,
+            /// The wall time at the timer's origin.
+            epoch: SystemTime,
+        }
+    };
+}
+
+#[cfg(feature = "tokio")]
+async_retrier!(= super::tokio::TokioTimer);
+#[cfg(not(feature = "tokio"))]
+async_retrier!();
+
+impl RetrierBuilder {
+    /// The retrier for async code on `timer` (any runtime's, see [`Timer`]), or the first
+    /// setting not allowed. With the `tokio` feature,
+    /// [`build_async`](RetrierBuilder::build_async) is this on tokio's timer.
+    pub fn build_async_on<T: Timer>(&self, timer: T) -> Result<AsyncRetrier<T>> {
+        self.build()
+            .map(|retrier| AsyncRetrier::with_timer(retrier, timer))
+    }
+}
+
+/// The concurrency limit: a fair semaphore of `size` permits.
+#[derive(Debug)]
+struct Limit {
+    slots: Semaphore,
+    size: u32,
+}
+
+impl<T: Timer> AsyncRetrier<T> {
+    /// Runs `retrier`'s policy, budget and breaker for async operations, sleeping and telling
+    /// time with `timer` (another runtime's, or a
+    /// [`ThreadTimer`](super::timer::ThreadTimer) where there is none), with no concurrency
+    /// limit. Its time starts at the timer's origin.
+    pub fn with_timer(retrier: Retrier, timer: T) -> AsyncRetrier<T> {
+        let epoch = SystemTime::now();
+        let epoch = epoch.checked_sub(timer.now()).unwrap_or(epoch);
+        AsyncRetrier {
+            retrier,
+            limit: None,
+            timer,
+            epoch,
+        }
+    }
+
+    /// At most `limit` attempts in flight at once across all calls (at least 1); the others
+    /// wait their turn, first come first served. The error names `concurrency`.
+    pub fn with_concurrency_limit(mut self, limit: u32) -> Result<AsyncRetrier<T>> {
+        if limit == 0 {
+            return Err(ParamError::new("concurrency", limit, "an integer of at least 1").into());
+        }
+        self.limit = Some(Limit {
+            slots: Semaphore::new(limit as usize),
+            size: limit,
+        });
+        Ok(self)
+    }
+
+    /// The blocking retrier inside: its policy, budget and breaker.
+    pub fn retrier(&self) -> &Retrier {
+        &self.retrier
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &RetryPolicy {
+        self.retrier.policy()
+    }
+
+    /// The timer the retrier sleeps and tells time with.
+    pub fn timer(&self) -> &T {
+        &self.timer
+    }
+
+    /// The concurrency limit, if any.
+    pub fn concurrency_limit(&self) -> Option<u32> {
+        self.limit.as_ref().map(|l| l.size)
+    }
+
+    /// Attempts holding a concurrency slot now (`None`: no limit).
+    pub fn in_flight(&self) -> Option<u32> {
+        let limit = self.limit.as_ref()?;
+        let free = u32::try_from(limit.slots.available_permits()).unwrap_or(limit.size);
+        Some(limit.size.saturating_sub(free))
+    }
+
+    /// The wall time `Retry-After` dates are read against: the wall time at the timer's
+    /// origin plus the timer's time since (so it moves with tokio's paused time too).
+    pub fn wall(&self) -> SystemTime {
+        self.wall_at(self.timer.now())
+    }
+
+    fn wall_at(&self, now: Duration) -> SystemTime {
+        self.epoch.checked_add(now).unwrap_or(self.epoch)
+    }
+
+    /// A call of `op` under this retrier: `.await` it, or first set what this call alone
+    /// needs ([`AsyncCall::cancel_on`], [`AsyncCall::on_attempt`],
+    /// [`AsyncCall::idempotency`]).
+    ///
+    /// `op` is a closure returning a future of `Result<V, E>`, where `E` says how the attempt
+    /// ended ([`Classify`]: implemented for [`Outcome`](crate::policy::Outcome),
+    /// `std::io::Error`, `Box<dyn Error + Send + Sync>` and, with the `http` feature,
+    /// [`crate::http::Error`]).
+    pub fn call<V, E, F, Fut>(&self, op: F) -> AsyncCall<'_, T, F, NoObserver<E>, NoCancel>
+    where
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+    {
+        AsyncCall {
+            retrier: self,
+            op,
+            on_attempt: |_| {},
+            cancel: std::future::pending(),
+            idempotency: None,
+        }
+    }
+
+    /// Runs `op` until it succeeds or the policy gives up, as [`Retrier::retry`] does: the
+    /// same checks before each attempt, the same decision after it, the same events for
+    /// `on_attempt`. Each attempt is cut off at [`AttemptCtx::timeout`]; sleeps, slot waits
+    /// and `cancel` are described in the [module docs](self). [`AsyncRetrier::call`] is the
+    /// same with any future as the cancel signal.
+    pub async fn retry<V, E, F, Fut, O>(
+        &self,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> std::result::Result<V, RetryError<E>>
+    where
+        E: Classify,
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        self.call(op)
+            .cancel_on(cancel.cancelled())
+            .on_attempt(on_attempt)
+            .await
+    }
+}
+
+/// The observer of a call that has none.
+pub type NoObserver<E> = fn(&AttemptEvent<'_, E>);
+
+/// The cancel signal of a call that has none: it never fires.
+pub type NoCancel = std::future::Pending<()>;
+
+/// One call of an [`AsyncRetrier`], made by [`AsyncRetrier::call`]: set its own options,
+/// then `.await` it for the operation's value or the [`RetryError`] that ended it.
+///
+/// ```
+/// # #[cfg(not(feature = "tokio"))] fn main() {}
+/// # #[cfg(feature = "tokio")]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # use std::time::Duration;
+/// # use jitterlab_retry::prelude::*;
+/// # let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build()?;
+/// # runtime.block_on(async {
+/// let retrier = Retrier::builder().seed(1).build_async()?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let mut log = Vec::new();
+/// let answer = retrier
+///     .call(|ctx| async move { if ctx.attempt < 3 { Err(Outcome::Status(503)) } else { Ok(ctx.attempt) } })
+///     .idempotency(Idempotency::WithKey)
+///     .cancel_on(async { let _ = stopped.await; })
+///     .on_attempt(|event| log.push(event.to_string()))
+///     .await;
+/// assert_eq!(answer.ok(), Some(3));
+/// assert_eq!(log.len(), 3);
+/// drop(stop);
+/// # Ok::<(), jitterlab_retry::Error>(())
+/// # })?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a call does nothing until it is awaited"]
+pub struct AsyncCall<'r, T, F, O, C> {
+    retrier: &'r AsyncRetrier<T>,
+    op: F,
+    on_attempt: O,
+    cancel: C,
+    idempotency: Option<Idempotency>,
+}
+
+impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
+    /// Whether this call's request may be repeated, whatever the retrier's default (a
+    /// non-idempotent request is never retried).
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
+    }
+
+    /// Cancels the call when `signal` completes: any future (a `CancelToken::cancelled()`,
+    /// tokio-util's `CancellationToken::cancelled_owned()`, a `oneshot` receiver, a timer). It
+    /// is checked before each attempt and ends a sleep or a wait for a slot at once; an
+    /// attempt in flight runs to its outcome or its timeout.
+    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S> {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: self.on_attempt,
+            cancel: signal,
+            idempotency: self.idempotency,
+        }
+    }
+
+    /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
+    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C>
+    where
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+        P: FnMut(&AttemptEvent<'_, E>),
+    {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: observer,
+            cancel: self.cancel,
+            idempotency: self.idempotency,
+        }
+    }
+}
+
+impl<'r, T, V, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, T, F, O, C>
+where
+    T: Timer,
+    E: Classify,
+    F: FnMut(AttemptCtx) -> Fut,
+    Fut: Future<Output = std::result::Result<V, E>>,
+    O: FnMut(&AttemptEvent<'_, E>),
+    C: Future,
+{
+    type Output = std::result::Result<V, RetryError<E>>;
+    type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let mut call = Call::new(&self.retrier.retrier);
+        if let Some(idempotency) = self.idempotency {
+            call = call.idempotency(idempotency);
+        }
+        CallFuture {
+            #[cfg(feature = "tracing")]
+            span: super::call::call_span(),
+            run: Run {
+                retrier: self.retrier,
+                call,
+                op: self.op,
+                on_attempt: self.on_attempt,
+                cancel: Signal {
+                    future: Box::pin(self.cancel),
+                    fired: false,
+                },
+                step: Step::Next,
+            },
+        }
+    }
+}
+
+/// The future of an [`AsyncCall`]: `Send` when the operation's future, the closures, the
+/// cancel signal and the timer's sleeps are.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C> {
+    /// The `tracing` feature's span of the call, entered at each poll.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+    run: Run<'r, T, E, F, Fut, O, C>,
+}
+
+// No field is pinned in place: the futures inside are boxed (`Pin<Box<_>>`).
+impl<T: Timer, E, F, Fut, O, C> Unpin for CallFuture<'_, T, E, F, Fut, O, C> {}
+
+impl<T, V, E, F, Fut, O, C> Future for CallFuture<'_, T, E, F, Fut, O, C>
+where
+    T: Timer,
+    E: Classify,
+    F: FnMut(AttemptCtx) -> Fut,
+    Fut: Future<Output = std::result::Result<V, E>>,
+    O: FnMut(&AttemptEvent<'_, E>),
+    C: Future,
+{
+    type Output = std::result::Result<V, RetryError<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        #[cfg(feature = "tracing")]
+        let _span = this.span.enter();
+        this.run.poll(cx)
+    }
+}
+
+/// The retry loop of one call, as a state machine: `step` says where it stands.
+struct Run<'r, T: Timer, E, F, Fut, O, C> {
+    retrier: &'r AsyncRetrier<T>,
+    call: Call<'r, E>,
+    op: F,
+    on_attempt: O,
+    cancel: Signal<C>,
+    step: Step<'r, T, Fut>,
+}
+
+/// Where a call stands.
+enum Step<'r, T: Timer, Fut> {
+    /// About to send the next attempt (first taking a slot, if the retrier has a limit).
+    Next,
+    /// Waiting for a concurrency slot.
+    Slot(Acquire<'r>),
+    /// An attempt in flight: its future, its time limit and its sleep, the slot it holds.
+    Attempt {
+        attempt: Pin<Box<Fut>>,
+        limit: Option<(Duration, Pin<Box<T::Sleep>>)>,
+        _slot: Option<SemaphorePermit<'r>>,
+    },
+    /// The sleep before the next attempt.
+    Sleep(Pin<Box<T::Sleep>>),
+    /// The call has returned.
+    Done,
+}
+
+/// A wait for a slot of the semaphore (tokio's future is `Send`, whatever the operation).
+type Acquire<'r> = Pin<
+    Box<
+        dyn Future<Output = std::result::Result<SemaphorePermit<'r>, ::tokio::sync::AcquireError>>
+            + Send
+            + 'r,
+    >,
+>;
+
+impl<'r, T, V, E, F, Fut, O, C> Run<'r, T, E, F, Fut, O, C>
+where
+    T: Timer,
+    E: Classify,
+    F: FnMut(AttemptCtx) -> Fut,
+    Fut: Future<Output = std::result::Result<V, E>>,
+    O: FnMut(&AttemptEvent<'_, E>),
+    C: Future,
+{
+    /// Moves the call along as far as it can go without waiting.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<V, RetryError<E>>> {
+        let retrier = self.retrier;
+        loop {
+            let next = match &mut self.step {
+                Step::Next => match &retrier.limit {
+                    None => self.begin(None, cx),
+                    Some(limit) => match limit.slots.try_acquire() {
+                        Ok(slot) => self.begin(Some(slot), cx),
+                        // `acquire` fails only on a closed semaphore, and this one never is.
+                        Err(TryAcquireError::Closed) => self.begin(None, cx),
+                        Err(TryAcquireError::NoPermits) => {
+                            Ok(Step::Slot(Box::pin(limit.slots.acquire())))
+                        }
+                    },
+                },
+                Step::Slot(acquire) => {
+                    if self.cancel.poll(cx) {
+                        Err(Err(self.call.cancelled()))
+                    } else {
+                        match acquire.as_mut().poll(cx) {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(slot) => self.begin(slot.ok(), cx),
+                        }
+                    }
+                }
+                Step::Attempt { attempt, limit, .. } => {
+                    let result = match attempt.as_mut().poll(cx) {
+                        Poll::Ready(result) => result.map_err(Failure::Error),
+                        Poll::Pending => {
+                            let Some((after, sleep)) = limit else {
+                                return Poll::Pending;
+                            };
+                            if sleep.as_mut().poll(cx).is_pending() {
+                                return Poll::Pending;
+                            }
+                            Err(Failure::TimedOut(TimedOut { after: *after }))
+                        }
+                    };
+                    // The slot goes back as the outcome is known.
+                    self.step = Step::Done;
+                    self.after(result, cx)
+                }
+                Step::Sleep(sleep) => {
+                    if self.cancel.poll(cx) {
+                        Err(Err(self.call.cancelled()))
+                    } else if sleep.as_mut().poll(cx).is_ready() {
+                        Ok(Step::Next)
+                    } else {
+                        return Poll::Pending;
+                    }
+                }
+                Step::Done => panic!("a retry call polled after it returned"),
+            };
+            match next {
+                Ok(step) => self.step = step,
+                Err(end) => {
+                    self.step = Step::Done;
+                    return Poll::Ready(end);
+                }
+            }
+        }
+    }
+
+    /// Sends the next attempt, holding `slot`, unless the call stops before it.
+    fn begin(
+        &mut self,
+        slot: Option<SemaphorePermit<'r>>,
+        cx: &mut Context<'_>,
+    ) -> std::result::Result<Step<'r, T, Fut>, std::result::Result<V, RetryError<E>>> {
+        let cancelled = self.cancel.poll(cx);
+        let ctx = self
+            .call
+            .begin(self.retrier.timer.now(), cancelled)
+            .map_err(Err)?;
+        Ok(Step::Attempt {
+            attempt: Box::pin((self.op)(ctx)),
+            limit: ctx
+                .timeout
+                .map(|after| (after, Box::pin(self.retrier.timer.sleep(after)))),
+            _slot: slot,
+        })
+    }
+
+    /// After an attempt: the shared decision, then a sleep or the end of the call.
+    fn after(
+        &mut self,
+        result: std::result::Result<V, Failure<E>>,
+        cx: &mut Context<'_>,
+    ) -> std::result::Result<Step<'r, T, Fut>, std::result::Result<V, RetryError<E>>> {
+        let now = self.retrier.timer.now();
+        let wall = self.retrier.wall_at(now);
+        let cancelled = self.cancel.poll(cx);
+        match self
+            .call
+            .after(now, wall, result, cancelled, &mut self.on_attempt)
+        {
+            Next::Return(result) => Err(result),
+            Next::Sleep(sleep) => Ok(Step::Sleep(Box::pin(self.retrier.timer.sleep(sleep)))),
+        }
+    }
+}
+
+/// A cancel signal: a future polled until it completes, then remembered as fired.
+struct Signal<C> {
+    future: Pin<Box<C>>,
+    fired: bool,
+}
+
+impl<C: Future> Signal<C> {
+    /// Polls the signal (it may have completed since the last look); true once it has.
+    fn poll(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.fired {
+            self.fired = self.future.as_mut().poll(cx).is_ready();
+        }
+        self.fired
+    }
+}
+
+#[cfg(all(test, feature = "tokio"))]
+mod tests;
