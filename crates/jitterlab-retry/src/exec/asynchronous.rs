@@ -24,7 +24,9 @@
 //!   in flight across all calls of the retrier with a fair semaphore: a slot is taken before
 //!   each attempt and given back when its outcome is known, never held during a sleep (the
 //!   simulator's `client.concurrency`). The deadline counts from the first attempt's send,
-//!   so a wait for the first slot does not eat into it;
+//!   so a wait for the first slot does not eat into it; a retry waits for its slot at most
+//!   until the deadline, where the call stops ([`StopReason::Deadline`](crate::policy::StopReason::Deadline))
+//!   and the retry's budget token goes back;
 //! - **cancellation**: the cancel signal (any future, [`AsyncCall::cancel_on`]; a
 //!   [`CancelToken`] for [`AsyncRetrier::retry`]) is checked before each attempt and ends a
 //!   sleep or a wait for a slot at once (an attempt in flight runs to its outcome or its
@@ -370,8 +372,11 @@ struct Run<'r, T: Timer, E, F, Fut, O, C> {
 enum Step<'r, T: Timer, Fut> {
     /// About to send the next attempt (first taking a slot, if the retrier has a limit).
     Next,
-    /// Waiting for a concurrency slot.
-    Slot(Acquire<'r>),
+    /// Waiting for a concurrency slot; a retry waits at most until its deadline.
+    Slot {
+        acquire: Acquire<'r>,
+        deadline: Option<Pin<Box<T::Sleep>>>,
+    },
     /// An attempt in flight: its future, its time limit and its sleep, the slot it holds.
     Attempt {
         attempt: Pin<Box<Fut>>,
@@ -414,18 +419,27 @@ where
                         // `acquire` fails only on a closed semaphore, and this one never is.
                         Err(TryAcquireError::Closed) => self.begin(None, cx),
                         Err(TryAcquireError::NoPermits) => {
-                            Ok(Step::Slot(Box::pin(limit.slots.acquire())))
+                            let left = self.call.time_left(retrier.timer.now());
+                            Ok(Step::Slot {
+                                acquire: Box::pin(limit.slots.acquire()),
+                                deadline: left.map(|left| Box::pin(retrier.timer.sleep(left))),
+                            })
                         }
                     },
                 },
-                Step::Slot(acquire) => {
+                Step::Slot { acquire, deadline } => {
                     if self.cancel.poll(cx) {
                         Err(Err(self.call.cancelled()))
+                    } else if let Poll::Ready(slot) = acquire.as_mut().poll(cx) {
+                        self.begin(slot.ok(), cx)
+                    } else if deadline
+                        .as_mut()
+                        .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready())
+                        && let Some(expired) = self.call.expired()
+                    {
+                        Err(Err(expired))
                     } else {
-                        match acquire.as_mut().poll(cx) {
-                            Poll::Pending => return Poll::Pending,
-                            Poll::Ready(slot) => self.begin(slot.ok(), cx),
-                        }
+                        return Poll::Pending;
                     }
                 }
                 Step::Attempt { attempt, limit, .. } => {

@@ -117,10 +117,9 @@ impl<'r, E: Classify> Call<'r, E> {
         // and a later one always has the last error.
         let timeout = self.retrier.policy.attempt_timeout(self.start, now);
         if timeout == AttemptTimeout::Expired
-            && let Some(last) = self.last.take()
+            && let Some(expired) = self.expired()
         {
-            self.refund();
-            return Err(last.stopped(StopReason::Deadline, self.made));
+            return Err(expired);
         }
         if cancelled {
             return Err(self.cancelled());
@@ -256,6 +255,25 @@ impl<'r, E: Classify> Call<'r, E> {
             Decision::Done => StopReason::NotRetryable,
         };
         Next::Return(Err(error.stopped(reason, self.made)))
+    }
+
+    /// How long the next attempt may wait, from `now`, for a concurrency slot: the time left
+    /// before the deadline (`None`: no deadline, or no attempt sent yet, since the deadline
+    /// counts from the first send).
+    pub(crate) fn time_left(&self, now: Duration) -> Option<Duration> {
+        if self.made == 0 {
+            return None;
+        }
+        let deadline = self.retrier.policy.deadline?;
+        Some(self.start.saturating_add(deadline).saturating_sub(now))
+    }
+
+    /// The call reached its deadline before its next attempt was sent: the retry granted goes
+    /// back to the budget. `None` before the first attempt, which has no deadline yet.
+    pub(crate) fn expired(&mut self) -> Option<RetryError<E>> {
+        let last = self.last.take()?;
+        self.refund();
+        Some(last.stopped(StopReason::Deadline, self.made))
     }
 
     /// This call's request is `idempotency`, whatever the retrier's default.

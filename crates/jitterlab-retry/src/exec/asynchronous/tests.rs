@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ::tokio::time::{Instant, advance, sleep, timeout};
 
 use super::*;
+use crate::backoff::Jitter;
 use crate::exec::tests::{
     ReadError, Reply, Seen, ms, policy, retrier, secs, seen, server, too_many,
 };
@@ -692,6 +693,39 @@ async fn cancel_ends_a_wait_for_a_slot() {
         })
     ));
     assert_eq!(cancelled_at - began, Duration::from_millis(10));
+}
+
+/// A retry waiting for a slot gives up at its deadline, not when the slot frees: its token
+/// goes back and it says why.
+#[::tokio::test(start_paused = true)]
+async fn a_wait_for_a_slot_ends_at_the_deadline() {
+    let r = Retrier::builder()
+        .jitter(Jitter::Constant)
+        .base(ms(950))
+        .deadline(secs(1))
+        .seed(1)
+        .build_async()
+        .unwrap()
+        .with_concurrency_limit(1)
+        .unwrap();
+    let began = Instant::now();
+    // Fails at once, then sleeps 950 ms; its deadline is at 1 s.
+    let retried = async {
+        let result = r.call(at_once(server(too_many(1, "0")))).await;
+        (result, began.elapsed())
+    };
+    // From 900 ms, holds the only slot until its own deadline cuts it off at 1.9 s.
+    let holder = async {
+        sleep(ms(900)).await;
+        r.call(|_| pending::<Result<(), Outcome>>()).await
+    };
+    let ((result, ended), held) = ::tokio::join!(retried, holder);
+    assert_eq!(held.unwrap_err().reason(), StopReason::Deadline);
+    let e = result.unwrap_err();
+    assert_eq!((e.reason(), e.attempts()), (StopReason::Deadline, 1), "{e}");
+    assert_eq!(ended, secs(1), "the wait ends at the deadline");
+    let budget = lock(r.retrier().budget.as_ref().unwrap()).available(r.timer().now());
+    assert_eq!(budget, 500.0, "the retry's token was given back");
 }
 
 #[test]
