@@ -26,9 +26,10 @@
 //! }
 //! ```
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -45,8 +46,11 @@ pub trait Timer {
     fn sleep(&self, d: Duration) -> Self::Sleep;
 }
 
-/// Real time without a runtime's timer: each sleep is a thread that wakes the task when it is
-/// over. For executors that have no timer of their own.
+/// Real time without a runtime's timer: one thread of the process (started at the first
+/// sleep) wakes every `ThreadTimer` sleep when it is due, and a sleep dropped before then
+/// (an attempt's time limit, once the attempt has answered) is forgotten at once. For
+/// executors that have no timer of their own. Its origin is the one every
+/// [`super::SystemClock`] shares.
 #[derive(Debug, Clone, Copy)]
 pub struct ThreadTimer {
     origin: Instant,
@@ -75,8 +79,7 @@ impl Timer for ThreadTimer {
     fn sleep(&self, d: Duration) -> ThreadSleep {
         ThreadSleep {
             until: Instant::now().checked_add(d),
-            shared: Arc::default(),
-            started: false,
+            key: None,
         }
     }
 }
@@ -86,15 +89,12 @@ impl Timer for ThreadTimer {
 pub struct ThreadSleep {
     /// `None`: beyond what `Instant` holds, so never.
     until: Option<Instant>,
-    shared: Arc<Mutex<Wake>>,
-    started: bool,
+    /// Its place in the timer thread's queue, once polled.
+    key: Option<Key>,
 }
 
-#[derive(Debug, Default)]
-struct Wake {
-    done: bool,
-    waker: Option<Waker>,
-}
+/// A sleep in the queue: when it is due, and a number that tells apart sleeps due together.
+type Key = (Instant, u64);
 
 impl Future for ThreadSleep {
     type Output = ();
@@ -103,27 +103,146 @@ impl Future for ThreadSleep {
             return Poll::Pending;
         };
         if Instant::now() >= until {
+            if let Some(key) = self.key.take() {
+                Timers::get().forget(key);
+            }
             return Poll::Ready(());
         }
-        {
-            let mut wake = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-            if wake.done {
-                return Poll::Ready(());
-            }
-            wake.waker = Some(cx.waker().clone());
-        }
-        if !self.started {
-            self.started = true;
-            let shared = Arc::clone(&self.shared);
-            std::thread::spawn(move || {
-                std::thread::sleep(until.saturating_duration_since(Instant::now()));
-                let mut wake = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                wake.done = true;
-                if let Some(waker) = wake.waker.take() {
-                    waker.wake();
-                }
-            });
-        }
+        let key = Timers::get().remind(self.key, until, cx.waker());
+        self.key = Some(key);
         Poll::Pending
+    }
+}
+
+impl Drop for ThreadSleep {
+    /// A sleep dropped before its end leaves nothing in the queue.
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            Timers::get().forget(key);
+        }
+    }
+}
+
+/// The queue of every [`ThreadSleep`] of the process, and the one thread that wakes them.
+struct Timers {
+    queue: Mutex<Queue>,
+    /// Wakes the thread when a sleep due earlier than all others arrives.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// The waker of each sleep waiting, by when it is due.
+    sleeps: BTreeMap<Key, Waker>,
+    next: u64,
+    /// The timer thread is running.
+    started: bool,
+}
+
+impl Timers {
+    fn get() -> &'static Timers {
+        static TIMERS: OnceLock<Timers> = OnceLock::new();
+        TIMERS.get_or_init(|| Timers {
+            queue: Mutex::default(),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes `waker` at `until`: the sleep's place `key` in the queue, new or kept.
+    fn remind(&'static self, key: Option<Key>, until: Instant, waker: &Waker) -> Key {
+        let mut queue = self.lock();
+        let key = key.unwrap_or_else(|| {
+            queue.next = queue.next.wrapping_add(1);
+            (until, queue.next)
+        });
+        match queue.sleeps.get_mut(&key) {
+            Some(known) => known.clone_from(waker),
+            None => {
+                queue.sleeps.insert(key, waker.clone());
+            }
+        }
+        if !queue.started {
+            let spawned = std::thread::Builder::new()
+                .name("jitterlab-retry-timer".into())
+                .spawn(move || self.run());
+            queue.started = spawned.is_ok();
+            if !queue.started {
+                // No thread to be had: the task polls again until the sleep is due, which is
+                // wasteful but never hangs.
+                waker.wake_by_ref();
+            }
+        }
+        if queue
+            .sleeps
+            .first_key_value()
+            .is_some_and(|(first, _)| *first == key)
+        {
+            self.changed.notify_one();
+        }
+        key
+    }
+
+    fn forget(&self, key: Key) {
+        self.lock().sleeps.remove(&key);
+    }
+
+    /// The timer thread: wakes each sleep when it is due, waiting in between.
+    fn run(&self) {
+        let mut queue = self.lock();
+        loop {
+            let now = Instant::now();
+            let mut due = Vec::new();
+            while let Some(entry) = queue.sleeps.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                due.push(entry.remove());
+            }
+            if !due.is_empty() {
+                // Woken without the lock: a waker may poll its task at once.
+                drop(queue);
+                due.into_iter().for_each(Waker::wake);
+                queue = self.lock();
+                continue;
+            }
+            queue = match queue.sleeps.first_key_value() {
+                Some((&(until, _), _)) => {
+                    let wait = until.saturating_duration_since(now);
+                    self.changed
+                        .wait_timeout(queue, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => self
+                    .changed
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::task::Waker;
+
+    use super::*;
+
+    #[test]
+    fn a_sleep_dropped_before_its_end_leaves_the_queue() {
+        let mut sleep = ThreadTimer::new().sleep(Duration::from_secs(600));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        let key = sleep.key.expect("queued once polled");
+        assert!(Timers::get().lock().sleeps.contains_key(&key));
+        // Polled again: the same place, not a second one.
+        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        assert_eq!(sleep.key, Some(key));
+        drop(sleep);
+        assert!(!Timers::get().lock().sleeps.contains_key(&key));
     }
 }
