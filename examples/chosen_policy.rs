@@ -85,7 +85,9 @@ fn call<C: Clock>(clock: &C, retrier: &Retrier, up_at: Duration) -> Result<(), S
                 "attempt {:>2} at {:>6.3} s: {:<7} {next}",
                 event.attempt,
                 event.end.as_secs_f64(),
-                event.outcome.to_string()
+                event
+                    .outcome
+                    .map_or_else(|| "not sent".to_string(), |o| o.to_string())
             );
             println!("{}", line.trim_end());
         },

@@ -352,10 +352,14 @@ async fn attempt(
 /// The executor's report of client `c`'s attempt: the client stops waiting for it, and the
 /// meter counts a success or a timeout (whose answer, if already on its way, was wasted work).
 fn observe(shared: &Shared, c: u32, connection: &Connection, event: &AttemptEvent<'_, Failure>) {
+    // A stop before an attempt: no attempt to settle, the request's ending says the rest.
+    let Some(outcome) = event.outcome else {
+        return;
+    };
     let (mut g, _) = shared.event();
     let tag = g.ledger.latest(c);
     g.ledger.settle(c);
-    match event.outcome {
+    match outcome {
         Outcome::Success => g.meter.success(),
         Outcome::Timeout => {
             if let Some(work) = g.network.reply_work(c, tag) {

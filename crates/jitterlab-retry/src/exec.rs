@@ -229,8 +229,11 @@ pub struct AttemptCtx {
     pub timeout: Option<Duration>,
 }
 
-/// Reported after every attempt, for metrics and logs. Its `Display` is one log line:
-/// `attempt 2: 503 after 120ms, retry in 1.2s`.
+/// Reported after every attempt, for metrics and logs, and once more when a call stops before
+/// an attempt (cancelled, its deadline passed, the breaker refused): an event for the attempt
+/// not sent, with no outcome, whose decision says why. So a call's last event always says how
+/// it ended. Its `Display` is one log line: `attempt 2: 503 after 120ms, retry in 1.2s`,
+/// `attempt 3: not sent, stop: cancelled`.
 ///
 /// Times are measured on the retrier's [`Clock`] from the start of the call (the first
 /// attempt's send), so the first attempt starts at zero.
@@ -238,15 +241,15 @@ pub struct AttemptCtx {
 pub struct AttemptEvent<'a, E> {
     /// Attempt number, 1 for the first.
     pub attempt: u32,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// The attempt's error (`None` when it succeeded).
+    /// How it ended (`None`: it was not sent, the call stopped before it).
+    pub outcome: Option<Outcome>,
+    /// The attempt's error (`None` when it succeeded or was not sent).
     pub error: Option<&'a E>,
     /// The parsed Retry-After hint, if any.
     pub retry_after: Option<Duration>,
-    /// When the attempt was sent.
+    /// When the attempt was sent (or, not sent, when the call stopped).
     pub start: Duration,
-    /// When its outcome was known.
+    /// When its outcome was known (or, not sent, when the call stopped).
     pub end: Duration,
     /// What the policy decided (for a retry, the sleep chosen).
     pub decision: Decision,
@@ -273,16 +276,32 @@ impl<E> Clone for AttemptEvent<'_, E> {
 impl<E> Copy for AttemptEvent<'_, E> {}
 
 impl<E> fmt::Display for AttemptEvent<'_, E> {
-    /// `attempt 2: 503 after 120ms, retry in 1.2s` (the error itself is left to the caller).
+    /// `attempt 2: 503 after 120ms, retry in 1.2s`, or `attempt 3: not sent, stop: cancelled`
+    /// (the error itself is left to the caller).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "attempt {}: {} after {}, {}",
-            self.attempt,
-            self.outcome,
-            Human(self.took()),
-            self.decision
-        )
+        match self.outcome {
+            Some(outcome) => write!(
+                f,
+                "attempt {}: {outcome} after {}, {}",
+                self.attempt,
+                Human(self.took()),
+                self.decision
+            ),
+            None => write!(f, "attempt {}: not sent, {}", self.attempt, self.decision),
+        }
+    }
+}
+
+/// An event's outcome for logs: the outcome, or `not sent`.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+pub(crate) struct NotSent(pub(crate) Option<Outcome>);
+
+impl fmt::Display for NotSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(outcome) => outcome.fmt(f),
+            None => f.write_str("not sent"),
+        }
     }
 }
 
@@ -492,7 +511,7 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        self.run(Call::new(self), clock, cancel, op, on_attempt)
+        self.run(Call::new(self, on_attempt), clock, cancel, op)
     }
 
     /// As [`Retrier::retry`], for a request that is `idempotency` whatever the retrier's
@@ -511,18 +530,17 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let call = Call::new(self).idempotency(idempotency);
-        self.run(call, clock, cancel, op, on_attempt)
+        let call = Call::new(self, on_attempt).idempotency(idempotency);
+        self.run(call, clock, cancel, op)
     }
 
     /// The blocking retry loop.
     fn run<T, E, C, F, O>(
         &self,
-        mut call: Call<'_, E>,
+        mut call: Call<'_, E, O>,
         clock: &C,
         cancel: &CancelToken,
         mut op: F,
-        mut on_attempt: O,
     ) -> Result<T, RetryError<E>>
     where
         C: Clock + ?Sized,
@@ -536,11 +554,11 @@ impl Retrier {
             let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
             let result = op(ctx);
             let (now, wall, result) = (clock.now(), clock.wall(), result.map_err(Failure::Error));
-            match call.after(now, wall, result, cancel.is_cancelled(), &mut on_attempt) {
+            match call.after(now, wall, result, cancel.is_cancelled()) {
                 Next::Return(result) => return result,
                 Next::Sleep(sleep) => {
                     if clock.sleep(sleep, cancel).is_err() {
-                        return Err(call.cancelled());
+                        return Err(call.cancelled(clock.now()));
                     }
                 }
             }
@@ -632,7 +650,7 @@ mod tests {
     }
 
     /// What a test keeps of an event (the event borrows the attempt's error).
-    pub(super) type Seen = (u32, Outcome, Option<Duration>, Decision);
+    pub(super) type Seen = (u32, Option<Outcome>, Option<Duration>, Decision);
     pub(super) fn seen<E>(e: &AttemptEvent<'_, E>) -> Seen {
         (e.attempt, e.outcome, e.retry_after, e.decision)
     }
@@ -653,7 +671,7 @@ mod tests {
         assert_eq!(events.len(), 3, "{events:?}");
         assert_eq!(events.iter().map(|e| e.0).collect::<Vec<_>>(), [1, 2, 3]);
         for e in &events[..2] {
-            assert_eq!(e.1, Outcome::Status(429));
+            assert_eq!(e.1, Some(Outcome::Status(429)));
             assert_eq!(e.2, Some(Duration::from_secs(2)));
             let sleep = e.3.sleep().unwrap_or_default();
             assert!(sleep >= secs(2), "{sleep:?}");
@@ -844,6 +862,92 @@ mod tests {
             call(Outcome::Invalid).unwrap_err().reason(),
             StopReason::NotRetryable
         );
+    }
+
+    /// A clock that oversleeps by `by`, or is cancelled as it starts a sleep.
+    struct Unruly {
+        clock: VirtualClock,
+        by: Duration,
+        cancel_on_sleep: Option<CancelToken>,
+    }
+
+    impl Clock for Unruly {
+        fn now(&self) -> Duration {
+            self.clock.now()
+        }
+        fn wall(&self) -> SystemTime {
+            self.clock.wall()
+        }
+        fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<()> {
+            if let Some(token) = &self.cancel_on_sleep {
+                token.cancel();
+            }
+            self.clock.sleep(d + self.by, cancel)
+        }
+    }
+
+    /// A stop decided before an attempt (cancelled, the deadline passed, the breaker refused)
+    /// is seen by the observer too: a call's last event always says why it ended.
+    #[test]
+    fn the_observer_sees_every_stop() {
+        let log = |clock: &dyn Clock, cancel: &CancelToken, r: &Retrier| {
+            let mut log = Vec::new();
+            let result = r.retry(clock, cancel, server(vec![Reply::new(503, None); 9]), |e| {
+                log.push(e.to_string())
+            });
+            (log, result.unwrap_err().reason())
+        };
+        let r = Retrier::builder()
+            .seed(2)
+            .deadline(secs(1))
+            .build()
+            .unwrap();
+        // Cancelled during the sleep after the first attempt.
+        let cancel = CancelToken::new();
+        let clock = Unruly {
+            clock: VirtualClock::new(),
+            by: Duration::ZERO,
+            cancel_on_sleep: Some(cancel.clone()),
+        };
+        let (events, reason) = log(&clock, &cancel, &r);
+        assert_eq!(reason, StopReason::Cancelled);
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[1], "attempt 2: not sent, stop: cancelled");
+        // Cancelled before the first attempt.
+        let (events, _) = log(&VirtualClock::new(), &cancel, &r);
+        assert_eq!(events, ["attempt 1: not sent, stop: cancelled"]);
+        // A clock that overslept past the deadline.
+        let clock = Unruly {
+            clock: VirtualClock::new(),
+            by: secs(2),
+            cancel_on_sleep: None,
+        };
+        let (events, reason) = log(&clock, &CancelToken::new(), &r);
+        assert_eq!(reason, StopReason::Deadline);
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            events[1].starts_with("attempt 2: not sent")
+                && events[1].ends_with("stop: deadline reached"),
+            "{events:?}"
+        );
+        // An open breaker refuses a call's first attempt.
+        let breaker = BreakerConfig {
+            failure_ratio: 1.0,
+            min_requests: 1,
+            ..BreakerConfig::default()
+        };
+        let r = Retrier::builder()
+            .seed(2)
+            .max_attempts(1)
+            .breaker(breaker)
+            .build()
+            .unwrap();
+        let clock = VirtualClock::new();
+        let (events, _) = log(&clock, &CancelToken::new(), &r);
+        assert_eq!(events.len(), 1);
+        let (events, reason) = log(&clock, &CancelToken::new(), &r);
+        assert_eq!(reason, StopReason::BreakerOpen);
+        assert_eq!(events, ["attempt 1: not sent, stop: circuit breaker open"]);
     }
 
     #[test]
@@ -1315,7 +1419,7 @@ mod tests {
             [(
                 (
                     1,
-                    Outcome::Fatal,
+                    Some(Outcome::Fatal),
                     None,
                     Decision::Stop(StopReason::NotRetryable)
                 ),

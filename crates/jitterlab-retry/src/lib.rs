@@ -58,8 +58,9 @@
 //! # }
 //! ```
 //!
-//! Each attempt's event is one log line (`attempt 1: 429 after 3.1ms, retry in 2s`); a call
-//! that gives up returns a [`RetryError`](exec::RetryError) that says why
+//! Each attempt's event is one log line (`attempt 1: 429 after 3.1ms, retry in 2s`), and so is
+//! a stop before an attempt (`attempt 3: not sent, stop: circuit breaker open`); a call that
+//! gives up returns a [`RetryError`](exec::RetryError) that says why
 //! (`the next sleep would pass the deadline after 4 attempts`) with the last attempt's error
 //! as its `source()`. Any operation works the same way: its error type implements
 //! [`Classify`](exec::Classify), or is one that does already ([`Outcome`](policy::Outcome),

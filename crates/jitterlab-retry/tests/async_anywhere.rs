@@ -66,7 +66,7 @@ fn a_non_send_operation_runs_on_a_hand_rolled_executor() {
                     }
                 }
             })
-            .on_attempt(|e| outcomes.push(e.outcome))
+            .on_attempt(|e| outcomes.extend(e.outcome))
             .into_future(),
     );
     assert_eq!(answer.ok(), Some(9));

@@ -74,3 +74,27 @@ fn a_call_is_a_span_and_each_attempt_an_event() {
         "{events:?}"
     );
 }
+
+#[test]
+fn a_stop_before_an_attempt_is_an_event_too() {
+    let collect = Collect::default();
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let retrier = Retrier::builder().seed(1).build().unwrap();
+    let result = tracing::subscriber::with_default(collect.clone(), || {
+        retrier.retry(
+            &VirtualClock::new(),
+            &cancel,
+            |_| Ok::<_, Outcome>(()),
+            |_| {},
+        )
+    });
+    assert!(result.is_err());
+    let events = collect.events.lock().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(
+        events[0].starts_with("message=retry attempt attempt=1 outcome=not sent"),
+        "{events:?}"
+    );
+    assert!(events[0].ends_with("stop=\"cancelled\""), "{events:?}");
+}

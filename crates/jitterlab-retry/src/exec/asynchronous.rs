@@ -304,7 +304,7 @@ where
     type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let mut call = Call::new(&self.retrier.retrier);
+        let mut call = Call::new(&self.retrier.retrier, self.on_attempt);
         if let Some(idempotency) = self.idempotency {
             call = call.idempotency(idempotency);
         }
@@ -315,7 +315,6 @@ where
                 retrier: self.retrier,
                 call,
                 op: self.op,
-                on_attempt: self.on_attempt,
                 cancel: Signal {
                     future: Box::pin(self.cancel),
                     fired: false,
@@ -361,9 +360,8 @@ where
 /// The retry loop of one call, as a state machine: `step` says where it stands.
 struct Run<'r, T: Timer, E, F, Fut, O, C> {
     retrier: &'r AsyncRetrier<T>,
-    call: Call<'r, E>,
+    call: Call<'r, E, O>,
     op: F,
-    on_attempt: O,
     cancel: Signal<C>,
     step: Step<'r, T, Fut>,
 }
@@ -429,13 +427,13 @@ where
                 },
                 Step::Slot { acquire, deadline } => {
                     if self.cancel.poll(cx) {
-                        Err(Err(self.call.cancelled()))
+                        Err(Err(self.call.cancelled(retrier.timer.now())))
                     } else if let Poll::Ready(slot) = acquire.as_mut().poll(cx) {
                         self.begin(slot.ok(), cx)
                     } else if deadline
                         .as_mut()
                         .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready())
-                        && let Some(expired) = self.call.expired()
+                        && let Some(expired) = self.call.expired(retrier.timer.now())
                     {
                         Err(Err(expired))
                     } else {
@@ -461,7 +459,7 @@ where
                 }
                 Step::Sleep(sleep) => {
                     if self.cancel.poll(cx) {
-                        Err(Err(self.call.cancelled()))
+                        Err(Err(self.call.cancelled(retrier.timer.now())))
                     } else if sleep.as_mut().poll(cx).is_ready() {
                         Ok(Step::Next)
                     } else {
@@ -509,10 +507,7 @@ where
         let now = self.retrier.timer.now();
         let wall = self.retrier.wall_at(now);
         let cancelled = self.cancel.poll(cx);
-        match self
-            .call
-            .after(now, wall, result, cancelled, &mut self.on_attempt)
-        {
+        match self.call.after(now, wall, result, cancelled) {
             Next::Return(result) => Err(result),
             Next::Sleep(sleep) => Ok(Step::Sleep(Box::pin(self.retrier.timer.sleep(sleep)))),
         }

@@ -9,7 +9,8 @@
 //! cancelled, and the breaker as it stands would let it through when its sleep ends), and a
 //! retry that then never goes out (cancelled during its sleep, refused by a breaker that
 //! opened meanwhile, or past the deadline on a clock that overslept) gives its budget token
-//! back.
+//! back. Every stop is seen: one that comes before an attempt is an event of its own, for the
+//! attempt not sent (no outcome, the decision saying why).
 
 use std::time::{Duration, SystemTime};
 
@@ -27,8 +28,9 @@ pub(crate) enum Next<T, E> {
     Sleep(Duration),
 }
 
-/// One call's state between attempts. Times are on the executor's clock.
-pub(crate) struct Call<'r, E> {
+/// One call's state between attempts, and its observer `O`. Times are on the executor's
+/// clock.
+pub(crate) struct Call<'r, E, O> {
     retrier: &'r Retrier,
     /// When the first attempt was sent: the deadline and the events count from it.
     start: Duration,
@@ -47,6 +49,7 @@ pub(crate) struct Call<'r, E> {
     /// a timeout (what [`crate::policy::Budget::refund_retry`] needs to give it back).
     granted: Option<(Duration, bool)>,
     last: Option<Failure<E>>,
+    on_attempt: O,
 }
 
 /// How an attempt failed: its operation's error, or the async executor's cut-off.
@@ -81,9 +84,13 @@ impl<E> Failure<E> {
     }
 }
 
-impl<'r, E: Classify> Call<'r, E> {
-    /// A call of `retrier` that has made no attempt yet.
-    pub(crate) fn new(retrier: &'r Retrier) -> Self {
+impl<'r, E, O> Call<'r, E, O>
+where
+    E: Classify,
+    O: FnMut(&AttemptEvent<'_, E>),
+{
+    /// A call of `retrier` that has made no attempt yet, reporting to `on_attempt`.
+    pub(crate) fn new(retrier: &'r Retrier, on_attempt: O) -> Self {
         Call {
             retrier,
             start: Duration::ZERO,
@@ -95,7 +102,14 @@ impl<'r, E: Classify> Call<'r, E> {
             idempotency: retrier.idempotency,
             granted: None,
             last: None,
+            on_attempt,
         }
+    }
+
+    /// This call's request is `idempotency`, whatever the retrier's default.
+    pub(crate) fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = idempotency;
+        self
     }
 
     /// Before the next attempt, sent at `now`: the deadline (a real clock may oversleep what
@@ -113,26 +127,21 @@ impl<'r, E: Classify> Call<'r, E> {
                 lock(budget).on_begin(now);
             }
         }
-        // The first attempt is sent at the start, so only a later one can find it expired,
-        // and a later one always has the last error.
+        // The first attempt is sent at the start, so only a later one can find it expired.
         let timeout = self.retrier.policy.attempt_timeout(self.start, now);
         if timeout == AttemptTimeout::Expired
-            && let Some(expired) = self.expired()
+            && let Some(expired) = self.expired(now)
         {
             return Err(expired);
         }
         if cancelled {
-            return Err(self.cancelled());
+            return Err(self.cancelled(now));
         }
         if let Some(breaker) = &self.retrier.breaker {
             let mut breaker = lock(breaker);
             if !breaker.allow(now) {
                 drop(breaker);
-                self.refund();
-                return Err(RetryError::BreakerOpen {
-                    last: self.last.take().and_then(Failure::into_error),
-                    attempts: self.made,
-                });
+                return Err(self.refused(now));
             }
             // A half-open breaker lets exactly one attempt through: this one.
             self.probing = breaker.is_probing();
@@ -149,37 +158,60 @@ impl<'r, E: Classify> Call<'r, E> {
     /// After the attempt begun last, whose result is known at `now` (`wall`: the wall time
     /// then, for an HTTP-date Retry-After). A [`Failure::TimedOut`] counts as
     /// [`Outcome::Timeout`]. `cancelled`: the call's cancel signal, as it is now.
-    pub(crate) fn after<T, O>(
+    pub(crate) fn after<T>(
         &mut self,
         now: Duration,
         wall: SystemTime,
         result: Result<T, Failure<E>>,
         cancelled: bool,
-        on_attempt: &mut O,
-    ) -> Next<T, E>
-    where
-        O: FnMut(&AttemptEvent<'_, E>),
-    {
-        let (outcome, retry_after) = match &result {
-            Ok(_) => (Outcome::Success, None),
-            Err(Failure::TimedOut(_)) => (Outcome::Timeout, None),
-            Err(Failure::Error(e)) => (
-                e.outcome(),
-                e.retry_after().and_then(|v| parse_retry_after(v, wall)),
-            ),
-        };
+    ) -> Next<T, E> {
+        let (outcome, retry_after) = read(&result, wall);
         self.made = self.made.saturating_add(1);
         self.probing = false;
-        let retrier = self.retrier;
-        if let Some(breaker) = &retrier.breaker {
+        self.tell_breaker(now, outcome);
+        let decision = self.decide(now, outcome, retry_after, cancelled);
+        let error = match &result {
+            Err(Failure::Error(e)) => Some(e),
+            _ => None,
+        };
+        let event = AttemptEvent {
+            attempt: self.made,
+            outcome: Some(outcome),
+            error,
+            retry_after,
+            // Saturating: a clock of the caller's that steps back must not panic here.
+            start: self.sent.saturating_sub(self.start),
+            end: now.saturating_sub(self.start),
+            decision,
+        };
+        report(&mut self.on_attempt, &event);
+        self.next(result, outcome, decision)
+    }
+
+    /// The breaker (if any) learns the attempt's outcome; one that says nothing about the
+    /// server ([`Outcome::Invalid`]) gives a half-open breaker's probe back instead.
+    fn tell_breaker(&self, now: Duration, outcome: Outcome) {
+        if let Some(breaker) = &self.retrier.breaker {
             let mut breaker = lock(breaker);
             if outcome.concerns_the_server() {
                 breaker.record(now, !outcome.is_server_failure());
             } else {
-                // Nothing learnt: a half-open breaker lets the next attempt probe instead.
                 breaker.abandon_probe();
             }
         }
+    }
+
+    /// The policy's decision (which keeps the budget's books), unless the retry it grants
+    /// cannot happen: the call is cancelled, or the breaker as it stands would refuse an
+    /// attempt when the sleep ends. Then the call stops and the token goes back.
+    fn decide(
+        &mut self,
+        now: Duration,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+        cancelled: bool,
+    ) -> Decision {
+        let retrier = self.retrier;
         let report = AttemptReport {
             attempt: self.made,
             start: self.start,
@@ -189,51 +221,49 @@ impl<'r, E: Classify> Call<'r, E> {
             idempotency: self.idempotency,
             follows_timeout: self.follows_timeout,
         };
-        let mut decision = {
+        let decision = {
             let mut rng = lock(&retrier.rng);
             let mut budget = retrier.budget.as_ref().map(lock);
             retrier
                 .policy
                 .decide(&report, &mut self.backoff, budget.as_deref_mut(), &mut *rng)
         };
-        if let Decision::Retry { sleep } = decision {
-            self.granted = Some((now, outcome == Outcome::Timeout));
-            // A retry that cannot happen is not announced, and its token goes back.
-            let refused = if cancelled {
-                Some(StopReason::Cancelled)
-            } else if retrier
-                .breaker
-                .as_ref()
-                .is_some_and(|b| !lock(b).would_allow(now.saturating_add(sleep)))
-            {
-                Some(StopReason::BreakerOpen)
-            } else {
-                None
-            };
-            if let Some(reason) = refused {
+        let Decision::Retry { sleep } = decision else {
+            return decision;
+        };
+        self.granted = Some((now, outcome == Outcome::Timeout));
+        let refused = if cancelled {
+            Some(StopReason::Cancelled)
+        } else if retrier
+            .breaker
+            .as_ref()
+            .is_some_and(|b| !lock(b).would_allow(now.saturating_add(sleep)))
+        {
+            Some(StopReason::BreakerOpen)
+        } else {
+            None
+        };
+        match refused {
+            Some(reason) => {
                 self.refund();
-                decision = Decision::Stop(reason);
+                Decision::Stop(reason)
             }
+            None => decision,
         }
-        #[cfg(feature = "tracing")]
-        trace_attempt(self.made, outcome, now.saturating_sub(self.sent), decision);
-        on_attempt(&AttemptEvent {
-            attempt: self.made,
-            outcome,
-            error: match &result {
-                Err(Failure::Error(e)) => Some(e),
-                _ => None,
-            },
-            retry_after,
-            // Saturating: a clock of the caller's that steps back must not panic here.
-            start: self.sent.saturating_sub(self.start),
-            end: now.saturating_sub(self.start),
-            decision,
-        });
+    }
+
+    /// What the executor does after an attempt that ended in `result` and `decision`.
+    fn next<T>(
+        &mut self,
+        result: Result<T, Failure<E>>,
+        outcome: Outcome,
+        decision: Decision,
+    ) -> Next<T, E> {
         let error = match result {
             Ok(value) => return Next::Return(Ok(value)),
             Err(e) => e,
         };
+        let attempts = self.made;
         let reason = match decision {
             Decision::Retry { sleep } => {
                 self.follows_timeout = outcome == Outcome::Timeout;
@@ -241,25 +271,28 @@ impl<'r, E: Classify> Call<'r, E> {
                 return Next::Sleep(sleep);
             }
             Decision::Stop(StopReason::Cancelled) => {
-                self.last = Some(error);
-                return Next::Return(Err(self.cancelled()));
+                return Next::Return(Err(RetryError::Cancelled {
+                    last: error.into_error(),
+                    attempts,
+                }));
             }
             Decision::Stop(StopReason::BreakerOpen) => {
                 return Next::Return(Err(RetryError::BreakerOpen {
                     last: error.into_error(),
-                    attempts: self.made,
+                    attempts,
                 }));
             }
             Decision::Stop(reason) => reason,
             // An error that classifies itself as a success: nothing to retry.
             Decision::Done => StopReason::NotRetryable,
         };
-        Next::Return(Err(error.stopped(reason, self.made)))
+        Next::Return(Err(error.stopped(reason, attempts)))
     }
 
     /// How long the next attempt may wait, from `now`, for a concurrency slot: the time left
     /// before the deadline (`None`: no deadline, or no attempt sent yet, since the deadline
     /// counts from the first send).
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
     pub(crate) fn time_left(&self, now: Duration) -> Option<Duration> {
         if self.made == 0 {
             return None;
@@ -268,46 +301,89 @@ impl<'r, E: Classify> Call<'r, E> {
         Some(self.start.saturating_add(deadline).saturating_sub(now))
     }
 
-    /// The call reached its deadline before its next attempt was sent: the retry granted goes
-    /// back to the budget. `None` before the first attempt, which has no deadline yet.
-    pub(crate) fn expired(&mut self) -> Option<RetryError<E>> {
+    /// The call reached its deadline at `now`, before its next attempt was sent. `None`
+    /// before the first attempt, which has no deadline yet.
+    pub(crate) fn expired(&mut self, now: Duration) -> Option<RetryError<E>> {
         let last = self.last.take()?;
-        self.refund();
+        self.stop_before(now, StopReason::Deadline);
         Some(last.stopped(StopReason::Deadline, self.made))
     }
 
-    /// This call's request is `idempotency`, whatever the retrier's default.
-    pub(crate) fn idempotency(mut self, idempotency: Idempotency) -> Self {
-        self.idempotency = idempotency;
-        self
-    }
-
-    /// The call was cancelled before an attempt or during a sleep.
-    pub(crate) fn cancelled(&mut self) -> RetryError<E> {
-        self.refund();
+    /// The call was cancelled at `now`, before an attempt or during a sleep.
+    pub(crate) fn cancelled(&mut self, now: Duration) -> RetryError<E> {
+        self.stop_before(now, StopReason::Cancelled);
         RetryError::Cancelled {
             last: self.last.take().and_then(Failure::into_error),
             attempts: self.made,
         }
     }
+
+    /// The breaker refused the next attempt at `now`.
+    fn refused(&mut self, now: Duration) -> RetryError<E> {
+        self.stop_before(now, StopReason::BreakerOpen);
+        RetryError::BreakerOpen {
+            last: self.last.take().and_then(Failure::into_error),
+            attempts: self.made,
+        }
+    }
+
+    /// The call stops at `now`, before its next attempt, for `reason`: the retry granted for
+    /// it goes back to the budget, and the observer sees the attempt not sent.
+    fn stop_before(&mut self, now: Duration, reason: StopReason) {
+        self.refund();
+        let at = if self.made == 0 {
+            Duration::ZERO
+        } else {
+            now.saturating_sub(self.start)
+        };
+        let event = AttemptEvent {
+            attempt: self.made.saturating_add(1),
+            outcome: None,
+            error: None,
+            retry_after: None,
+            start: at,
+            end: at,
+            decision: Decision::Stop(reason),
+        };
+        report(&mut self.on_attempt, &event);
+    }
 }
 
-/// The `tracing` feature's event for one attempt, inside the call's span.
-#[cfg(feature = "tracing")]
-fn trace_attempt(attempt: u32, outcome: Outcome, took: Duration, decision: Decision) {
-    let (sleep, stop) = match decision {
-        Decision::Retry { sleep } => (Some(sleep), None),
-        Decision::Stop(reason) => (None, Some(reason.name())),
-        Decision::Done => (None, None),
-    };
-    tracing::debug!(
-        attempt,
-        outcome = %outcome,
-        took = ?took,
-        sleep = ?sleep,
-        stop = stop,
-        "retry attempt"
-    );
+/// How an attempt's result reads: its outcome, and the Retry-After hint parsed at `wall`.
+fn read<T, E: Classify>(
+    result: &Result<T, Failure<E>>,
+    wall: SystemTime,
+) -> (Outcome, Option<Duration>) {
+    match result {
+        Ok(_) => (Outcome::Success, None),
+        Err(Failure::TimedOut(_)) => (Outcome::Timeout, None),
+        Err(Failure::Error(e)) => (
+            e.outcome(),
+            e.retry_after().and_then(|v| parse_retry_after(v, wall)),
+        ),
+    }
+}
+
+/// Shows `event` to the observer, and with the `tracing` feature emits it, inside the call's
+/// span: attempt, outcome (`not sent` for a stop before an attempt), duration, sleep, stop.
+fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(on_attempt: &mut O, event: &AttemptEvent<'_, E>) {
+    #[cfg(feature = "tracing")]
+    {
+        let (sleep, stop) = match event.decision {
+            Decision::Retry { sleep } => (Some(sleep), None),
+            Decision::Stop(reason) => (None, Some(reason.name())),
+            Decision::Done => (None, None),
+        };
+        tracing::debug!(
+            attempt = event.attempt,
+            outcome = %super::NotSent(event.outcome),
+            took = ?event.took(),
+            sleep = ?sleep,
+            stop = stop,
+            "retry attempt"
+        );
+    }
+    on_attempt(event);
 }
 
 /// The `tracing` feature's span of one call.
@@ -316,7 +392,7 @@ pub(crate) fn call_span() -> tracing::Span {
     tracing::debug_span!("retry call")
 }
 
-impl<E> Call<'_, E> {
+impl<E, O> Call<'_, E, O> {
     /// Gives the budget back the retry it granted, if that retry was not sent.
     fn refund(&mut self) {
         if let Some((at, after_timeout)) = self.granted.take()
@@ -327,7 +403,7 @@ impl<E> Call<'_, E> {
     }
 }
 
-impl<E> Drop for Call<'_, E> {
+impl<E, O> Drop for Call<'_, E, O> {
     /// A call dropped with the breaker's probe in flight (an async call's future dropped, an
     /// operation that panicked) gives the probe back, or the half-open breaker would wait
     /// for its result forever.

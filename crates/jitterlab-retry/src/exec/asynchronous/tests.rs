@@ -81,7 +81,7 @@ async fn retry_after_twice_takes_four_virtual_seconds() {
     for e in &events[..2] {
         assert_eq!(
             (e.1, e.2),
-            (Outcome::Status(429), Some(Duration::from_secs(2)))
+            (Some(Outcome::Status(429)), Some(Duration::from_secs(2)))
         );
         assert_eq!(e.3, Decision::Retry { sleep: secs(2) });
     }
@@ -292,7 +292,10 @@ async fn a_hung_attempt_is_cut_off_at_its_timeout() {
         "{result:?}"
     );
     assert!(spans.len() >= 3, "{spans:?}");
-    assert!(spans.iter().all(|s| s.0 == Outcome::Timeout), "{spans:?}");
+    assert!(
+        spans.iter().all(|s| s.0 == Some(Outcome::Timeout)),
+        "{spans:?}"
+    );
     let (last, full) = spans.split_last().unwrap();
     for s in full {
         // Each ran its full second (its start rounded up to tokio's millisecond tick).
@@ -710,8 +713,12 @@ async fn a_wait_for_a_slot_ends_at_the_deadline() {
         .unwrap();
     let began = Instant::now();
     // Fails at once, then sleeps 950 ms; its deadline is at 1 s.
+    let mut events = Vec::new();
     let retried = async {
-        let result = r.call(at_once(server(too_many(1, "0")))).await;
+        let result = r
+            .call(at_once(server(too_many(1, "0"))))
+            .on_attempt(|e| events.push(e.to_string()))
+            .await;
         (result, began.elapsed())
     };
     // From 900 ms, holds the only slot until its own deadline cuts it off at 1.9 s.
@@ -724,6 +731,8 @@ async fn a_wait_for_a_slot_ends_at_the_deadline() {
     let e = result.unwrap_err();
     assert_eq!((e.reason(), e.attempts()), (StopReason::Deadline, 1), "{e}");
     assert_eq!(ended, secs(1), "the wait ends at the deadline");
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[1], "attempt 2: not sent, stop: deadline reached");
     let budget = lock(r.retrier().budget.as_ref().unwrap()).available(r.timer().now());
     assert_eq!(budget, 500.0, "the retry's token was given back");
 }
@@ -771,7 +780,7 @@ fn another_timer_drives_the_executor_without_tokio_time() {
                     n => Ok(n),
                 }
             })
-            .on_attempt(|e| outcomes.push(e.outcome))
+            .on_attempt(|e| outcomes.extend(e.outcome))
             .into_future(),
     );
     assert_eq!(answer.ok(), Some(3));
