@@ -362,6 +362,10 @@ pub(crate) struct Clients {
     idempotency: Idempotency,
     /// Each client's jitter stream is this family's `(client, 0)`.
     jitter: StreamFamily,
+    /// When each client's pending retry was granted by the budget, in nanoseconds (what a
+    /// refund needs); empty without a budget. Kept beside the clients, not in them, so that a
+    /// client stays one cache line.
+    granted: Vec<u64>,
 }
 
 impl Clients {
@@ -375,6 +379,11 @@ impl Clients {
         owners: u32,
     ) -> Clients {
         let (jitter, throttle) = streams;
+        let granted = if config.budget.is_some() {
+            vec![0; initial as usize]
+        } else {
+            Vec::new()
+        };
         Clients {
             clients: (0..initial)
                 .map(|c| Client::new(jitter.get(c as u64, 0)))
@@ -384,6 +393,7 @@ impl Clients {
             policy: policy.nanos(),
             idempotency: config.idempotency,
             jitter,
+            granted,
         }
     }
 
@@ -415,6 +425,9 @@ impl Clients {
     /// Makes room for `additional` more clients.
     pub fn reserve(&mut self, additional: usize) {
         self.clients.reserve(additional);
+        if self.guards.budget.is_some() {
+            self.granted.reserve(additional);
+        }
     }
 
     /// A new idle client (an open-loop arrival); returns its index.
@@ -422,6 +435,9 @@ impl Clients {
         let c = self.clients.len() as u32;
         self.clients.push(Client::new(self.jitter.get(c as u64, 0)));
         self.guards.add_client();
+        if self.guards.budget.is_some() {
+            self.granted.push(0);
+        }
         c
     }
 
@@ -433,6 +449,9 @@ impl Clients {
         // Every client of such a run is added here, so `owners[c]` is client `c`'s.
         debug_assert_eq!(self.owners.len(), c as usize);
         self.owners.push(owner);
+        if self.guards.budget.is_some() {
+            self.granted.push(0);
+        }
         c
     }
 
@@ -516,20 +535,22 @@ impl Clients {
         next
     }
 
-    /// Client `c`, holding its limiter slot if any, sends its next attempt at `now`.
+    /// Client `c`, holding its limiter slot if any, sends its next attempt at `now`. A retry
+    /// refused here (the deadline passed, throttled, the breaker open) gives its budget token
+    /// back, as the executor's does.
     #[inline]
     pub fn launch(&mut self, c: u32, now: SimTime) -> Launch {
         let client = &self.clients[c as usize];
         // Tags never repeat for a client: the last one it can send ends its request instead of
         // wrapping to a tag an earlier attempt had.
         let Some(tag) = client.sends.checked_add(1) else {
-            return Launch::Refused(Ending::GaveUpAttempts);
+            return self.refuse(c, Ending::GaveUpAttempts);
         };
         let timeout = match self
             .policy
             .attempt_timeout(client.start.as_nanos(), now.as_nanos())
         {
-            AttemptTimeout::Expired => return Launch::Refused(Ending::GaveUpDeadline),
+            AttemptTimeout::Expired => return self.refuse(c, Ending::GaveUpDeadline),
             AttemptTimeout::Unbounded => None,
             AttemptTimeout::After(t) => Some(SimDuration(t)),
         };
@@ -539,7 +560,7 @@ impl Clients {
         if let Some(i) = self.guards.throttle_index(owner) {
             let (throttle, rng) = &mut self.guards.throttles[i];
             if !throttle.admit_nanos(now.as_nanos(), rng) {
-                return Launch::Refused(Ending::Throttled);
+                return self.refuse(c, Ending::Throttled);
             }
         }
         // The breaker is asked last, as the attempt leaves: a half-open breaker's one probe is
@@ -548,12 +569,34 @@ impl Clients {
         if let Some(i) = self.guards.breaker_index(owner)
             && !self.guards.breakers[i].allow_nanos(now.as_nanos())
         {
-            return Launch::Refused(Ending::RejectedByBreaker);
+            return self.refuse(c, Ending::RejectedByBreaker);
         }
         let client = &mut self.clients[c as usize];
         client.sends = tag;
         client.phase = Phase::Waiting;
         Launch::Sent { tag, timeout }
+    }
+
+    /// Client `c`'s next attempt is not sent: the request ends with `ending`.
+    #[inline]
+    fn refuse(&mut self, c: u32, ending: Ending) -> Launch {
+        self.forgo_retry(c);
+        Launch::Refused(ending)
+    }
+
+    /// Client `c` will not send the retry its budget granted (a refusal as it leaves, or a
+    /// layer's propagated deadline): the budget is given the retry back. Nothing for a first
+    /// attempt, or without a budget.
+    #[inline]
+    pub fn forgo_retry(&mut self, c: u32) {
+        let client = &self.clients[c as usize];
+        if client.attempts() == 0 {
+            return;
+        }
+        if let Some(i) = self.guards.budget_index(self.owner(c)) {
+            let at = self.granted[c as usize];
+            self.guards.budgets[i].refund_retry_nanos(at, client.after_timeout);
+        }
     }
 
     /// Client `c`'s current attempt ended at `now` with `outcome` (and a Retry-After `hint`):
@@ -596,6 +639,9 @@ impl Clients {
         match decision {
             Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {
+                if budget_index.is_some() {
+                    self.granted[c as usize] = now.as_nanos();
+                }
                 client.phase = Phase::Sleeping;
                 Next::Sleep(SimDuration(sleep))
             }
@@ -706,6 +752,81 @@ mod tests {
             !c.awaits(1, 0),
             "tag 0 of a wrapped counter is never awaited"
         );
+    }
+
+    /// Clients under `config` (a constant 1 ms backoff), two of them.
+    fn clients_with(config: ClientConfig) -> Clients {
+        let ms = SimDuration::from_millis(1);
+        let policy =
+            config.retry_policy(Backoff::new(Jitter::Constant, ms.into(), 2.0, ms.into()).unwrap());
+        Clients::new(
+            &config,
+            policy,
+            (
+                StreamFamily::new(1, 0, StreamKind::Jitter),
+                StreamFamily::new(1, 0, StreamKind::Throttle),
+            ),
+            2,
+            2,
+        )
+    }
+
+    /// A shared token bucket of 10 (a retry costs 5) and a shared breaker.
+    fn budget_and_breaker(min_requests: u32) -> ClientConfig {
+        ClientConfig {
+            budget: Some((
+                BudgetConfig::TokenBucket {
+                    capacity: 10,
+                    retry_cost: 5,
+                    timeout_cost: 5,
+                    success_refund: 0,
+                },
+                Scope::Shared,
+            )),
+            breaker: Some((
+                BreakerConfig {
+                    failure_ratio: 1.0,
+                    min_requests,
+                    window: std::time::Duration::from_secs(10),
+                    open_for: std::time::Duration::from_secs(1),
+                },
+                Scope::Shared,
+            )),
+            ..ClientConfig::bare(None)
+        }
+    }
+
+    fn tokens(c: &Clients) -> f64 {
+        c.guards.budgets[0].available(std::time::Duration::ZERO)
+    }
+
+    /// The engine's books in the simulator: a retry refused as it leaves (the breaker opened
+    /// meanwhile) gives its token back.
+    #[test]
+    fn a_retry_refused_as_it_leaves_costs_no_token() {
+        // Two failures open the breaker: client 0's retry is granted, then refused.
+        let mut c = clients_with(budget_and_breaker(2));
+        for client in [0, 1] {
+            assert!(c.begin(client, SimTime::ZERO));
+            assert!(matches!(
+                c.launch(client, SimTime::ZERO),
+                Launch::Sent { .. }
+            ));
+        }
+        let next = c.conclude(0, SimTime::ZERO, Outcome::Status(503), None);
+        assert_eq!(next, Next::Sleep(SimDuration::from_millis(1)));
+        assert_eq!(tokens(&c), 5.0);
+        let next = c.conclude(1, SimTime::ZERO, Outcome::Status(503), None);
+        assert!(matches!(next, Next::Sleep(_)));
+        assert_eq!(tokens(&c), 0.0);
+        let at = SimTime::ZERO + SimDuration::from_millis(1);
+        for client in [0, 1] {
+            assert_eq!(
+                c.launch(client, at),
+                Launch::Refused(Ending::RejectedByBreaker)
+            );
+        }
+        assert_eq!(tokens(&c), 10.0, "both tokens back");
     }
 
     /// What the adaptive throttle counts as accepted: any answer but an overload rejection.

@@ -18,7 +18,8 @@
 //!   [`would_allow_nanos`](crate::policy::Breaker::would_allow_nanos);
 //! - [`Throttle::admit_nanos`](crate::policy::throttle::Throttle::admit_nanos) and
 //!   [`on_accept_nanos`](crate::policy::throttle::Throttle::on_accept_nanos);
-//! - [`Budget::on_begin_nanos`](crate::policy::Budget::on_begin_nanos).
+//! - [`Budget::on_begin_nanos`](crate::policy::Budget::on_begin_nanos) and
+//!   [`refund_retry_nanos`](crate::policy::Budget::refund_retry_nanos).
 //!
 //! Each gives exactly the values of its `Duration` twin, random draws included (a property
 //! test in `tests/nanos.rs` checks every one).

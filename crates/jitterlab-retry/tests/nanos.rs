@@ -116,6 +116,8 @@ proptest! {
         let (mut ta, mut tb) = (Throttle::new(t).unwrap(), Throttle::new(t).unwrap());
         let mut ga = Budget::new(BudgetConfig::adaptive()).unwrap();
         let mut gb = ga.clone();
+        let mut ra_budget = Budget::new(BudgetConfig::ratio()).unwrap();
+        let mut rb_budget = ra_budget.clone();
         let mut now = 0u64;
         for (step, ok) in times {
             now += step;
@@ -134,6 +136,14 @@ proptest! {
             ga.on_begin(d);
             gb.on_begin_nanos(now);
             prop_assert_eq!(ga.available(d), gb.available(d));
+            // A ratio budget's retry given back where it was granted, or later.
+            let later = Duration::from_nanos(now + step / 2);
+            prop_assert_eq!(ra_budget.try_retry(d, ok), rb_budget.try_retry(d, ok));
+            if step % 3 == 0 {
+                ra_budget.refund_retry(d, ok);
+                rb_budget.refund_retry_nanos(now, ok);
+            }
+            prop_assert_eq!(ra_budget.available(later), rb_budget.available(later));
         }
     }
 }

@@ -394,8 +394,10 @@ impl<'a> Sim<'a> {
         let now = self.now;
         let station = self.station(st);
         let deadline = station.calls[s as usize].deadline;
-        // A propagated deadline that has passed: the caller above waits no longer.
+        // A propagated deadline that has passed: the caller above waits no longer (and a
+        // retry's budget token goes back, as for the layer's own deadline).
         let launch = if now >= deadline {
+            station.callers.forgo_retry(s);
             Launch::Refused(Ending::GaveUpDeadline)
         } else {
             station.callers.launch(s, now)
@@ -561,6 +563,7 @@ impl<'a> Sim<'a> {
             // A retry that could not be sent before the propagated deadline is not taken, as
             // with the layer's own deadline.
             Next::Sleep(sleep) if now + sleep >= deadline => {
+                station.callers.forgo_retry(s);
                 self.hop_end(st, s, Ending::GaveUpDeadline)
             }
             Next::Sleep(sleep) => self.after(sleep, Event::HopWake(hop(st, s))),

@@ -461,8 +461,9 @@ impl Budget {
         self.refund_retry_nanos(to_nanos(at), after_timeout);
     }
 
+    /// [`Budget::refund_retry`] with `at` in integer nanoseconds.
     #[inline]
-    pub(crate) fn refund_retry_nanos(&mut self, at: u64, after_timeout: bool) {
+    pub fn refund_retry_nanos(&mut self, at: u64, after_timeout: bool) {
         match (&mut self.state, &self.config) {
             (
                 State::TokenBucket { tokens },
