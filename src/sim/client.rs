@@ -600,7 +600,9 @@ impl Clients {
     }
 
     /// Client `c`'s current attempt ended at `now` with `outcome` (and a Retry-After `hint`):
-    /// the breaker learns of it, the policy decides (with the budget).
+    /// the breaker learns of it, the policy decides (with the budget). As in the executor, a
+    /// retry the breaker as it stands would refuse when its sleep ends is not slept for: the
+    /// request ends now, and its token goes back.
     #[inline]
     pub fn conclude(
         &mut self,
@@ -615,7 +617,8 @@ impl Clients {
         {
             self.guards.throttles[i].0.on_accept_nanos(now.as_nanos());
         }
-        if let Some(i) = self.guards.breaker_index(owner) {
+        let breaker_index = self.guards.breaker_index(owner);
+        if let Some(i) = breaker_index {
             // Only failures that speak of the server's health count (timeouts, connection
             // errors, 429, 5xx); a 409 or 400 says nothing about it.
             self.guards.breakers[i].record_nanos(now.as_nanos(), !outcome.is_server_failure());
@@ -639,6 +642,16 @@ impl Clients {
         match decision {
             Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {
+                let wake = now.as_nanos().saturating_add(sleep);
+                if let Some(i) = breaker_index
+                    && !self.guards.breakers[i].would_allow_nanos(wake)
+                {
+                    if let Some(b) = budget_index {
+                        let after_timeout = outcome == Outcome::Timeout;
+                        self.guards.budgets[b].refund_retry_nanos(now.as_nanos(), after_timeout);
+                    }
+                    return Next::End(Ending::RejectedByBreaker);
+                }
                 if budget_index.is_some() {
                     self.granted[c as usize] = now.as_nanos();
                 }
@@ -800,11 +813,19 @@ mod tests {
         c.guards.budgets[0].available(std::time::Duration::ZERO)
     }
 
-    /// The engine's books in the simulator: a retry refused as it leaves (the breaker opened
-    /// meanwhile) gives its token back.
+    /// The engine's books in the simulator: a retry the breaker would refuse is not slept for
+    /// (the request ends at once, as the executor's call does) and costs no token; a retry
+    /// refused as it leaves (the breaker opened meanwhile) gives its token back.
     #[test]
-    fn a_retry_refused_as_it_leaves_costs_no_token() {
-        // Two failures open the breaker: client 0's retry is granted, then refused.
+    fn a_retry_the_breaker_refuses_costs_no_token() {
+        // The breaker opens on the first failure: the retry is never scheduled.
+        let mut c = clients_with(budget_and_breaker(1));
+        assert!(c.begin(0, SimTime::ZERO));
+        assert!(matches!(c.launch(0, SimTime::ZERO), Launch::Sent { .. }));
+        let next = c.conclude(0, SimTime::ZERO, Outcome::Status(503), None);
+        assert_eq!(next, Next::End(Ending::RejectedByBreaker));
+        assert_eq!(tokens(&c), 10.0);
+        // Two failures open it: client 0's retry is granted, then refused as it leaves.
         let mut c = clients_with(budget_and_breaker(2));
         for client in [0, 1] {
             assert!(c.begin(client, SimTime::ZERO));
@@ -817,15 +838,9 @@ mod tests {
         assert_eq!(next, Next::Sleep(SimDuration::from_millis(1)));
         assert_eq!(tokens(&c), 5.0);
         let next = c.conclude(1, SimTime::ZERO, Outcome::Status(503), None);
-        assert!(matches!(next, Next::Sleep(_)));
-        assert_eq!(tokens(&c), 0.0);
+        assert_eq!(next, Next::End(Ending::RejectedByBreaker));
         let at = SimTime::ZERO + SimDuration::from_millis(1);
-        for client in [0, 1] {
-            assert_eq!(
-                c.launch(client, at),
-                Launch::Refused(Ending::RejectedByBreaker)
-            );
-        }
+        assert_eq!(c.launch(0, at), Launch::Refused(Ending::RejectedByBreaker));
         assert_eq!(tokens(&c), 10.0, "both tokens back");
     }
 
