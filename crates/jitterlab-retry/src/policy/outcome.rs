@@ -1,12 +1,14 @@
 //! Outcome classes and which of them are retried.
 //!
 //! An attempt ends in one [`Outcome`]: a success (2xx or 3xx), an error status, a timeout, a
-//! connection error, or a fatal error that must never be retried (real code's own class for
-//! errors that are not HTTP answers: a body that does not parse, a 401 from a proxy). [`RetryOn`] is the set of outcomes worth retrying (DESIGN §3): by default
-//! 409, 429, 502, 503, 504, timeouts and connection errors. Other 4xx answers are never
-//! retried (the request itself is wrong; sending it again cannot help), and 500 is opt-in.
-//! [`Idempotency`] adds the request's side: a non-idempotent request is never retried unless
-//! it carries an idempotency key.
+//! connection error, a fatal error that must never be retried (real code's own class for
+//! errors that are not HTTP answers: a body that does not parse, a 401 from a proxy), or an
+//! invalid request (one that cannot succeed as it is). [`RetryOn`] is the set of outcomes
+//! worth retrying: by default 409, 429, 502, 503, 504, timeouts and connection errors. Other
+//! 4xx answers are never retried (the request itself is wrong; sending it again cannot help),
+//! except 408 Request Timeout and 425 Too Early, which ask for exactly that and are opt-in, as
+//! 500 is. [`Idempotency`] adds the request's side: a non-idempotent request is never retried
+//! unless it carries an idempotency key.
 
 use std::fmt;
 
@@ -139,8 +141,8 @@ const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
 /// timeouts and connection errors. [`Outcome::Success`], [`Outcome::Fatal`] and
 /// [`Outcome::Invalid`] are never retried.
 ///
-/// Status codes are limited to those DESIGN §3 allows: 409, 429, 5xx (500 is opt-in) and,
-/// harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
+/// Status codes are limited to those worth sending again: 409, 429, 5xx (500 is opt-in),
+/// 408 and 425 (opt-in) and, harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
 /// [`RetryOn::with_item`] and [`RetryOn::with_status`] refuse them rather than silently ignore
 /// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -164,7 +166,12 @@ impl Default for RetryOn {
 }
 
 const ALLOWED: &str =
-    "a status code (409, 429, 100-199 or 500-599) or \"timeout\" or \"connection\"";
+    "a status code (408, 409, 425, 429, 100-199 or 500-599) or \"timeout\" or \"connection\"";
+
+/// The 4xx answers that say "send it again": 408 Request Timeout (RFC 9110 §15.5.9), 409
+/// Conflict, 425 Too Early (RFC 8470 §5.2), 429 Too Many Requests. 409 and 429 are retried by
+/// default, 408 and 425 on request.
+const RETRYABLE_4XX: [u16; 4] = [408, 409, 425, 429];
 
 impl RetryOn {
     /// Retries nothing.
@@ -177,7 +184,7 @@ impl RetryOn {
     }
 
     /// Checks that `code` may be retried: 100..=599, not a success, and among the 4xx only
-    /// 409 and 429.
+    /// 408, 409, 425 and 429.
     fn check_code(code: i64) -> Result<u16, ValueError> {
         let Ok(code) = u16::try_from(code) else {
             return Err(ValueError::new(code, ALLOWED));
@@ -187,9 +194,9 @@ impl RetryOn {
                 code,
                 "not a success: a 2xx or 3xx answer is never retried",
             )),
-            400..=499 if code != 409 && code != 429 => Err(ValueError::new(
+            400..=499 if !RETRYABLE_4XX.contains(&code) => Err(ValueError::new(
                 code,
-                "not a 4xx other than 409 and 429: those are never retried",
+                "not a 4xx other than 408, 409, 425 and 429: those are never retried",
             )),
             LOWEST..=HIGHEST => Ok(code),
             _ => Err(ValueError::new(code, ALLOWED)),
@@ -364,6 +371,24 @@ mod tests {
             assert!(err.to_string().contains(needle), "{item}: {err}");
         }
         assert!(RetryOn::default().with_status(418).is_err());
+    }
+
+    /// 408 Request Timeout and 425 Too Early say "send it again" (RFC 9110 §15.5.9, RFC 8470
+    /// §5.2): not retried by default, but a user may opt in.
+    #[test]
+    fn request_timeout_and_too_early_are_opt_in() {
+        assert!(!RetryOn::default().retries(Outcome::Status(408)));
+        assert!(!RetryOn::default().retries(Outcome::Status(425)));
+        let set = RetryOn::default()
+            .with_status(408)
+            .and_then(|set| set.with_status(425))
+            .unwrap();
+        assert!(set.retries(Outcome::Status(408)));
+        assert!(set.retries(Outcome::Status(425)));
+        assert_eq!(
+            RetryOn::none().with_item(&code(425)).unwrap().to_items(),
+            [code(425)]
+        );
     }
 
     #[test]
