@@ -950,6 +950,60 @@ mod tests {
         assert_eq!(events, ["attempt 1: not sent, stop: circuit breaker open"]);
     }
 
+    /// A refunded retry is refunded once: from a half-full bucket (a full one would hide a
+    /// second refund under its capacity), a retry given back leaves it where it was.
+    #[test]
+    fn a_refund_is_made_once() {
+        let budget = BudgetConfig::TokenBucket {
+            capacity: 100,
+            retry_cost: 10,
+            timeout_cost: 10,
+            success_refund: 0,
+        };
+        let r = Retrier::builder()
+            .seed(4)
+            .max_attempts(6)
+            .budget(budget)
+            .build()
+            .unwrap();
+        let tokens = || lock(r.budget.as_ref().unwrap()).available(Duration::ZERO);
+        let failing = || server(vec![Reply::new(503, None); 9]);
+        // Five retries sent: half the bucket spent.
+        let _ = r.retry(&VirtualClock::new(), &CancelToken::new(), failing(), |_| {});
+        assert_eq!(tokens(), 50.0);
+        // A retry granted, then cancelled during its sleep: its token back, once.
+        let cancel = CancelToken::new();
+        let clock = Unruly {
+            clock: VirtualClock::new(),
+            by: Duration::ZERO,
+            cancel_on_sleep: Some(cancel.clone()),
+        };
+        let e = r.retry(&clock, &cancel, failing(), |_| {}).unwrap_err();
+        assert_eq!(e.reason(), StopReason::Cancelled);
+        assert_eq!(tokens(), 50.0);
+        // A retry the breaker refuses before its sleep, and one past an overslept deadline.
+        let r = Retrier::builder()
+            .seed(4)
+            .deadline(secs(1))
+            .budget(budget)
+            .build()
+            .unwrap();
+        let tokens = || lock(r.budget.as_ref().unwrap()).available(Duration::ZERO);
+        let _ = r.retry(&VirtualClock::new(), &CancelToken::new(), failing(), |_| {});
+        let before = tokens();
+        assert!(before < 100.0, "{before}");
+        let late = Unruly {
+            clock: VirtualClock::new(),
+            by: secs(2),
+            cancel_on_sleep: None,
+        };
+        let e = r
+            .retry(&late, &CancelToken::new(), failing(), |_| {})
+            .unwrap_err();
+        assert_eq!(e.reason(), StopReason::Deadline);
+        assert_eq!(tokens(), before);
+    }
+
     #[test]
     fn system_clock_sleeps_for_real() {
         let clock = SystemClock::new();
