@@ -30,7 +30,7 @@ const DEADLINE: Option<SimDuration> = Some(SimDuration::from_secs(30));
 fn policy() -> jitterlab::Result<RetryPolicy> {
     // The engine takes std durations; the constants are in the simulator's units, which the
     // notebook reads back.
-    let mut policy = RetryPolicy::new(Backoff::new(JITTER, BASE.into(), MULTIPLIER, CAP.into())?);
+    let mut policy = RetryPolicy::new(Backoff::new(JITTER, BASE, MULTIPLIER, CAP)?);
     policy.max_attempts = MAX_ATTEMPTS;
     policy.timeout = ATTEMPT_TIMEOUT.map(SimDuration::to_std);
     policy.deadline = DEADLINE.map(SimDuration::to_std);

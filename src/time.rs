@@ -113,6 +113,14 @@ impl From<SimDuration> for std::time::Duration {
     }
 }
 
+impl From<SimTime> for std::time::Duration {
+    /// The time since the run's start: the engine's instants are `Duration`s since its
+    /// clock's origin.
+    fn from(t: SimTime) -> Self {
+        std::time::Duration::from_nanos(t.0)
+    }
+}
+
 pub use jitterlab_retry::time::Human;
 
 impl SimDuration {

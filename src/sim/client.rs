@@ -710,8 +710,7 @@ mod tests {
     fn clients() -> Clients {
         let config = ClientConfig::bare(None);
         let ms = SimDuration::from_millis(1);
-        let policy =
-            config.retry_policy(Backoff::new(Jitter::Constant, ms.into(), 2.0, ms.into()).unwrap());
+        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
         Clients::new(
             &config,
             policy,
@@ -770,8 +769,7 @@ mod tests {
     /// Clients under `config` (a constant 1 ms backoff), two of them.
     fn clients_with(config: ClientConfig) -> Clients {
         let ms = SimDuration::from_millis(1);
-        let policy =
-            config.retry_policy(Backoff::new(Jitter::Constant, ms.into(), 2.0, ms.into()).unwrap());
+        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
         Clients::new(
             &config,
             policy,

@@ -573,7 +573,7 @@ mod tests {
     fn timeline(model: &Model) -> (Vec<(u64, Event)>, RunResult) {
         let strategy = Strategy::new(
             "constant",
-            Backoff::new(Jitter::Constant, ms(10).into(), 2.0, ms(1000).into()).unwrap(),
+            Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
         );
         let mut sim = Sim::new(RunSpec {
             model,
@@ -768,7 +768,7 @@ mod tests {
         m.client.max_attempts = Some(3);
         let strategy = Strategy::new(
             "constant",
-            Backoff::new(Jitter::Constant, ms(10).into(), 2.0, ms(1000).into()).unwrap(),
+            Backoff::new(Jitter::Constant, ms(10), 2.0, ms(1000)).unwrap(),
         );
         let mut sim = Sim::new(RunSpec {
             model: &m,
@@ -862,7 +862,7 @@ mod tests {
     pub(super) fn run_immediate(model: &Model) -> RunResult {
         let strategy = Strategy::new(
             "none",
-            Backoff::new(Jitter::None, ms(10).into(), 2.0, ms(1000).into()).unwrap(),
+            Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap(),
         );
         let r = run(RunSpec {
             model,
@@ -1008,7 +1008,7 @@ mod tests {
         m.client.max_attempts = Some(3);
         let strategy = Strategy {
             name: "breaker".into(),
-            backoff: Backoff::new(Jitter::None, ms(10).into(), 2.0, ms(1000).into()).unwrap(),
+            backoff: Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap(),
             client: crate::sim::ClientOverrides {
                 max_attempts: Some(Some(4)),
                 budget: Some(Some((

@@ -157,7 +157,7 @@ mod tests {
     use crate::time::SimDuration;
 
     fn backoff(jitter: Jitter, base: SimDuration, cap: SimDuration) -> Backoff {
-        Backoff::new(jitter, base.into(), 2.0, cap.into()).unwrap()
+        Backoff::new(jitter, base, 2.0, cap).unwrap()
     }
 
     #[test]

@@ -68,9 +68,9 @@ fn uniform(seed: u64) -> f64 {
 fn simulate(jitter: Jitter, p: Params, seed: u64) -> Run {
     let policy = Backoff::new(
         jitter,
-        SimDuration::from_millis(p.base_ms).into(),
+        SimDuration::from_millis(p.base_ms),
         2.0,
-        SimDuration::from_millis(p.cap_ms).into(),
+        SimDuration::from_millis(p.cap_ms),
     )
     .unwrap();
     let n_buckets = (HORIZON_MS / BUCKET_MS) as usize;
@@ -1023,9 +1023,9 @@ fn sample_delays(kinds: &[Jitter], retries: u32, samples: u32) -> Vec<(Jitter, u
     for &j in kinds {
         let policy = Backoff::new(
             j,
-            SimDuration::from_millis(50).into(),
+            SimDuration::from_millis(50),
             2.0,
-            SimDuration::from_secs(2).into(),
+            SimDuration::from_secs(2),
         )
         .unwrap();
         for s in 0..samples {

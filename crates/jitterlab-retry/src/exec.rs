@@ -183,8 +183,8 @@ impl VirtualClock {
     }
 
     /// Moves virtual time forward by `d` (saturating at `u64::MAX` nanoseconds).
-    pub fn advance(&self, d: Duration) {
-        let d = to_nanos(d);
+    pub fn advance(&self, d: impl Into<Duration>) {
+        let d = to_nanos(d.into());
         // fetch_update with a closure that always returns Some cannot fail.
         let _ = self
             .now

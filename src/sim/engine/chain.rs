@@ -623,7 +623,7 @@ mod tests {
 
     /// Immediate retries.
     fn immediate() -> Backoff {
-        Backoff::new(Jitter::None, ms(10).into(), 2.0, ms(1000).into()).unwrap()
+        Backoff::new(Jitter::None, ms(10), 2.0, ms(1000)).unwrap()
     }
 
     /// A 503 outage for the whole run.
@@ -778,7 +778,7 @@ mod tests {
         m.client = ClientConfig::bare(Some(1));
         m.client.timeout = Some(ms(20));
         let hop = &mut m.chain.as_mut().unwrap().hops[0];
-        hop.backoff = Backoff::new(Jitter::NoJitter, ms(10).into(), 2.0, ms(1000).into()).unwrap();
+        hop.backoff = Backoff::new(Jitter::NoJitter, ms(10), 2.0, ms(1000)).unwrap();
         hop.client.timeout = Some(ms(1000));
         hop.propagate_deadline = propagate;
         m

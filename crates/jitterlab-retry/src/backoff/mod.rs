@@ -133,17 +133,19 @@ fn check_at_least_one(field: &'static str, value: f64) -> Result<(), ParamError>
 
 impl Backoff {
     /// A policy with the default growth (3) and factor (0.2); see [`Backoff::from_params`].
+    /// `base` and `cap` are [`Duration`]s or anything that converts into one (jitterlab's
+    /// `SimDuration`).
     pub fn new(
         jitter: Jitter,
-        base: Duration,
+        base: impl Into<Duration>,
         multiplier: f64,
-        cap: Duration,
+        cap: impl Into<Duration>,
     ) -> Result<Backoff, ParamError> {
         Backoff::from_params(BackoffParams {
             jitter,
-            base,
+            base: base.into(),
             multiplier,
-            cap,
+            cap: cap.into(),
             ..BackoffParams::default()
         })
     }

@@ -153,8 +153,8 @@ impl Breaker {
 
     /// May an attempt be sent at `now`? In half-open, true exactly once (the probe).
     #[inline]
-    pub fn allow(&mut self, now: Duration) -> bool {
-        self.allow_nanos(to_nanos(now))
+    pub fn allow(&mut self, now: impl Into<Duration>) -> bool {
+        self.allow_nanos(to_nanos(now.into()))
     }
 
     /// [`Breaker::allow`] with `now` in integer nanoseconds.
@@ -177,8 +177,8 @@ impl Breaker {
 
     /// Would an attempt sent at `at` be let through, the state staying as it is now? A retry
     /// due then is not worth sleeping for when this says no. Changes nothing.
-    pub fn would_allow(&self, at: Duration) -> bool {
-        self.would_allow_nanos(to_nanos(at))
+    pub fn would_allow(&self, at: impl Into<Duration>) -> bool {
+        self.would_allow_nanos(to_nanos(at.into()))
     }
 
     /// [`Breaker::would_allow`] with `at` in integer nanoseconds.
@@ -193,8 +193,8 @@ impl Breaker {
 
     /// Records an attempt's result at `now`.
     #[inline]
-    pub fn record(&mut self, now: Duration, success: bool) {
-        self.record_nanos(to_nanos(now), success);
+    pub fn record(&mut self, now: impl Into<Duration>, success: bool) {
+        self.record_nanos(to_nanos(now.into()), success);
     }
 
     /// [`Breaker::record`] with `now` in integer nanoseconds.

@@ -374,8 +374,8 @@ impl Budget {
     /// A new request is sent: called with its first attempt's report (the ratio budget counts
     /// it; the others ignore it).
     #[inline]
-    pub fn on_request(&mut self, now: Duration) {
-        self.on_request_nanos(to_nanos(now));
+    pub fn on_request(&mut self, now: impl Into<Duration>) {
+        self.on_request_nanos(to_nanos(now.into()));
     }
 
     #[inline]
@@ -392,8 +392,8 @@ impl Budget {
     ///
     /// [`RetryPolicy::decide`]: crate::policy::RetryPolicy::decide
     #[inline]
-    pub fn on_begin(&mut self, now: Duration) {
-        self.on_begin_nanos(to_nanos(now));
+    pub fn on_begin(&mut self, now: impl Into<Duration>) {
+        self.on_begin_nanos(to_nanos(now.into()));
     }
 
     /// [`Budget::on_begin`] with `now` in integer nanoseconds.
@@ -410,8 +410,8 @@ impl Budget {
     /// withdraws its cost and returns true when allowed, returns false and changes nothing
     /// when denied.
     #[inline]
-    pub fn try_retry(&mut self, now: Duration, after_timeout: bool) -> bool {
-        self.try_retry_nanos(to_nanos(now), after_timeout)
+    pub fn try_retry(&mut self, now: impl Into<Duration>, after_timeout: bool) -> bool {
+        self.try_retry_nanos(to_nanos(now.into()), after_timeout)
     }
 
     #[inline]
@@ -457,8 +457,8 @@ impl Budget {
     /// Gives back a retry that [`Budget::try_retry`] allowed at `at` but that was never sent
     /// (the breaker refused it, the call was cancelled, the deadline passed): the budget is
     /// as if the retry had been denied. `after_timeout` as given to `try_retry`.
-    pub fn refund_retry(&mut self, at: Duration, after_timeout: bool) {
-        self.refund_retry_nanos(to_nanos(at), after_timeout);
+    pub fn refund_retry(&mut self, at: impl Into<Duration>, after_timeout: bool) {
+        self.refund_retry_nanos(to_nanos(at.into()), after_timeout);
     }
 
     /// [`Budget::refund_retry`] with `at` in integer nanoseconds.
@@ -528,7 +528,8 @@ impl Budget {
     /// Tokens left (token bucket, gRPC, adaptive), retries still allowed in the window at `now`
     /// (ratio), or how far failed attempts per request are below `ratio` (retry breaker). For
     /// reports and tests.
-    pub fn available(&self, now: Duration) -> f64 {
+    pub fn available(&self, now: impl Into<Duration>) -> f64 {
+        let now = now.into();
         match (&self.state, &self.config) {
             (State::TokenBucket { tokens }, _) => f64::from(*tokens),
             (State::Ratio { window, reserve }, BudgetConfig::Ratio { percent, .. }) => {

@@ -267,9 +267,13 @@ impl RetryPolicy {
     /// The timeout of an attempt of a request first sent at `start`, sent at `now`:
     /// `min(timeout, time left before the deadline)`.
     #[inline]
-    pub fn attempt_timeout(&self, start: Duration, now: Duration) -> AttemptTimeout {
+    pub fn attempt_timeout(
+        &self,
+        start: impl Into<Duration>,
+        now: impl Into<Duration>,
+    ) -> AttemptTimeout {
         Limits::of(self)
-            .attempt_timeout(to_nanos(start), to_nanos(now))
+            .attempt_timeout(to_nanos(start.into()), to_nanos(now.into()))
             .to_duration()
     }
 

@@ -103,15 +103,15 @@ impl Throttle {
     }
 
     /// `(requests, accepts)` in the window at `now`.
-    pub fn counts(&self, now: Duration) -> (u64, u64) {
-        self.window.sums(to_nanos(now))
+    pub fn counts(&self, now: impl Into<Duration>) -> (u64, u64) {
+        self.window.sums(to_nanos(now.into()))
     }
 
     /// The probability that an attempt made at `now` is rejected locally:
     /// `max(0, (requests - K * accepts) / (requests + 1))` over the window.
     #[inline]
-    pub fn reject_probability(&self, now: Duration) -> f64 {
-        self.reject_probability_nanos(to_nanos(now))
+    pub fn reject_probability(&self, now: impl Into<Duration>) -> f64 {
+        self.reject_probability_nanos(to_nanos(now.into()))
     }
 
     #[inline]
@@ -125,8 +125,8 @@ impl Throttle {
     /// (it then fails fast, without reaching the network). Either way it counts as a request.
     /// Draws one uniform number from `rng` only when the rejection probability is above 0.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R) -> bool {
-        self.admit_nanos(to_nanos(now), rng)
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: impl Into<Duration>, rng: &mut R) -> bool {
+        self.admit_nanos(to_nanos(now.into()), rng)
     }
 
     /// [`Throttle::admit`] with `now` in integer nanoseconds.
@@ -140,8 +140,8 @@ impl Throttle {
 
     /// The backend accepted an attempt (its answer reached the client at `now`).
     #[inline]
-    pub fn on_accept(&mut self, now: Duration) {
-        self.on_accept_nanos(to_nanos(now));
+    pub fn on_accept(&mut self, now: impl Into<Duration>) {
+        self.on_accept_nanos(to_nanos(now.into()));
     }
 
     /// [`Throttle::on_accept`] with `now` in integer nanoseconds.
