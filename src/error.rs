@@ -70,10 +70,15 @@ pub enum Error {
     /// The retry executor was cancelled through its [`crate::exec::CancelToken`].
     #[error("cancelled")]
     Cancelled,
-    /// The operating system gave no entropy to seed a [`crate::exec::Retrier`]'s jitter (see
-    /// [`crate::exec::RetrierBuilder::seed`] for a fixed seed instead).
+    /// The operating system gave no entropy to seed a [`crate::exec::Retrier`]'s jitter. No
+    /// longer produced (the engine seeds its jitter through std's `RandomState`); kept so that
+    /// code matching on it still compiles.
     #[error("no entropy from the operating system to seed the jitter: {0}")]
     Entropy(String),
+    /// An error of the retry engine that no other variant says (its `Display` is the
+    /// engine's).
+    #[error(transparent)]
+    Engine(jitterlab_retry::Error),
     #[cfg(feature = "sim")]
     /// The run was interrupted (Ctrl-C); finished work units are kept for `--resume`.
     #[error("interrupted; finished work is kept, continue with --resume")]
@@ -186,8 +191,8 @@ impl From<jitterlab_retry::Error> for Error {
         match e {
             jitterlab_retry::Error::InvalidValue(e) => e.into(),
             jitterlab_retry::Error::Cancelled => Error::Cancelled,
-            // The engine's error is non-exhaustive: a later variant reads as its message.
-            other => Error::Entropy(other.to_string()),
+            // The engine's error is non-exhaustive: a later variant is kept as it is.
+            other => Error::Engine(other),
         }
     }
 }
@@ -219,3 +224,28 @@ impl fmt::Display for Position {
 
 /// `Result` with jitterlab's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's errors become the variants that say the same, never another's words.
+    #[test]
+    fn engine_errors_keep_their_meaning() {
+        let cancelled = Error::from(jitterlab_retry::Error::Cancelled);
+        assert!(matches!(cancelled, Error::Cancelled));
+        let invalid = Error::from(jitterlab_retry::Error::from(ParamError::new(
+            "cap",
+            "10ms",
+            "a duration at least base (50ms)",
+        )));
+        assert_eq!(
+            invalid.to_string(),
+            "invalid value for `cap`: 10ms: a duration at least base (50ms)"
+        );
+        assert!(invalid.is_user_error());
+        let kept = Error::Engine(jitterlab_retry::Error::Cancelled);
+        assert_eq!(kept.to_string(), "cancelled");
+        assert!(!kept.is_user_error());
+    }
+}

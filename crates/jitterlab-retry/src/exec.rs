@@ -594,7 +594,7 @@ fn entropy_rng() -> SimRng {
 mod tests {
     use super::*;
     use crate::backoff::{Backoff, Jitter};
-    use crate::policy::{BreakerConfig, BudgetConfig};
+    use crate::policy::{BreakerConfig, BudgetConfig, RetryAfterMode};
     use std::cell::RefCell;
 
     pub(super) fn ms(v: u64) -> Duration {
@@ -1569,6 +1569,10 @@ mod tests {
             (b().deadline(zero), "deadline"),
             (b().fit_last_attempt(zero), "fit_last_attempt"),
             (
+                b().retry_after(RetryAfterMode::Spread, zero),
+                "retry_after_max",
+            ),
+            (
                 breaker(BreakerConfig {
                     window: zero,
                     ..BreakerConfig::default()
@@ -1647,9 +1651,20 @@ mod tests {
     fn builder_errors_name_its_fields() {
         let message = |b: RetrierBuilder| b.build().unwrap_err().to_string();
         let b = Retrier::builder;
+        // Worded for the API (`None`, `unlimited_attempts`), not for a scenario file.
         assert_eq!(
             message(b().timeout(Duration::ZERO)),
-            "invalid value for `timeout`: 0ms: a duration greater than 0 or \"off\""
+            "invalid value for `timeout`: 0ms: a duration greater than 0, or None for none"
+        );
+        assert_eq!(
+            message(b().max_attempts(0)),
+            "invalid value for `max_attempts`: 0: an integer of at least 1, \
+             or unlimited_attempts() (None) for no limit"
+        );
+        assert_eq!(
+            message(b().retry_after(RetryAfterMode::AtLeast, Duration::ZERO)),
+            "invalid value for `retry_after_max`: 0ms: a duration greater than 0, or None for \
+             no limit (RetryAfterMode::Ignore ignores every hint)"
         );
         assert!(message(b().deadline(Duration::ZERO)).starts_with("invalid value for `deadline`"));
         assert!(message(b().cap(Duration::from_millis(10))).starts_with("invalid value for `cap`"));

@@ -11,6 +11,7 @@ use std::time::Duration;
 use super::{Retrier, entropy_rng, from_seed};
 use crate::backoff::{Backoff, Jitter};
 use crate::error::Result;
+use crate::param::ParamError;
 use crate::policy::{
     Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterMode, RetryAfterPolicy,
     RetryOn, RetryPolicy,
@@ -152,7 +153,9 @@ impl RetrierBuilder {
         self.retry_on = retry_on;
         self
     }
-    /// How `Retry-After` is honoured: `mode`, and the largest hint honoured (`None`: any).
+    /// How `Retry-After` is honoured: `mode`, and the largest hint honoured (`None`: any;
+    /// above zero: a largest hint of zero would cut every hint to nothing, which
+    /// [`RetryAfterMode::Ignore`] says plainly).
     pub fn retry_after(mut self, mode: RetryAfterMode, max: impl Into<Option<Duration>>) -> Self {
         self.retry_after = RetryAfterPolicy {
             mode,
@@ -181,8 +184,18 @@ impl RetrierBuilder {
         self
     }
 
-    /// The policy these settings describe, checked; errors name the field (`cap`, `timeout`).
+    /// The policy these settings describe, checked; errors name the field (`cap`, `timeout`,
+    /// `retry_after_max`).
     pub fn policy(&self) -> Result<RetryPolicy> {
+        if self.retry_after.max == Some(Duration::ZERO) {
+            return Err(ParamError::new(
+                "retry_after_max",
+                "0ms",
+                "a duration greater than 0, or None for no limit \
+                 (RetryAfterMode::Ignore ignores every hint)",
+            )
+            .into());
+        }
         let backoff = Backoff::new(self.jitter, self.base, self.multiplier, self.cap)?;
         let policy = RetryPolicy {
             backoff,

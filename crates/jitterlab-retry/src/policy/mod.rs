@@ -237,21 +237,21 @@ impl RetryPolicy {
             return Err(ParamError::new(
                 "max_attempts",
                 0,
-                "an integer of at least 1 or \"unlimited\"",
+                "an integer of at least 1, or unlimited_attempts() (None) for no limit",
             ));
         }
         if self.timeout.is_some_and(|t| to_nanos(t) == 0) {
             return Err(ParamError::new(
                 "timeout",
                 "0ms",
-                "a duration greater than 0 or \"off\"",
+                "a duration greater than 0, or None for none",
             ));
         }
         if self.deadline.is_some_and(|t| to_nanos(t) == 0) {
             return Err(ParamError::new(
                 "deadline",
                 "0ms",
-                "a duration greater than 0 or \"off\"",
+                "a duration greater than 0, or None for none",
             ));
         }
         if self.fit_last_attempt.is_some_and(|t| to_nanos(t) == 0) {

@@ -91,7 +91,10 @@ impl fmt::Display for RetryAfterMode {
 /// `max` is the largest hint honoured: a larger hint is clamped to `max` (not ignored), so a
 /// server asking for an hour still gets the longest pause the client is willing to make. In
 /// `spread` mode the clamped hint is then spread, so the sleep may reach `1.5 * max`.
-/// `None` honours any hint; a request deadline still refuses sleeps that end past it.
+/// `None` honours any hint; a request deadline still refuses sleeps that end past it. A `max`
+/// of zero cuts every hint to nothing, which is [`RetryAfterMode::Ignore`] by another name (the
+/// scenario key `client.retry_after_max` allows it; [`crate::exec::RetrierBuilder`] refuses
+/// it as a likely mistake).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct RetryAfterPolicy {
     /// What to do with a hint (default `at_least`).
