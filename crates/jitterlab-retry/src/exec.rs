@@ -1004,6 +1004,31 @@ mod tests {
         assert_eq!(tokens(), before);
     }
 
+    /// A call cancelled before its first attempt is not a request: Brooker's adaptive bucket
+    /// deposits nothing for it.
+    #[test]
+    fn a_call_cancelled_before_it_begins_is_not_counted() {
+        let r = Retrier::builder()
+            .seed(5)
+            .unlimited_attempts()
+            .deadline(None)
+            .budget(BudgetConfig::adaptive())
+            .build()
+            .unwrap();
+        let tokens = || lock(r.budget.as_ref().unwrap()).available(Duration::ZERO);
+        let failing = || server(vec![Reply::new(503, None); 99]);
+        let _ = r.retry(&VirtualClock::new(), &CancelToken::new(), failing(), |_| {});
+        let drained = tokens();
+        assert!(drained <= 1.0, "{drained}");
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let e = r
+            .retry(&VirtualClock::new(), &cancel, failing(), |_| {})
+            .unwrap_err();
+        assert_eq!(e.attempts(), 0);
+        assert_eq!(tokens(), drained);
+    }
+
     #[test]
     fn system_clock_sleeps_for_real() {
         let clock = SystemClock::new();

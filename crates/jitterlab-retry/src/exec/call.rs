@@ -113,14 +113,19 @@ where
     }
 
     /// Before the next attempt, sent at `now`: the deadline (a real clock may oversleep what
-    /// `decide` allowed), then the cancel token, then the breaker, asked last as the attempt
-    /// leaves. `Ok`: send it with this context.
+    /// `decide` allowed), then the cancel token (before anything counts the call, for the
+    /// first), then the breaker, asked last as the attempt leaves. `Ok`: send it with this
+    /// context.
     pub(crate) fn begin(
         &mut self,
         now: Duration,
         cancelled: bool,
     ) -> Result<AttemptCtx, RetryError<E>> {
         if self.made == 0 {
+            // A call cancelled before its first attempt never began: nothing counts it.
+            if cancelled {
+                return Err(self.cancelled(now));
+            }
             self.start = now;
             if let Some(budget) = &self.retrier.budget {
                 // Brooker's adaptive bucket and retry breaker count a request as it begins.
