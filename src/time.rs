@@ -142,18 +142,8 @@ pub fn millis_string(ns: u64) -> String {
     }
 }
 
-/// Rounds a float count of nanoseconds into `u64`, saturating; negative and NaN give zero.
-pub(crate) fn f64_to_nanos(ns: f64) -> u64 {
-    if ns.is_nan() || ns <= 0.0 {
-        0
-    } else if ns >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        // Round half up by hand: `f64::round` is a libm call on x86-64 without SSE4.1, several
-        // times the cost of the whole backoff step that uses it.
-        (ns + 0.5) as u64
-    }
-}
+/// Rounds a float count of nanoseconds into `u64`, saturating: the engine's rounding.
+pub(crate) use jitterlab_retry::time::f64_to_nanos;
 
 impl SimTime {
     /// The start of the run.

@@ -50,9 +50,11 @@ pub(crate) const fn from_nanos(ns: u64) -> Duration {
     Duration::from_nanos(ns)
 }
 
-/// Rounds a float count of nanoseconds into `u64`, saturating; negative and NaN give zero.
+/// Rounds a float count of nanoseconds into `u64` (half up), saturating; negative and NaN give
+/// zero. The one rounding of the engine and of a simulator calling it, so that the two never
+/// round differently.
 #[inline]
-pub(crate) fn f64_to_nanos(ns: f64) -> u64 {
+pub fn f64_to_nanos(ns: f64) -> u64 {
     if ns.is_nan() || ns <= 0.0 {
         0
     } else if ns >= u64::MAX as f64 {
