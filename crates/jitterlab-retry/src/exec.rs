@@ -576,18 +576,33 @@ fn entropy_rng() -> SimRng {
     use std::hash::{BuildHasher, Hasher};
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let call = CALLS.fetch_add(1, Ordering::Relaxed);
-    let since_epoch = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let (process, since_epoch) = process_and_time();
     let word = |salt: u64| {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(salt);
         h.write_u64(call);
-        h.write_u32(std::process::id());
+        h.write_u32(process);
         h.write_u128(since_epoch);
         h.finish()
     };
     SimRng::new(u128::from(word(1)) << 64 | u128::from(word(2)))
+}
+
+/// The process id and the wall time in nanoseconds, which tell processes apart.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn process_and_time() -> (u32, u128) {
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    (std::process::id(), since_epoch)
+}
+
+/// On wasm32-unknown-unknown std has neither (both would panic), nor any randomness for
+/// `RandomState`: every instance draws the same jitter unless seeded (`.seed(n)` with
+/// randomness of the host's, such as `crypto.getRandomValues`).
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn process_and_time() -> (u32, u128) {
+    (0, 0)
 }
 
 #[cfg(test)]

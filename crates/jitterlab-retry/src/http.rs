@@ -129,6 +129,7 @@ impl Classify for Error {
 
 /// How an HTTP client's error is classified, read from a reference (so that the same reading
 /// serves `From` and a boxed error's [`Classify`]).
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Status(StatusCode),
@@ -138,6 +139,7 @@ pub(crate) enum Kind {
     Invalid,
 }
 
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
 impl Kind {
     /// The error of this kind, with `cause` (not kept for a status, which says it all).
     pub(crate) fn with(self, cause: impl Into<Cause>) -> Error {

@@ -147,6 +147,16 @@
 //! origin. Inside, the engine counts integer nanoseconds, so the simulator calls the same code
 //! through a few `_nanos` entry points ([`time`]).
 //!
+//! ## Targets
+//!
+//! Any target with std and a clock: Linux, macOS, Windows, the BSDs, WASI. On
+//! `wasm32-unknown-unknown` std has no clock: the policy pieces, the executors over a
+//! [`VirtualClock`](exec::VirtualClock) or a [`Clock`](exec::Clock) or `Timer` of your own,
+//! and the builder work, but seed the jitter yourself (`.seed(n)`, or every instance draws
+//! the same sleeps), and [`SystemClock`](exec::SystemClock), `ThreadTimer`,
+//! [`Retrier::call`](exec::Retrier::call) and `AsyncRetrier::with_timer` (which reads the
+//! wall time) panic there, as std's `Instant::now` and `SystemTime::now` do.
+//!
 //! ## Features
 //!
 //! | feature | adds | dependencies |
