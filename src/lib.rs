@@ -78,3 +78,8 @@ pub mod stats;
 pub mod sweep;
 
 pub use error::{Error, Result};
+
+/// The README's Rust code, compiled and run by `cargo test` so that it can be copied as it is.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

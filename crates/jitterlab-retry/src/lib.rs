@@ -192,3 +192,9 @@ pub use error::{Error, Result};
 pub(crate) fn test_rng(seed: u64) -> rand_pcg::Pcg64Mcg {
     <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(seed)
 }
+
+/// The README's Rust code, compiled by `cargo test --all-features` so that it can be copied as
+/// it is (its examples need the `reqwest` and `ureq` features).
+#[cfg(all(doctest, feature = "reqwest", feature = "ureq"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
