@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use crate::param::ValueError;
 
-/// How the sleep before retry `k` is drawn (DESIGN §3). `d_k = min(cap, base * multiplier^(k-1))`.
+/// How the sleep before retry `k` is drawn. `d_k = min(cap, base * multiplier^(k-1))`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Jitter {
     /// Sleep 0: retry immediately (the "no backoff" baseline).
@@ -29,7 +29,7 @@ pub enum Jitter {
 }
 
 impl Jitter {
-    /// Every kind, in the order of DESIGN §3.
+    /// Every kind, from no sleep to proportional jitter.
     pub const ALL: [Jitter; 8] = [
         Jitter::None,
         Jitter::Constant,

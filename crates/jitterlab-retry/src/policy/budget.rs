@@ -1,7 +1,7 @@
 //! Retry budgets: a limit on retries shared by many requests, so that a failing server is not
 //! hit by ever more retries (retry amplification).
 //!
-//! Three kinds, each after the system it copies (DESIGN §3):
+//! Five kinds, each after the system it copies:
 //!
 //! - `token_bucket` — AWS SDK standard retry mode: a bucket of `capacity` tokens (500); a
 //!   retry costs `retry_cost` (5), or `timeout_cost` (10) after a timeout, and is denied when

@@ -1,7 +1,7 @@
 //! The overall deadline of a request, counted from its first send.
 //!
 //! A request may carry a deadline covering every attempt and every sleep. Two rules follow
-//! (DESIGN §3): an attempt's timeout is `min(timeout, time left)` and no attempt is made when
+//! from it: an attempt's timeout is `min(timeout, time left)` and no attempt is made when
 //! no time is left; and a retry whose sleep would end at or past the deadline is not taken
 //! (sleeping only to give up would waste the caller's time). Times here are integer
 //! nanoseconds since the clock's origin ([`crate::time`]).
