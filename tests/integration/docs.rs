@@ -436,23 +436,25 @@ fn engine_readme_code_is_the_examples() {
     let engine = repo().join("crates/jitterlab-retry");
     let readme = std::fs::read_to_string(engine.join("README.md")).expect("README");
     let read = |path: &str| std::fs::read_to_string(engine.join(path)).expect(path);
-    for (first_line, path, at_least) in [
+    for (marker, path, at_least) in [
         (
-            "use jitterlab_retry::http::reqwest::send;",
+            "use jitterlab_retry::http::reqwest::send_text;",
             "examples/reqwest_client.rs",
             25,
         ),
         (
-            "use jitterlab_retry::http::ureq::call;",
+            "use jitterlab_retry::http::ureq::call_text;",
             "examples/ureq_client.rs",
             15,
         ),
     ] {
         let example = read(path);
         let lines: BTreeSet<&str> = example.lines().map(str::trim).collect();
-        let start = readme
-            .find(&format!("```rust\n{first_line}"))
+        // The `rust` block that holds the marker line.
+        let at = readme
+            .find(&format!("\n{marker}\n"))
             .unwrap_or_else(|| panic!("the README shows {path}"));
+        let start = readme[..at].rfind("```rust\n").expect("in a rust block");
         let block = &readme[start + "```rust\n".len()..];
         let block = &block[..block.find("```").expect("a closed block")];
         let missing: Vec<&str> = block
