@@ -708,19 +708,7 @@ mod tests {
 
     /// Two idle clients with unlimited attempts and a constant 1 ms backoff.
     fn clients() -> Clients {
-        let config = ClientConfig::bare(None);
-        let ms = SimDuration::from_millis(1);
-        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
-        Clients::new(
-            &config,
-            policy,
-            (
-                StreamFamily::new(1, 0, StreamKind::Jitter),
-                StreamFamily::new(1, 0, StreamKind::Throttle),
-            ),
-            2,
-            2,
-        )
+        clients_with(ClientConfig::bare(None))
     }
 
     #[test]

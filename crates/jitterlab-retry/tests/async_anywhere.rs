@@ -3,38 +3,16 @@
 //! the operation's future holds an `Rc`, so it is not `Send` (and need not be).
 #![cfg(feature = "async")]
 
-use std::future::{Future, IntoFuture, pending};
-use std::pin::pin;
+mod support;
+
+use std::future::{IntoFuture, pending};
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use jitterlab_retry::exec::timer::ThreadTimer;
 use jitterlab_retry::prelude::*;
-
-/// Wakes the thread that runs [`block_on`].
-struct Unpark(Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-/// Runs `future` to its end on this thread: the smallest executor there is.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        match future.as_mut().poll(&mut cx) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => thread::park(),
-        }
-    }
-}
+use support::block_on;
 
 fn retrier() -> AsyncRetrier<ThreadTimer> {
     let retrier = Retrier::builder()

@@ -3,35 +3,16 @@
 //! own test binary, so that no other test's threads are counted.
 #![cfg(all(feature = "async", target_os = "linux"))]
 
+mod support;
+
 use std::future::Future;
-use std::pin::{Pin, pin};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use jitterlab_retry::exec::timer::{ThreadTimer, Timer};
 use jitterlab_retry::prelude::*;
-
-struct Unpark(Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        match future.as_mut().poll(&mut cx) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => thread::park(),
-        }
-    }
-}
+use support::block_on;
 
 /// A future that is pending once (so that the attempt's time limit starts), then ready.
 struct YieldOnce(bool);

@@ -12,7 +12,6 @@ use crate::backoff::Jitter;
 use crate::exec::tests::{
     ReadError, Reply, Seen, ms, policy, retrier, secs, seen, server, too_many,
 };
-use crate::exec::timer::ThreadTimer;
 use crate::exec::{VirtualClock, lock};
 use crate::policy::Outcome;
 use crate::policy::{
@@ -751,46 +750,4 @@ fn the_limit_is_at_least_one() {
     };
     assert_eq!(t.to_string(), "attempt timed out after 1s");
     assert_eq!(Outcome::from(t), Outcome::Timeout);
-}
-
-#[test]
-fn another_timer_drives_the_executor_without_tokio_time() {
-    // A runtime with no time driver: tokio's sleeps would panic, a ThreadTimer needs none.
-    let runtime = ::tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let retrier = AsyncRetrier::with_timer(
-        Retrier::builder()
-            .seed(3)
-            .base(Duration::from_millis(5))
-            .timeout(Duration::from_millis(50))
-            .build()
-            .unwrap(),
-        ThreadTimer::new(),
-    );
-    let began = std::time::Instant::now();
-    let mut outcomes = Vec::new();
-    let answer = runtime.block_on(
-        retrier
-            .call(|ctx| async move {
-                match ctx.attempt {
-                    // Never answers: cut off by the timer at 50 ms.
-                    1 => pending::<Result<u32, Outcome>>().await,
-                    2 => Err(Outcome::Status(503)),
-                    n => Ok(n),
-                }
-            })
-            .on_attempt(|e| outcomes.extend(e.outcome))
-            .into_future(),
-    );
-    assert_eq!(answer.ok(), Some(3));
-    assert_eq!(
-        outcomes,
-        [Outcome::Timeout, Outcome::Status(503), Outcome::Success]
-    );
-    let took = began.elapsed();
-    assert!(
-        took >= Duration::from_millis(50) && took < Duration::from_secs(2),
-        "{took:?}"
-    );
 }
