@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::metric::{PerMetric, estimates};
 use crate::output::{csv, owned};
 use crate::scenario::{Scenario, ScenarioDoc};
+use crate::sim::DelaySource;
 use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
 use crate::sweep::{self, Plan, Progress, Shard};
@@ -118,6 +119,35 @@ impl Prepared {
         })
     }
 
+    /// The strategies named in `sources` draw their sleeps from their source, at every
+    /// point; a name that is no strategy of the scenario is refused.
+    fn attach(&mut self, sources: &[(&str, Arc<dyn DelaySource>)]) -> Result<()> {
+        for (name, source) in sources {
+            let scenarios = std::iter::once(&mut self.base)
+                .chain(self.plan.points.iter_mut().map(|p| &mut p.scenario));
+            for scenario in scenarios {
+                let strategy = scenario.strategies.iter_mut().find(|s| s.name == *name);
+                let Some(strategy) = strategy else {
+                    let names: Vec<&str> = scenario
+                        .strategies
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect();
+                    return Err(Error::invalid(
+                        "delay source",
+                        format!("{name:?}"),
+                        format!(
+                            "the name of a strategy of the scenario: {}",
+                            names.join(", ")
+                        ),
+                    ));
+                };
+                strategy.source = Some(source.clone());
+            }
+        }
+        Ok(())
+    }
+
     /// meta.json with the fields every command fills the same way.
     fn meta<'a>(&self, command: &'a str, scenario: String) -> Meta<'a> {
         Meta {
@@ -209,7 +239,25 @@ pub fn run(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
-    let prep = Prepared::new(doc)?;
+    run_with_sources(doc, options, &[], cancel, progress)
+}
+
+/// [`run`], with user-supplied backoffs: each `(name, source)` replaces the backoff of the
+/// scenario's strategy `name` (its sleeps are drawn from `source`, see
+/// [`crate::sim::source`]), so that any backoff code runs through any scenario into the same
+/// result files. The scenario file still names the strategy's built-in kind; the result
+/// folder's `scenario.toml` shows that kind, and `meta.json`'s `command` is the caller's to
+/// describe what ran. A name that is no strategy of the scenario is refused before anything
+/// is written.
+pub fn run_with_sources(
+    doc: &ScenarioDoc,
+    options: &RunOptions,
+    sources: &[(&str, Arc<dyn DelaySource>)],
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
+    let mut prep = Prepared::new(doc)?;
+    prep.attach(sources)?;
     // Refused before anything is written.
     let owned = prep.units.iter().filter(|u| options.shard.owns(u.index));
     let threads = sweep::threads_for(options.threads, owned.count())?;

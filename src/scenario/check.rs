@@ -905,6 +905,7 @@ fn strategies(b: &BackoffFile) -> Result<Vec<Strategy>> {
                     )?,
                     client: ClientOverrides::default(),
                     layers: Vec::new(),
+                    source: None,
                 }
             }
             toml::Value::Table(t) => strategy_table(&key, t, defaults)?,
@@ -1018,6 +1019,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
         backoff: backoff(key, t, params)?,
         client,
         layers,
+        source: None,
     })
 }
 

@@ -13,6 +13,9 @@
 //! owner, so that its budget and throttle carry across its requests.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+
+use rand::Rng;
 
 use super::metrics::Ending;
 use crate::backoff::{Backoff, BackoffState};
@@ -27,6 +30,8 @@ use crate::policy::{Budget, BudgetConfig};
 use crate::policy::{Idempotency, Outcome, RetryOn};
 use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
+
+use super::source::{ClientDelays, DelaySource, RetryAt};
 
 /// Whether a guard is one for all clients or one per client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,6 +371,26 @@ pub(crate) struct Clients {
     /// refund needs); empty without a budget. Kept beside the clients, not in them, so that a
     /// client stays one cache line.
     granted: Vec<u64>,
+    /// A user-supplied backoff in place of the policy's, with each client's state; `None`
+    /// for the built-in kinds (kept beside the clients, as `granted`).
+    custom: Option<Custom>,
+}
+
+/// A strategy's [`DelaySource`] and the state it made for each client.
+struct Custom {
+    source: Arc<dyn DelaySource>,
+    /// `states[c]`: client `c`'s.
+    states: Vec<Box<dyn ClientDelays>>,
+}
+
+impl Custom {
+    /// Client `c`'s state, seeded from stream `(c, 1)` of the jitter family (the built-in
+    /// kinds draw from `(c, 0)` only).
+    fn push(&mut self, jitter: &StreamFamily) {
+        let c = self.states.len() as u32;
+        let seed = jitter.get(c as u64, 1).next_u64();
+        self.states.push(self.source.client(c, seed));
+    }
 }
 
 impl Clients {
@@ -394,7 +419,21 @@ impl Clients {
             idempotency: config.idempotency,
             jitter,
             granted,
+            custom: None,
         }
+    }
+
+    /// The clients draw their sleeps from `source` instead of the policy's backoff: a state
+    /// for each client, now and as clients are added.
+    pub fn use_source(&mut self, source: Arc<dyn DelaySource>) {
+        let mut custom = Custom {
+            source,
+            states: Vec::with_capacity(self.clients.capacity()),
+        };
+        for _ in 0..self.clients.len() {
+            custom.push(&self.jitter);
+        }
+        self.custom = Some(custom);
     }
 
     /// True when the clients' states are too many to stay in a core's cache (32 768 clients,
@@ -428,6 +467,9 @@ impl Clients {
         if self.guards.budget.is_some() {
             self.granted.reserve(additional);
         }
+        if let Some(custom) = self.custom.as_mut() {
+            custom.states.reserve(additional);
+        }
     }
 
     /// A new idle client (an open-loop arrival); returns its index.
@@ -437,6 +479,9 @@ impl Clients {
         self.guards.add_client();
         if self.guards.budget.is_some() {
             self.granted.push(0);
+        }
+        if let Some(custom) = self.custom.as_mut() {
+            custom.push(&self.jitter);
         }
         c
     }
@@ -451,6 +496,9 @@ impl Clients {
         self.owners.push(owner);
         if self.guards.budget.is_some() {
             self.granted.push(0);
+        }
+        if let Some(custom) = self.custom.as_mut() {
+            custom.push(&self.jitter);
         }
         c
     }
@@ -505,6 +553,9 @@ impl Clients {
         client.first_send = client.sends;
         client.backoff.reset();
         client.after_timeout = false;
+        if let Some(custom) = self.custom.as_mut() {
+            custom.states[c as usize].reset(now);
+        }
         true
     }
 
@@ -636,9 +687,18 @@ impl Clients {
         };
         client.after_timeout = outcome == Outcome::Timeout;
         let budget = budget_index.map(|i| &mut self.guards.budgets[i]);
-        let decision = self
-            .policy
-            .decide(&report, &mut client.backoff, budget, &mut client.rng);
+        let decision = match self.custom.as_mut() {
+            None => self
+                .policy
+                .decide(&report, &mut client.backoff, budget, &mut client.rng),
+            Some(custom) => {
+                let delays = &mut custom.states[c as usize];
+                let at = RetryAt::new(report.attempt, client.start, now);
+                let draw = |rng: &mut SimRng| delays.next_delay(at, rng).map(|d| d.as_nanos());
+                self.policy
+                    .decide_with(&report, budget, &mut client.rng, draw)
+            }
+        };
         match decision {
             Decision::Done => Next::End(Ending::Succeeded),
             Decision::Retry { sleep } => {

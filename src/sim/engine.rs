@@ -89,6 +89,9 @@ impl<'a> Sim<'a> {
             sources: Vec::new(),
             chain: model.chain.as_ref().map(|c| Stations::new(c, &spec)),
         };
+        if let Some(source) = &spec.strategy.source {
+            sim.clients.use_source(source.clone());
+        }
         sim.schedule_workload(seed, rep);
         sim
     }
@@ -1018,6 +1021,7 @@ mod tests {
                 ..Default::default()
             },
             layers: Vec::new(),
+            source: None,
         };
         let spec = |strategy| RunSpec {
             model: &m,

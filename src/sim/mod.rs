@@ -10,7 +10,8 @@
 //! Layout, each module using only those listed before it:
 //! - inputs and vocabulary: `spare` (buffers a thread's runs hand on to one another),
 //!   [`event`], [`queue`], [`dist`], [`workload`], [`faults`],
-//!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt);
+//!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt),
+//!   [`source`] (a user-supplied backoff);
 //! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
 //!   delays), `server` (admission, service, OCC), `client` (the request state machine around
 //!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
@@ -25,6 +26,7 @@ pub mod profile;
 pub mod queue;
 pub mod recovery;
 pub mod resync;
+pub mod source;
 pub mod work;
 pub mod workload;
 
@@ -47,3 +49,4 @@ pub use model::{
     RunSpec, Strategy,
 };
 pub use server::{QueueConfig, RateLimit, RetryAfterHint, ServerConfig, UNLIMITED_WORKERS};
+pub use source::{ClientDelays, DelaySource, RetryAt};

@@ -7,7 +7,10 @@ use super::faults::Fault;
 use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
-use crate::backoff::Backoff;
+use std::sync::Arc;
+
+use super::source::DelaySource;
+use crate::backoff::{Backoff, BackoffParams};
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BreakerConfig, BudgetConfig};
 use crate::time::{SimDuration, SimTime};
@@ -98,6 +101,10 @@ pub struct Strategy {
     /// In a chain of services: `layers[j]` overrides how layer `j + 1` calls layer `j + 2`
     /// (fewer entries than hops leave the rest as the scenario has them).
     pub layers: Vec<LayerOverrides>,
+    /// A user-supplied backoff that the edge clients draw their sleeps from instead of
+    /// `backoff` (which then only sizes the work estimate); `None`: the built-in kind. Layers
+    /// of a chain keep their own backoff.
+    pub source: Option<Arc<dyn DelaySource>>,
 }
 
 /// What a strategy changes in one calling layer of a chain: its client keys, what it answers
@@ -182,6 +189,18 @@ impl Strategy {
             backoff,
             client: ClientOverrides::default(),
             layers: Vec::new(),
+            source: None,
+        }
+    }
+
+    /// A strategy whose clients draw their sleeps from `source` (see [`crate::sim::source`]);
+    /// its `backoff` is the scenario default, used only to estimate the work.
+    pub fn with_source(name: impl Into<String>, source: Arc<dyn DelaySource>) -> Strategy {
+        let backoff = Backoff::from_params(BackoffParams::default())
+            .expect("the default parameters are valid");
+        Strategy {
+            source: Some(source),
+            ..Strategy::new(name, backoff)
         }
     }
 

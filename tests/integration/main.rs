@@ -16,6 +16,7 @@ mod layers;
 mod live;
 mod regressions;
 mod scenarios;
+mod sources;
 mod storms;
 mod untrusted_io;
 mod validation;

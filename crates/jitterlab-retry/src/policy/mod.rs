@@ -312,7 +312,8 @@ impl RetryPolicy {
             idempotency: a.idempotency,
             follows_timeout: a.follows_timeout,
         };
-        self.decide_in(&Limits::of(self), &report, state, budget, rng)
+        let draw = |rng: &mut R| Some(self.backoff.next_delay_nanos(state, rng));
+        self.decide_in(&Limits::of(self), &report, budget, rng, draw)
             .to_duration()
     }
 
@@ -325,15 +326,16 @@ impl RetryPolicy {
         }
     }
 
-    /// [`RetryPolicy::decide`] in integer nanoseconds, `limits` being this policy's.
+    /// [`RetryPolicy::decide`] in integer nanoseconds, `limits` being this policy's, the
+    /// backoff's sleep drawn by `draw` (`None`: no more retries).
     #[inline]
-    fn decide_in<R: Rng + ?Sized>(
+    fn decide_in<R: Rng + ?Sized, D: FnOnce(&mut R) -> Option<u64>>(
         &self,
         limits: &Limits,
         a: &AttemptReport<u64>,
-        state: &mut BackoffState,
         mut budget: Option<&mut Budget>,
         rng: &mut R,
+        draw: D,
     ) -> Decision<u64> {
         if a.attempt <= 1
             && let Some(b) = budget.as_deref_mut()
@@ -364,7 +366,9 @@ impl RetryPolicy {
         if self.max_attempts.is_some_and(|max| a.attempt >= max) {
             return Decision::Stop(StopReason::Attempts);
         }
-        let backoff = self.backoff.next_delay_nanos(state, rng);
+        let Some(backoff) = draw(rng) else {
+            return Decision::Stop(StopReason::Attempts);
+        };
         let ra = &self.retry_after;
         let mut sleep = ra.sleep_nanos(backoff, a.retry_after, limits.retry_after_max, rng);
         let deadline = Deadline::new(a.start, limits.deadline);
@@ -416,7 +420,24 @@ impl NanosPolicy {
         budget: Option<&mut Budget>,
         rng: &mut R,
     ) -> Decision<u64> {
-        self.policy.decide_in(&self.limits, a, state, budget, rng)
+        let draw = |rng: &mut R| Some(self.policy.backoff.next_delay_nanos(state, rng));
+        self.policy.decide_in(&self.limits, a, budget, rng, draw)
+    }
+
+    /// [`NanosPolicy::decide`] with the backoff's sleep drawn by `draw` instead of the
+    /// policy's [`Backoff`] (a simulator running someone else's backoff code): `draw` is
+    /// called once, where `decide` would draw, with the generator; it returns the sleep in
+    /// nanoseconds, or `None` when the backoff gives up (then `Stop(Attempts)`, as a retry
+    /// limit). Every other step is `decide`'s.
+    #[inline]
+    pub fn decide_with<R: Rng + ?Sized>(
+        &self,
+        a: &AttemptReport<u64>,
+        budget: Option<&mut Budget>,
+        rng: &mut R,
+        draw: impl FnOnce(&mut R) -> Option<u64>,
+    ) -> Decision<u64> {
+        self.policy.decide_in(&self.limits, a, budget, rng, draw)
     }
 
     /// [`RetryPolicy::attempt_timeout`], in integer nanoseconds.

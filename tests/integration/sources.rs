@@ -1,0 +1,199 @@
+//! A user-supplied delay source (`jitterlab::sim::source`) in place of a strategy's built-in
+//! backoff: one that reproduces a built-in kind gives the same bytes as the kind, in every
+//! result file; one that gives up ends requests as a retry limit does; and a source for a
+//! strategy the scenario does not have is refused.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use jitterlab::backoff::{Backoff, BackoffState};
+use jitterlab::cancel::CancelToken;
+use jitterlab::rng::SimRng;
+use jitterlab::runner::{self, RunOptions};
+use jitterlab::scenario::ScenarioDoc;
+use jitterlab::sim::{ClientDelays, DelaySource, RetryAt};
+use jitterlab::sweep::{Shard, Silent};
+use jitterlab::time::{SimDuration, SimTime};
+
+use crate::common::{TempDir, repo, sim_doc};
+
+/// The engine's own backoff, run as a user's source would be: a state per client.
+#[derive(Debug)]
+struct Builtin {
+    backoff: Backoff,
+    /// After this many retries the source gives up (`None`: never).
+    give_up_after: Option<u32>,
+}
+
+struct BuiltinClient {
+    backoff: Backoff,
+    state: BackoffState,
+    give_up_after: Option<u32>,
+}
+
+impl DelaySource for Builtin {
+    fn client(&self, _client: u32, _seed: u64) -> Box<dyn ClientDelays> {
+        Box::new(BuiltinClient {
+            backoff: self.backoff.clone(),
+            state: BackoffState::new(),
+            give_up_after: self.give_up_after,
+        })
+    }
+}
+
+impl ClientDelays for BuiltinClient {
+    fn next_delay(&mut self, at: RetryAt, rng: &mut SimRng) -> Option<SimDuration> {
+        if self.give_up_after.is_some_and(|n| at.retry > n) {
+            return None;
+        }
+        Some(SimDuration(
+            self.backoff.next_delay_nanos(&mut self.state, rng),
+        ))
+    }
+
+    fn reset(&mut self, _now: SimTime) {
+        self.state.reset();
+    }
+}
+
+/// The built-in thundering herd (10 000 clients), two replications.
+fn herd(sets: &[&str]) -> ScenarioDoc {
+    let mut all = vec!["replications=2"];
+    all.extend_from_slice(sets);
+    sim_doc(&repo().join("sims/thundering-herd.toml"), &all)
+}
+
+/// Each named strategy's own backoff (as the scenario checked it), as a source.
+fn sources_for(
+    doc: &ScenarioDoc,
+    names: &[&str],
+    give_up_after: Option<u32>,
+) -> Vec<(String, Arc<dyn DelaySource>)> {
+    let base = doc.base().unwrap();
+    names
+        .iter()
+        .map(|name| {
+            let strategy = base.strategies.iter().find(|s| s.name == *name).unwrap();
+            let source: Arc<dyn DelaySource> = Arc::new(Builtin {
+                backoff: strategy.backoff.clone(),
+                give_up_after,
+            });
+            (name.to_string(), source)
+        })
+        .collect()
+}
+
+fn run(doc: &ScenarioDoc, out: &Path, sources: &[(String, Arc<dyn DelaySource>)]) {
+    let options = RunOptions {
+        out: Some(out.to_path_buf()),
+        threads: 2,
+        shard: Shard::ALL,
+        resume: false,
+        force: false,
+        command: "integration test".into(),
+    };
+    let sources: Vec<(&str, Arc<dyn DelaySource>)> = sources
+        .iter()
+        .map(|(n, s)| (n.as_str(), s.clone()))
+        .collect();
+    let report = runner::run_with_sources(doc, &options, &sources, &CancelToken::new(), &Silent)
+        .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()));
+    assert!(report.complete);
+}
+
+fn read(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Every file of a result folder but meta.json (wall time, threads), by name.
+fn result_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "meta.json")
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_source_reproducing_a_builtin_kind_gives_the_same_bytes() {
+    let tmp = TempDir::new("sources-same");
+    let doc = herd(&[]);
+    run(&doc, &tmp.join("builtin"), &[]);
+    // Full jitter draws once per retry; decorrelated jitter also carries the previous sleep
+    // in the client's state.
+    let sources = sources_for(&doc, &["full", "decorrelated"], None);
+    run(&doc, &tmp.join("source"), &sources);
+    let names = result_files(&tmp.join("builtin"));
+    assert!(
+        names.iter().any(|n| n == "summary.csv") && names.iter().any(|n| n == "timeseries.csv")
+    );
+    assert_eq!(names, result_files(&tmp.join("source")));
+    for name in &names {
+        assert!(
+            read(&tmp.join("builtin"), name) == read(&tmp.join("source"), name),
+            "{name} differs between the built-in kinds and the same kinds as sources"
+        );
+    }
+}
+
+#[test]
+fn a_source_that_gives_up_ends_requests_as_a_retry_limit_does() {
+    let tmp = TempDir::new("sources-give-up");
+    // Four attempts: the limit stops the request before a fourth retry is drawn; the source
+    // is asked for it and says no. Either way, nothing more is drawn.
+    run(&herd(&["client.max_attempts=4"]), &tmp.join("limit"), &[]);
+    let doc = herd(&[]);
+    run(
+        &doc,
+        &tmp.join("source"),
+        &sources_for(&doc, &["full"], Some(3)),
+    );
+    let summary = |dir: &str| String::from_utf8(read(&tmp.join(dir), "summary.csv")).unwrap();
+    let full = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains(",full,"))
+            .map(String::from)
+            .collect()
+    };
+    let limit = full(&summary("limit"));
+    assert_eq!(limit.len(), 2, "{limit:?}");
+    assert_eq!(limit, full(&summary("source")));
+    // And it is the source that decided: without the limit the run is another.
+    let unlimited = TempDir::new("sources-unlimited");
+    run(&doc, unlimited.path(), &[]);
+    let other = String::from_utf8(read(unlimited.path(), "summary.csv")).unwrap();
+    assert_ne!(limit, full(&other));
+}
+
+#[test]
+fn a_source_for_a_strategy_the_scenario_lacks_is_refused() {
+    let tmp = TempDir::new("sources-unknown");
+    let doc = herd(&[]);
+    let mut sources = sources_for(&doc, &["full"], None);
+    sources[0].0 = "backon".into();
+    let options = RunOptions {
+        out: Some(tmp.join("out")),
+        threads: 1,
+        shard: Shard::ALL,
+        resume: false,
+        force: false,
+        command: "integration test".into(),
+    };
+    let sources: Vec<(&str, Arc<dyn DelaySource>)> = sources
+        .iter()
+        .map(|(n, s)| (n.as_str(), s.clone()))
+        .collect();
+    let err = runner::run_with_sources(&doc, &options, &sources, &CancelToken::new(), &Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"backon\"") && err.contains("no_jitter, full, equal, decorrelated"),
+        "{err}"
+    );
+    assert!(
+        !tmp.join("out").exists(),
+        "nothing is written for a refused source"
+    );
+}
