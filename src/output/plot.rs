@@ -35,6 +35,7 @@ mod phase;
 mod resync;
 mod style;
 
+pub use style::PALETTE;
 /// Registers the embedded font (DejaVu Sans) with plotters as "sans-serif", once per
 /// process, so that any plotters chart drawn in the process has text without system fonts
 /// (the benches call it for criterion's own charts).
@@ -146,7 +147,9 @@ fn render_png(
     })
 }
 
-fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8>, String> {
+/// An 8-bit RGB buffer (plotters' `BitMapBackend::with_buffer`) as PNG bytes, encoded as
+/// every chart here is (public for charts drawn outside this crate: the peers benchmark).
+pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(rgb.len() / 8);
     {
         let mut encoder = png::Encoder::new(&mut out, width, height);

@@ -46,7 +46,8 @@ pub fn ensure_fonts() {
 }
 
 /// Okabe–Ito, reordered so that the first colours are the most distinct on white; yellow last.
-pub(crate) const PALETTE: [RGBColor; 8] = [
+/// Public for charts drawn outside this crate in the same look (the peers benchmark).
+pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0x00, 0x72, 0xB2), // blue
     RGBColor(0xD5, 0x5E, 0x00), // vermillion
     RGBColor(0x00, 0x9E, 0x73), // bluish green

@@ -1,0 +1,78 @@
+//! Each peer crate's defaults through the thundering herd (`sims/thundering-herd.toml`: 10 000
+//! clients, a 5 s outage, 30 s deadline, no attempt limit of the scenario's own), beside
+//! jitterlab's kinds, through the library API (`runner::run_with_sources`): the result folder
+//! has the same CSV files as `jitterlab run` writes, and `jitterlab plot` draws it.
+//!
+//! `cargo run -p jitterlab-peers --release --example herd [-- OUT_DIR]`
+//!
+//! The peers stop where their defaults stop (backon after 3 retries, exponential-backoff
+//! after 2, tokio-retry's example after 3, retry-policies with 3, backoff after 15 minutes),
+//! so the success rate is printed first: a strategy that gives up early sends fewer attempts
+//! and never looks good for it.
+
+use std::path::PathBuf;
+
+use jitterlab::cancel::CancelToken;
+use jitterlab::metric::Metric;
+use jitterlab::runner::{self, RunOptions};
+use jitterlab::scenario::ScenarioDoc;
+use jitterlab::sweep::{Shard, Silent};
+use jitterlab_peers::herd::{Defaults, sources};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let out = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("out/peers-herd"));
+    let mut doc = ScenarioDoc::builtin();
+    // One placeholder strategy per peer (its backoff keys only size the work estimate): the
+    // sources replace their sleeps.
+    let peers: Vec<String> = Defaults::ALL
+        .iter()
+        .map(|d| format!("{{ name = \"{}\", jitter = \"full\" }}", d.name()))
+        .collect();
+    doc.set(&format!(
+        "backoff.strategies=[\"no_jitter\", \"full\", \"equal\", \"decorrelated\", {}]",
+        peers.join(", ")
+    ))?;
+    let options = RunOptions {
+        out: Some(out.clone()),
+        threads: 0,
+        shard: Shard::ALL,
+        resume: false,
+        force: true,
+        command: "cargo run -p jitterlab-peers --example herd (peer strategies: each crate's defaults as a delay source)".into(),
+    };
+    let report =
+        runner::run_with_sources(&doc, &options, &sources(), &CancelToken::new(), &Silent)?;
+    println!(
+        "thundering-herd: 10 000 clients, 5 s outage, 30 s deadline; mean of {} replications\n",
+        doc.base()?.replications
+    );
+    println!(
+        "| strategy | success rate | amplification | peak retries / 10 ms | p99 latency (ms) | reproducible |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for s in &report.points[0].strategies {
+        let m = |metric: Metric| s.estimates[metric].mean;
+        let reproducible = Defaults::ALL
+            .iter()
+            .find(|d| d.name() == s.name)
+            .is_none_or(|d| d.reproducible());
+        println!(
+            "| {} | {:.1} % | {:.2} | {:.0} | {:.0} | {} |",
+            s.name,
+            100.0 * m(Metric::SuccessRate),
+            m(Metric::Amplification),
+            m(Metric::PeakRetries),
+            m(Metric::LatencyP99Ms),
+            if reproducible {
+                "yes"
+            } else {
+                "no (thread-local RNG)"
+            }
+        );
+    }
+    println!("\nresults: {}", out.display());
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! Prints the distribution audit as a Markdown table:
+//! `cargo run -p jitterlab-peers --release --bin audit [-- REQUESTS_PER_RETRY]`.
+
+use jitterlab_peers::audit::{self, ALPHA, RETRIES};
+use jitterlab_peers::peers::Config;
+
+fn main() {
+    let n = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => 100_000,
+        Some(Ok(n)) if n >= 100 => n,
+        Some(_) => {
+            eprintln!("error: the argument is the number of requests per retry, at least 100");
+            std::process::exit(2);
+        }
+    };
+    let lines: Vec<audit::Line> = Config::ALL.iter().map(|&c| audit::audit(c, n, 1)).collect();
+    println!(
+        "{n} requests per retry, retries 1 to {RETRIES}; Kolmogorov-Smirnov at alpha = {ALPHA:e} per retry.\n"
+    );
+    print!("{}", audit::table(&lines));
+}
