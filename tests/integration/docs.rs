@@ -395,6 +395,7 @@ fn readme_and_docs_links_resolve() {
     let mut pages = vec![
         repo().join("README.md"),
         repo().join("crates/jitterlab-retry/README.md"),
+        repo().join("crates/peers/README.md"),
     ];
     pages.extend(files("docs", "md"));
     let mut broken = Vec::new();

@@ -29,7 +29,8 @@ pub enum Defaults {
     /// jitter 0.3.
     ExponentialBackoff,
     /// retry-policies 0.5 `ExponentialBackoff::builder().build_with_max_retries(3)` (the
-    /// builder's defaults: 1 s x2, full jitter; 3 retries as in reqwest-retry's README).
+    /// builder's defaults: 1 s x2, full jitter; it has no default limit, and 3 is the value
+    /// code calling it commonly picks).
     RetryPolicies,
     /// tokio-retry 0.3, its docs' `from_millis(10).map(jitter).take(3)`.
     TokioRetry,
