@@ -83,7 +83,12 @@ fn sources_for(
         .collect()
 }
 
-fn run(doc: &ScenarioDoc, out: &Path, sources: &[(String, Arc<dyn DelaySource>)]) {
+/// Runs `doc` into `out` with `sources` attached to their strategies.
+fn try_run(
+    doc: &ScenarioDoc,
+    out: &Path,
+    sources: &[(String, Arc<dyn DelaySource>)],
+) -> jitterlab::Result<runner::RunReport> {
     let options = RunOptions {
         out: Some(out.to_path_buf()),
         threads: 2,
@@ -96,8 +101,12 @@ fn run(doc: &ScenarioDoc, out: &Path, sources: &[(String, Arc<dyn DelaySource>)]
         .iter()
         .map(|(n, s)| (n.as_str(), s.clone()))
         .collect();
-    let report = runner::run_with_sources(doc, &options, &sources, &CancelToken::new(), &Silent)
-        .unwrap_or_else(|e| panic!("run into {}: {e}", out.display()));
+    runner::run_with_sources(doc, &options, &sources, &CancelToken::new(), &Silent)
+}
+
+fn run(doc: &ScenarioDoc, out: &Path, sources: &[(String, Arc<dyn DelaySource>)]) {
+    let report =
+        try_run(doc, out, sources).unwrap_or_else(|e| panic!("run into {}: {e}", out.display()));
     assert!(report.complete);
 }
 
@@ -173,19 +182,7 @@ fn a_source_for_a_strategy_the_scenario_lacks_is_refused() {
     let doc = herd(&[]);
     let mut sources = sources_for(&doc, &["full"], None);
     sources[0].0 = "backon".into();
-    let options = RunOptions {
-        out: Some(tmp.join("out")),
-        threads: 1,
-        shard: Shard::ALL,
-        resume: false,
-        force: false,
-        command: "integration test".into(),
-    };
-    let sources: Vec<(&str, Arc<dyn DelaySource>)> = sources
-        .iter()
-        .map(|(n, s)| (n.as_str(), s.clone()))
-        .collect();
-    let err = runner::run_with_sources(&doc, &options, &sources, &CancelToken::new(), &Silent)
+    let err = try_run(&doc, &tmp.join("out"), &sources)
         .unwrap_err()
         .to_string();
     assert!(

@@ -51,6 +51,16 @@ impl backoff::Clock for FrozenClock {
     }
 }
 
+/// backoff 0.4 on clock `C`, the shared schedule, no elapsed-time limit.
+fn backoff_request<C: backoff::Clock + Default>() -> backoff::exponential::ExponentialBackoff<C> {
+    backoff::exponential::ExponentialBackoffBuilder::<C>::new()
+        .with_initial_interval(BASE)
+        .with_multiplier(2.0)
+        .with_max_interval(CAP)
+        .with_max_elapsed_time(None)
+        .build()
+}
+
 fn jitterlab_kinds(c: &mut Criterion) {
     let mut group = c.benchmark_group(GROUP);
     let mut rng = Pcg64Mcg::seed_from_u64(42);
@@ -92,27 +102,13 @@ fn peers(c: &mut Criterion) {
     group.bench_function("backon/with_jitter", |b| b.iter(|| black_box(next())));
 
     let mut next = per_request(
-        || {
-            backoff::ExponentialBackoffBuilder::new()
-                .with_initial_interval(BASE)
-                .with_multiplier(2.0)
-                .with_max_interval(CAP)
-                .with_max_elapsed_time(None)
-                .build()
-        },
+        backoff_request::<backoff::SystemClock>,
         backoff::backoff::Backoff::next_backoff,
     );
     group.bench_function("backoff/default_clock", |b| b.iter(|| black_box(next())));
 
     let mut next = per_request(
-        || {
-            backoff::exponential::ExponentialBackoffBuilder::<FrozenClock>::new()
-                .with_initial_interval(BASE)
-                .with_multiplier(2.0)
-                .with_max_interval(CAP)
-                .with_max_elapsed_time(None)
-                .build()
-        },
+        backoff_request::<FrozenClock>,
         backoff::backoff::Backoff::next_backoff,
     );
     group.bench_function("backoff/frozen_clock", |b| b.iter(|| black_box(next())));
