@@ -480,3 +480,38 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn decide_with_draws_where_decide_would_and_stops_on_none() {
+    let p = policy(Jitter::Full).nanos();
+    let nanos = |a: &AttemptReport| AttemptReport {
+        attempt: a.attempt,
+        start: to_nanos(a.start),
+        now: to_nanos(a.now),
+        outcome: a.outcome,
+        retry_after: None,
+        idempotency: a.idempotency,
+        follows_timeout: a.follows_timeout,
+    };
+    let retry = nanos(&report(1, Outcome::Status(503)));
+    // The policy's own backoff as the closure: the same decision, the same stream after.
+    let (mut rng, mut twin) = (test_rng(3), test_rng(3));
+    let (mut state, mut twin_state) = (BackoffState::new(), BackoffState::new());
+    let backoff = &p.policy().backoff;
+    let with = p.decide_with(&retry, None, &mut rng, |r| {
+        Some(backoff.next_delay_nanos(&mut state, r))
+    });
+    assert_eq!(with, p.decide(&retry, &mut twin_state, None, &mut twin));
+    assert_eq!(rng.next_u64(), twin.next_u64());
+    // A source that gives up stops as the attempt limit does; a stop before the draw (a 404)
+    // never asks it.
+    let none = p.decide_with(&retry, None, &mut rng, |_| None);
+    assert_eq!(none, Decision::Stop(StopReason::Attempts));
+    let not_found = nanos(&report(1, Outcome::Status(404)));
+    let asked = std::cell::Cell::new(false);
+    p.decide_with(&not_found, None, &mut rng, |_| {
+        asked.set(true);
+        Some(1)
+    });
+    assert!(!asked.get());
+}
