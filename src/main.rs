@@ -243,7 +243,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // Complete as is: every variant that has a cause includes its message, so walking
             // `source()` would print it again.
-            eprintln!("error: {err}");
+            say(&format!("error: {err}"));
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
                 Error::Interrupted => 130,
@@ -272,6 +272,12 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
+/// Prints a line for a person on stderr, escaped and shortened ([`jitterlab::text`]): names,
+/// values and paths of any length or content never reach the terminal raw.
+fn say(line: &str) {
+    eprintln!("{}", jitterlab::text::for_terminal(line));
+}
+
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
@@ -284,7 +290,7 @@ fn load(scenario: Option<&Path>, sets: &[String], quiet: bool) -> Result<Scenari
         None => Source::Builtin(library::default()),
     };
     if scenario.is_some() && source.is_ambiguous() && !quiet {
-        eprintln!("using {source}");
+        say(&format!("using {source}"));
     }
     let mut doc = source.load()?;
     for s in sets {
@@ -347,14 +353,14 @@ fn live(args: LiveArgs) -> Result<()> {
     let quiet = args.quiet;
     let report = jitterlab::live::live(&doc, &options, &cancel, &|note| {
         if !quiet {
-            eprintln!("{note}");
+            say(note);
         }
     })?;
     if report.replications_skipped > 0 && !quiet {
-        eprintln!(
+        say(&format!(
             "note: live runs replication 0 only ({} more in the scenario not run)",
             report.replications_skipped
-        );
+        ));
     }
     print!("{}", cli::table::render(&report.run.points));
     println!();
@@ -366,7 +372,7 @@ fn live(args: LiveArgs) -> Result<()> {
         plot(&report.run.dir, quiet)?;
     }
     if !quiet {
-        eprintln!("results in {}", report.run.dir.display());
+        say(&format!("results in {}", report.run.dir.display()));
     }
     Ok(())
 }
@@ -374,7 +380,7 @@ fn live(args: LiveArgs) -> Result<()> {
 /// Says on stderr what in the scenario can never act (always: it is about the input).
 fn warn(doc: &ScenarioDoc) -> Result<()> {
     for w in doc.warnings()? {
-        eprintln!("warning: {w}");
+        say(&format!("warning: {w}"));
     }
     Ok(())
 }
@@ -382,12 +388,12 @@ fn warn(doc: &ScenarioDoc) -> Result<()> {
 fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
     if !report.complete {
         if !quiet {
-            eprintln!(
+            say(&format!(
                 "shard {}/{} written to {}; combine the shards with `jitterlab merge DIR... --out DIR`",
                 shard.index,
                 shard.count,
                 report.dir.display()
-            );
+            ));
         }
         return Ok(());
     }
@@ -396,7 +402,7 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
         plot(&report.dir, quiet)?;
     }
     if !quiet {
-        eprintln!("results in {}", report.dir.display());
+        say(&format!("results in {}", report.dir.display()));
     }
     Ok(())
 }
@@ -432,7 +438,7 @@ fn recommend(args: RecommendArgs) -> Result<()> {
         "{}",
         cli::recommend::render(&answer, &constraints, objective, args.top)
     );
-    eprintln!("wrote {}", answer.pareto_csv.display());
+    say(&format!("wrote {}", answer.pareto_csv.display()));
     if !args.no_plots {
         plot(&args.dir, false)?;
     }
@@ -445,12 +451,12 @@ fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
     let charts = jitterlab::output::plot::draw_all(dir)?;
     let report = jitterlab::output::report::write_report(dir)?;
     if !quiet {
-        eprintln!(
+        say(&format!(
             "drew {} chart files and {} in {:.2} s",
             charts.len(),
             report.display(),
             started.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }
@@ -465,12 +471,12 @@ fn check(args: CheckArgs) -> Result<()> {
         .iter()
         .map(|p| p.scenario.strategies.len() * p.scenario.replications as usize)
         .sum();
-    eprintln!(
+    say(&format!(
         "ok: {} point(s), {} strategies, {} run(s)",
         points.len(),
         base.strategies.len(),
         units
-    );
+    ));
     Ok(())
 }
 
@@ -481,23 +487,27 @@ fn list(args: ListArgs) -> Result<()> {
         None => Some(Path::new("sims")).filter(|d| d.is_dir()),
     };
     let entries = library::catalog(local)?;
+    // A local file's name and text are anyone's: shown escaped and shortened.
+    use jitterlab::text::{for_terminal, pad, shown};
     let files: Vec<String> = entries
         .iter()
         .map(|e| match &e.file {
-            Some(p) if e.differs => format!("{} (differs)", p.display()),
-            Some(p) => p.display().to_string(),
+            Some(p) if e.differs => format!("{} (differs)", shown(&p.display().to_string())),
+            Some(p) => shown(&p.display().to_string()),
             None => String::new(),
         })
         .collect();
-    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
-    let file_width = files.iter().map(String::len).max().unwrap_or(0);
-    for (entry, file) in entries.iter().zip(&files) {
+    let names: Vec<String> = entries.iter().map(|e| shown(&e.name)).collect();
+    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let file_width = files.iter().map(|f| f.chars().count()).max().unwrap_or(0);
+    for ((entry, name), file) in entries.iter().zip(&names).zip(&files) {
         let kind = if entry.builtin { "built-in" } else { "local" };
-        let mut line = format!("{:<name_width$}  {kind:<8}  ", entry.name);
+        let mut line = format!("{}  {kind:<8}  ", pad(name, name_width, false));
         if file_width > 0 {
-            line += &format!("{file:<file_width$}  ");
+            line += &pad(file, file_width, false);
+            line += "  ";
         }
-        line += &entry.description;
+        line += &for_terminal(&entry.description);
         println!("{}", line.trim_end());
     }
     Ok(())
@@ -509,12 +519,12 @@ fn init(args: InitArgs) -> Result<()> {
         .file
         .unwrap_or_else(|| PathBuf::from(format!("{}.toml", builtin.name)));
     builtin.write_new(&file)?;
-    eprintln!(
+    say(&format!(
         "wrote {} (built-in scenario {}); edit it, then `jitterlab run {}`",
         file.display(),
         builtin.name,
         file.display()
-    );
+    ));
     Ok(())
 }
 
