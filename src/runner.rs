@@ -99,9 +99,9 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(doc: &ScenarioDoc) -> Result<Prepared> {
+    fn new(doc: &ScenarioDoc, cancel: &CancelToken) -> Result<Prepared> {
         let base = doc.base()?;
-        let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+        let plan = Plan::new(doc.sweep()?, doc.points_until(cancel)?)?;
         let resolved = base.to_toml(doc.sweep_table());
         let units = plan.units();
         let header = Header {
@@ -209,12 +209,12 @@ pub fn run(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
-    let prep = Prepared::new(doc)?;
+    let prep = Prepared::new(doc, cancel)?;
     // Refused before anything is written.
     let owned = prep.units.iter().filter(|u| options.shard.owns(u.index));
     let threads = sweep::threads_for(options.threads, owned.count())?;
     if !options.force {
-        prep.plan.check_work(threads)?;
+        prep.plan.check_share(threads, options.shard)?;
     }
     let dir = options
         .out
@@ -295,7 +295,7 @@ pub(crate) struct Folder {
 impl Folder {
     /// Claims `out` (default `out/<name>`) for `doc`; refusals as for `run`.
     pub(crate) fn claim(doc: &ScenarioDoc, out: Option<PathBuf>, force: bool) -> Result<Folder> {
-        let prep = Prepared::new(doc)?;
+        let prep = Prepared::new(doc, &CancelToken::new())?;
         let dir = out.unwrap_or_else(|| Path::new("out").join(&prep.base.name));
         owned::claim(&dir, "--out", force)?;
         Ok(Folder { prep, dir })
@@ -363,7 +363,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
         message: "name at least one shard folder".into(),
     })?;
     owned::claim(out, "--out", force)?;
-    let prep = Prepared::new(&ScenarioDoc::load(&first.join("scenario.toml"))?)?;
+    let prep = Prepared::new(
+        &ScenarioDoc::load(&first.join("scenario.toml"))?,
+        &CancelToken::new(),
+    )?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
         let records = journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {

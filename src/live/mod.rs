@@ -246,7 +246,10 @@ pub fn live(
         })?;
         observed.extend(seen);
         live.push(UnitRecord::new(unit, seed, &result));
-        simulated.push(plan.run_unit(unit)?);
+        simulated.push(
+            plan.run_unit_until(unit, cancel)?
+                .ok_or(Error::Interrupted)?,
+        );
     }
     let names: Vec<String> = scenario.strategies.iter().map(|s| s.name.clone()).collect();
     let values = |records: &[UnitRecord]| -> Vec<PerMetric<f64>> {

@@ -28,6 +28,7 @@ pub use check::DEFAULT_STRATEGIES;
 pub use sweep::{Sweep, format_value};
 
 use crate::backoff::BackoffParams;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::sim::{Model, Strategy};
 use locate::{KeyPath, Step};
@@ -199,12 +200,21 @@ impl ScenarioDoc {
 
     /// Expands the grid and checks every point.
     pub fn points(&self) -> Result<Vec<Point>> {
+        self.points_until(&CancelToken::new())
+    }
+
+    /// [`ScenarioDoc::points`], stopped with [`Error::Interrupted`] once `cancel` is cancelled
+    /// (a grid of 100000 points takes a second to check).
+    pub fn points_until(&self, cancel: &CancelToken) -> Result<Vec<Point>> {
         let sweep = self.sweep()?;
         let mut base = self.table.clone();
         base.remove("sweep");
         let combos = sweep.combinations();
         let mut points = Vec::with_capacity(combos.len());
         for (index, values) in combos.into_iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(Error::Interrupted);
+            }
             let at = SweepPoint {
                 index,
                 values: &values,

@@ -17,6 +17,7 @@ use super::profile::Arrivals;
 use super::queue::EventQueue;
 use super::server::{Admission, Server, Visit};
 use super::workload::{PoissonSource, Workload, burst_times, client_profile, exponential};
+use crate::cancel::CancelToken;
 use crate::policy::Outcome;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
@@ -27,6 +28,25 @@ pub fn run(spec: RunSpec<'_>) -> RunResult {
     let mut sim = Sim::new(spec);
     while sim.step().is_some() {}
     sim.finish(spec.keep_series)
+}
+
+/// Events processed between two looks at the cancel token of [`run_until`]: a few hundred
+/// microseconds of work, so that a cancel stops even a runaway run at once.
+const EVENTS_PER_CHECK: u32 = 4096;
+
+/// [`run`], stopped as soon as `cancel` is cancelled: `None` then (the run is dropped).
+pub fn run_until(spec: RunSpec<'_>, cancel: &CancelToken) -> Option<RunResult> {
+    let mut sim = Sim::new(spec);
+    loop {
+        for _ in 0..EVENTS_PER_CHECK {
+            if sim.step().is_none() {
+                return Some(sim.finish(spec.keep_series));
+            }
+        }
+        if cancel.is_cancelled() {
+            return None;
+        }
+    }
 }
 
 /// One simulation in progress.
