@@ -302,7 +302,7 @@ impl ResultFolder {
         let missing: Vec<&str> = REQUIRED
             .iter()
             .copied()
-            .filter(|f| !dir.join(f).is_file())
+            .filter(|f| !dir.join(f).exists())
             .collect();
         if !missing.is_empty() {
             return Err(Error::ResultFolder {
@@ -392,7 +392,7 @@ impl ResultFolder {
         }
 
         let scenario_path = dir.join(SCENARIO);
-        let scenario = if scenario_path.is_file() {
+        let scenario = if scenario_path.exists() {
             let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
             Some(ScenarioInfo::parse(&scenario_path, &text)?)
         } else {
@@ -468,7 +468,8 @@ fn read_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Vec<R>> {
 
 /// The rows of the file of `R` in `dir`, when it is there.
 fn read_optional_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Option<Vec<R>>> {
-    if dir.join(R::FILE).is_file() {
+    // Read when there, whatever it is: a FIFO or a folder of that name is refused by name.
+    if dir.join(R::FILE).exists() {
         read_rows(dir, sweep_keys).map(Some)
     } else {
         Ok(None)
