@@ -53,7 +53,7 @@ impl AtomicFile {
     /// Starts writing `path` (created under a temporary name).
     pub fn create(path: &Path) -> Result<AtomicFile> {
         let tmp = temp_name(path)?;
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let file = create_temp(path, &tmp)?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             tmp,
@@ -119,12 +119,47 @@ fn temp_name(path: &Path) -> Result<PathBuf> {
     Ok(dir.join(format!(".{name}.tmp{}", std::process::id())))
 }
 
+/// Creates the temporary file `tmp` of `path`: a new file, never opened through a link or
+/// over a file (an old one of this name, a dead process's, is removed first). Errors name
+/// `path`, the file the user knows, never the temporary name.
+fn create_temp(path: &Path, tmp: &Path) -> Result<File> {
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+    };
+    let file = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Removing a link removes the link, not what it points at.
+            let _ = std::fs::remove_file(tmp);
+            create()
+        }
+        other => other,
+    };
+    file.map_err(|e| {
+        let folder = tmp.parent().filter(|p| !p.as_os_str().is_empty());
+        match folder {
+            Some(folder) if e.kind() == std::io::ErrorKind::NotFound && !folder.exists() => {
+                Error::io(
+                    path,
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("its folder {} does not exist", folder.display()),
+                    ),
+                )
+            }
+            _ => Error::io(path, e),
+        }
+    })
+}
+
 /// Writes `bytes` to a temporary name beside `path` and returns that name.
 fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = temp_name(path)?;
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        file.write_all(bytes).map_err(|e| Error::io(&tmp, e))
+        let mut file = create_temp(path, &tmp)?;
+        file.write_all(bytes).map_err(|e| Error::io(path, e))
     })();
     match result {
         Ok(()) => Ok(tmp),

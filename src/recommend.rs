@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::metric::{Better, Metric, PerMetric, names};
 use crate::output::csv::write_rows;
 use crate::output::results::{ParetoRow, ResultFolder};
+use crate::output::rows::Row;
 use crate::output::rows::defined;
 use crate::stats::pareto_front;
 use crate::time::SimDuration;
@@ -285,7 +286,9 @@ pub fn recommend(
     constraints: &Constraints,
     objective: Objective,
 ) -> Result<Recommendation> {
+    crate::output::stage::recover(dir)?;
     let folder = ResultFolder::read(dir)?;
+    crate::output::owned::guard(dir, [ParetoRow::FILE])?;
     let mut by_pair: BTreeMap<(u32, String), Candidate> = BTreeMap::new();
     for row in &folder.aggregate {
         let point = folder.point(row.point);
@@ -378,6 +381,7 @@ pub fn recommend(
         })
         .collect();
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
+    crate::output::owned::record(dir, std::slice::from_ref(&pareto_csv), false)?;
     Ok(Recommendation {
         candidates,
         ranked,

@@ -11,6 +11,7 @@ use crate::atomic::write_atomic;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::metric::{PerMetric, estimates};
+use crate::output::stage::Stage;
 use crate::output::{csv, owned};
 use crate::scenario::{Scenario, ScenarioDoc};
 use crate::stats::Estimate;
@@ -86,6 +87,9 @@ struct Meta<'a> {
     wall_seconds: f64,
     events: u64,
     events_per_second: f64,
+    /// The files of the result, `meta.json` included: what jitterlab can prove it wrote
+    /// there ([`owned::Ownership`]); `plot` and `recommend` add theirs.
+    files: Vec<String>,
 }
 
 /// A scenario document ready to run: its checked points, the resolved text and the journal
@@ -108,6 +112,7 @@ impl Prepared {
             jitterlab_journal: 1,
             fingerprint: journal::fingerprint(&resolved),
             units: units.len(),
+            shard: None,
         };
         Ok(Prepared {
             base,
@@ -135,6 +140,7 @@ impl Prepared {
             wall_seconds: 0.0,
             events: 0,
             events_per_second: 0.0,
+            files: Vec::new(),
         }
     }
 
@@ -147,12 +153,13 @@ impl Prepared {
     fn write_results(
         &self,
         dir: &Path,
+        header: &Header,
         records: &[UnitRecord],
         written: &Written,
         threads: usize,
     ) -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
         let complete = records.len() == self.units.len();
-        let journal = || journal::finalize(dir, &self.header, records, written);
+        let journal = || journal::finalize(dir, header, records, written);
         let series = || {
             complete
                 .then(|| csv::write_timeseries(dir, &self.plan, records))
@@ -193,16 +200,109 @@ impl Prepared {
     }
 }
 
-fn write_meta(dir: &Path, meta: &Meta<'_>) -> Result<PathBuf> {
-    let path = dir.join("meta.json");
-    let text = serde_json::to_string_pretty(meta).map_err(|e| Error::io(&path, e.into()))?;
+/// Writes `meta` (with `extra`'s fields added) as the staged `meta.json`, listing `files` and
+/// itself, then commits the stage: the new results replace the old ones whole. Returns the
+/// files in the result folder.
+fn commit(
+    stage: Stage,
+    mut meta: Meta<'_>,
+    files: &[PathBuf],
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<PathBuf>> {
+    let path = stage.path().join("meta.json");
+    meta.files = files
+        .iter()
+        .filter_map(|f| f.file_name()?.to_str().map(str::to_string))
+        .chain(["meta.json".to_string()])
+        .collect();
+    let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.extend(extra);
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
     write_atomic(&path, text.as_bytes())?;
-    Ok(path)
+    stage.commit()
+}
+
+/// Why a journal of a result folder is not of `prep`'s work: the first line where the
+/// resolved scenario it was run with (the `scenario.toml` beside it) differs.
+fn other_work(dir: &Path, prep: &Prepared) -> Error {
+    let before = crate::input::read_text(&dir.join("scenario.toml"), crate::input::SCENARIO);
+    let difference = before.ok().and_then(|old| {
+        let (mut a, mut b) = (old.lines(), prep.resolved.lines());
+        (1..).find_map(|n| match (a.next(), b.next()) {
+            (None, None) => Some(None),
+            (x, y) if x == y => None,
+            (x, y) => Some(Some(format!(
+                " (scenario.toml line {n}: {} there, {} now)",
+                x.map_or("nothing".into(), |l| format!("`{}`", crate::text::shown(l))),
+                y.map_or("nothing".into(), |l| format!("`{}`", crate::text::shown(l))),
+            ))),
+        })?
+    });
+    Error::ResultFolder {
+        path: dir.to_path_buf(),
+        message: format!(
+            "its journal is of a different scenario or options{}; run without --resume to start over",
+            difference.unwrap_or_default()
+        ),
+    }
+}
+
+/// `shard 0/2`, or `the whole run`.
+fn describe_shard(shard: Shard) -> String {
+    if shard.is_all() {
+        "the whole run".into()
+    } else {
+        format!("shard {}/{}", shard.index, shard.count)
+    }
+}
+
+/// The units a `--resume` keeps: those of the interrupted run in the stage, else those of the
+/// folder's own journal (a finished run or shard, which the resumed run's stage starts from);
+/// none without a journal. A journal of other work, or of a shard whose units this run's
+/// shard does not hold, is refused with the reason: a resume never discards a finished unit.
+/// Also says whether the units are in the stage's journal already.
+fn resumed(
+    dir: &Path,
+    stage: &Stage,
+    prep: &Prepared,
+    shard: Shard,
+) -> Result<(Vec<UnitRecord>, bool)> {
+    let staged = stage.has_journal();
+    let from = if staged { stage.path() } else { dir };
+    if from.join(journal::JOURNAL).symlink_metadata().is_err() {
+        return Ok((Vec::new(), false));
+    }
+    let (found, records) = journal::read_checked(from, &prep.header, &prep.plan)?
+        .ok_or_else(|| other_work(from, prep))?;
+    // Every unit kept is one of this run's: a shard's folder resumes as the whole run, which
+    // runs the rest; a journal of another shard would lose its units.
+    if !shard.contains(found) {
+        return Err(Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: format!(
+                "its journal holds the units of {} ({} of them), and this run is {}, which does not hold them: a resume keeps every finished unit, so resume with {} (or as the whole run), or run {} into a folder of its own and combine the shards with `jitterlab merge`",
+                describe_shard(found),
+                records.len(),
+                describe_shard(shard),
+                if found.is_all() {
+                    "no --shard".to_string()
+                } else {
+                    format!("--shard {}/{}", found.index, found.count)
+                },
+                describe_shard(shard),
+            ),
+        });
+    }
+    Ok((records, staged))
 }
 
 /// Runs a scenario document (overrides already applied) into its result folder, reporting to
-/// `progress` as units finish. Once `cancel` is cancelled no further unit starts and the call
-/// returns [`Error::Interrupted`], with the finished units kept in the journal for `--resume`.
+/// `progress` as units finish. Once `cancel` is cancelled the runs in flight stop, and the call
+/// returns [`Error::Interrupted`], with the finished units kept in the journal of the folder's
+/// stage ([`Stage`]) for `--resume`. The old results in the folder stay until the new ones
+/// are complete, then are replaced whole.
 pub fn run(
     doc: &ScenarioDoc,
     options: &RunOptions,
@@ -222,18 +322,16 @@ pub fn run(
         .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
     owned::claim(&dir, "--out", options.force)?;
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let header = prep.header.for_shard(options.shard);
 
-    let mut done: BTreeMap<usize, UnitRecord> = BTreeMap::new();
-    // A resume without a journal starts from the beginning; a file that is not a jitterlab
-    // journal, or the journal of other work, is refused rather than replaced.
-    if options.resume && dir.join(journal::JOURNAL).exists() {
-        let records = journal::read_checked(&dir, &prep.header, &prep.plan)?.ok_or_else(|| Error::ResultFolder {
-            path: dir.clone(),
-            message: "its journal is of a different scenario or options; run without --resume to start over".into(),
-        })?;
-        done.extend(records.into_iter().map(|r| (r.unit, r)));
-    }
-    clear_stale(&dir)?;
+    // A resume keeps every finished unit, or refuses; anything else starts a new stage.
+    let stage = Stage::open(&dir, options.resume)?;
+    let (kept, staged) = if options.resume {
+        resumed(&dir, &stage, &prep, options.shard)?
+    } else {
+        (Vec::new(), false)
+    };
+    let mut done: BTreeMap<usize, UnitRecord> = kept.into_iter().map(|r| (r.unit, r)).collect();
     let todo: Vec<sweep::Unit> = prep
         .units
         .iter()
@@ -241,8 +339,18 @@ pub fn run(
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
     let threads = sweep::threads_for(threads, todo.len())?;
-    write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
+    write_atomic(
+        &stage.path().join("scenario.toml"),
+        prep.resolved.as_bytes(),
+    )?;
+    let mut writer = JournalWriter::open(stage.path(), &header, !staged)?;
+    if !staged {
+        // Units of the folder's own journal go on in the stage's.
+        for record in done.values() {
+            writer.append(record)?;
+        }
+    }
+    let writer = Mutex::new(writer);
 
     progress.start(todo.len(), done.len(), prep.units.len());
     let execution = sweep::execute(&prep.plan, &todo, threads, progress, Some(&writer), cancel);
@@ -258,7 +366,7 @@ pub fn run(
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    let (mut files, points) = prep.write_results(&dir, &records, &written, threads)?;
+    let (files, points) = prep.write_results(stage.path(), &header, &records, &written, threads)?;
 
     let meta = Meta {
         units_run: ran,
@@ -273,7 +381,7 @@ pub fn run(
         },
         ..prep.meta(&options.command, doc.origin().to_string())
     };
-    files.push(write_meta(&dir, &meta)?);
+    let files = commit(stage, meta, &files, serde_json::Map::new())?;
     Ok(RunReport {
         dir,
         complete: records.len() == prep.units.len(),
@@ -282,8 +390,8 @@ pub fn run(
     })
 }
 
-/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked and
-/// cleared before the work, as `run` does, and written after it.
+/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked before
+/// the work, as `run` does, and written after it, whole.
 #[cfg(feature = "live")]
 pub(crate) struct Folder {
     prep: Prepared,
@@ -306,8 +414,10 @@ impl Folder {
         &self.prep.plan
     }
 
-    /// Writes the scenario, the journal, the CSV files and `meta.json` (with `extra`'s
-    /// fields added) for every unit's record, replacing the files of an earlier run.
+    /// Writes the scenario, the journal, the CSV files, the files of `more` (which writes
+    /// into the folder it is given and returns their paths) and `meta.json` (with `extra`'s
+    /// fields added) for every unit's record, then replaces the files of an earlier run whole.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn write(
         &self,
         records: &[UnitRecord],
@@ -316,14 +426,23 @@ impl Folder {
         threads: usize,
         wall_seconds: f64,
         extra: serde_json::Map<String, serde_json::Value>,
+        more: &dyn Fn(&Path) -> Result<Vec<PathBuf>>,
     ) -> Result<RunReport> {
         let dir = &self.dir;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        clear_stale(dir)?;
-        write_atomic(&dir.join("scenario.toml"), self.prep.resolved.as_bytes())?;
-        let (mut files, points) =
-            self.prep
-                .write_results(dir, records, &Written::default(), threads)?;
+        let stage = Stage::open(dir, false)?;
+        write_atomic(
+            &stage.path().join("scenario.toml"),
+            self.prep.resolved.as_bytes(),
+        )?;
+        let (mut files, points) = self.prep.write_results(
+            stage.path(),
+            &self.prep.header,
+            records,
+            &Written::default(),
+            threads,
+        )?;
+        files.extend(more(stage.path())?);
         let events: u64 = records.iter().map(UnitRecord::events).sum();
         let meta = Meta {
             units_run: records.len(),
@@ -338,14 +457,7 @@ impl Folder {
             },
             ..self.prep.meta(command, origin.to_string())
         };
-        let path = dir.join("meta.json");
-        let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
-        if let serde_json::Value::Object(map) = &mut value {
-            map.extend(extra);
-        }
-        let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
-        write_atomic(&path, text.as_bytes())?;
-        files.push(path);
+        let files = commit(stage, meta, &files, extra)?;
         Ok(RunReport {
             dir: dir.clone(),
             complete: records.len() == self.prep.units.len(),
@@ -369,12 +481,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     )?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
-        let records = journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
-            Error::ResultFolder {
+        if dir.join(journal::JOURNAL).symlink_metadata().is_err()
+            && journal::is_journal(&dir.join(owned::STAGE))
+        {
+            return Err(Error::ResultFolder {
                 path: dir.clone(),
-                message: format!("its scenario differs from {}'s", first.display()),
-            }
-        })?;
+                message: "holds a run that was interrupted (its units are in the staging folder .jitterlab-partial): finish it with `jitterlab run ... --resume` and the same --shard, then merge".into(),
+            });
+        }
+        let (_, records) =
+            journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
+                Error::ResultFolder {
+                    path: dir.clone(),
+                    message: format!("its scenario differs from {}'s", first.display()),
+                }
+            })?;
         all.extend(records.into_iter().map(|r| (r.unit, r)));
     }
     let total = prep.units.len();
@@ -393,29 +514,25 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
-    clear_stale(out)?;
-    write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let (mut files, points) = prep.write_results(out, &records, &Written::default(), 1)?;
+    let stage = Stage::open(out, false)?;
+    write_atomic(
+        &stage.path().join("scenario.toml"),
+        prep.resolved.as_bytes(),
+    )?;
+    let (files, points) =
+        prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)?;
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),
         ..prep.meta(command, first.join("scenario.toml").display().to_string())
     };
-    files.push(write_meta(out, &meta)?);
+    let files = commit(stage, meta, &files, serde_json::Map::new())?;
     Ok(RunReport {
         dir: out.into(),
         complete: true,
         points,
         files,
     })
-}
-
-/// Deletes the files of an earlier run in `dir` (CSVs, charts, report, meta.json) before a run
-/// or merge writes its own, so that none of them outlives the results it came from; the
-/// scenario and the journal are rewritten in place. Other files are never touched.
-fn clear_stale(dir: &Path) -> Result<()> {
-    let keep = [dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
-    owned::remove_stale(dir, owned::is_owned, &keep).map(drop)
 }
 
 /// Means and intervals across replications of every (point, strategy), as `aggregate.csv`

@@ -334,7 +334,9 @@ fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let html = render_report(dir)?;
     let path = dir.join("report.html");
+    crate::output::owned::guard(dir, ["report.html"])?;
     write_atomic(&path, html.as_bytes())?;
+    crate::output::owned::record(dir, std::slice::from_ref(&path), false)?;
     Ok(path)
 }
 

@@ -70,6 +70,12 @@ impl Shard {
     pub fn is_all(&self) -> bool {
         self.count == 1
     }
+
+    /// True when every unit of `other` is one of this shard's: the whole run holds every
+    /// shard, `0/2` holds `0/4` and `2/4`.
+    pub fn contains(&self, other: Shard) -> bool {
+        other.count.is_multiple_of(self.count) && other.index % self.count == self.index
+    }
 }
 
 /// Most time-series buckets kept over all (point, strategy) pairs of a run.

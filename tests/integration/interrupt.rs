@@ -25,8 +25,11 @@ fn jitterlab(out: &std::path::Path, extra: &[&str]) -> Command {
     cmd
 }
 
+/// Lines of the journal of the run in progress (in the folder's staging folder until the
+/// run is complete).
 fn journal_lines(dir: &std::path::Path) -> usize {
-    std::fs::read_to_string(dir.join("units.jsonl")).map_or(0, |t| t.lines().count())
+    std::fs::read_to_string(dir.join(".jitterlab-partial/units.jsonl"))
+        .map_or(0, |t| t.lines().count())
 }
 
 #[test]
