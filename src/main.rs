@@ -78,7 +78,7 @@ struct RecommendArgs {
     #[arg(long, default_value = "amplification")]
     objective: String,
     /// How many pairs to print.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = whole::<usize>)]
     top: usize,
     /// Do not redraw the charts and report.
     #[arg(long)]
@@ -100,16 +100,16 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: Option<u64>,
     /// Replications per point and strategy (overrides `replications`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>)]
     replications: Option<u32>,
     /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Worker threads, 1 to 1024 [default: one per core]; never more than the runs to do.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
     /// Run only shard I of N (I from 0); merge the shards with `jitterlab merge`.
     #[arg(long, value_name = "I/N")]
@@ -137,7 +137,7 @@ struct LiveArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: Option<u64>,
     /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -223,23 +223,70 @@ struct DelaysArgs {
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     factor: f64,
     /// Retries per sample (k = 1..=retries).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<u32>)]
     retries: u32,
     /// Fresh requests per jitter kind.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<u32>)]
     samples: u32,
     /// Master seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: u64,
     /// Also draw the distributions to this file (.png or .svg): one panel per jitter kind.
+    /// An existing file is never replaced without --force.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Replace the --plot FILE when it exists (a link is replaced by the chart, never what it
+    /// points at).
+    #[arg(long)]
+    force: bool,
+}
+
+/// A whole number of `T` for a flag: `-1` or `1.5` is refused naming the range, as any value
+/// out of range is (clap would otherwise read `-1` as a flag of its own).
+fn whole<T>(text: &str) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + num_range::Max,
+{
+    text.trim().parse().map_err(|_| {
+        format!(
+            "{}: a whole number from 0 to {}",
+            jitterlab::text::shown(text),
+            T::MAX_TEXT
+        )
+    })
+}
+
+/// The largest value of each integer type a flag takes, as text for [`whole`]'s message.
+mod num_range {
+    pub trait Max {
+        const MAX_TEXT: &'static str;
+    }
+    impl Max for u32 {
+        const MAX_TEXT: &'static str = "4294967295";
+    }
+    impl Max for u64 {
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
+    impl Max for usize {
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let live = matches!(cli.command, Command::Live(_));
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // A live run has nothing to resume: it says so instead of `--resume`.
+        Err(Error::Interrupted) if live => {
+            say(
+                "error: interrupted; nothing was written (a live run cannot be resumed: run it again)",
+            );
+            ExitCode::from(130)
+        }
         Err(err) => {
             // Complete as is: every variant that has a cause includes its message, so walking
             // `source()` would print it again.
@@ -252,6 +299,35 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// Prints clap's answer to bad arguments, escaped like every line for a person, with a hint
+/// when a negative number was read as a flag (`run -1`); exit code 2. Help and version are
+/// printed as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    for line in e.render().to_string().lines() {
+        say(line);
+    }
+    let number = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.parse::<f64>().is_ok().then(|| arg.clone()),
+        _ => None,
+    };
+    if let (ErrorKind::UnknownArgument, Some(arg)) = (e.kind(), number) {
+        say(&format!(
+            "hint: `{arg}` starts with `-`, so it was read as a flag, and there is none of that name; a value of a flag goes after it (`--seed 7`), no count or seed is negative, and a file of that name is written `./{arg}`"
+        ));
+    }
+    ExitCode::from(2)
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
@@ -566,7 +642,11 @@ fn delays(args: DelaysArgs) -> Result<()> {
             samples.push((s.jitter, s.retry, s.delay_ns as f64 / 1e6));
             Ok(())
         })?;
-        jitterlab::output::plot::draw_delays(&samples, path)?;
+        if args.force {
+            jitterlab::output::plot::draw_delays(&samples, path)?;
+        } else {
+            jitterlab::output::plot::draw_delays_new(&samples, path)?;
+        }
     }
     let stdout = std::io::stdout().lock();
     match request.write_csv(stdout) {

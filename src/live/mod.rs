@@ -207,7 +207,8 @@ pub fn live(
         })
         .collect();
     for model in &models {
-        check_limits(model, points.len())?;
+        // Placed where the user wrote the value, as the checker's own refusals are.
+        check_limits(model, points.len()).map_err(|e| doc.place_value_error(e))?;
     }
     let folder = Folder::claim(&doc, options.out.clone(), options.force)?;
     let plan = folder.plan();
@@ -268,16 +269,19 @@ pub fn live(
         "network".into(),
         "loopback (127.0.0.1); each leg of network.latency slept".into(),
     );
-    let mut run = folder.write(
+    let run = folder.write(
         &live,
         &options.command,
         doc.origin(),
         THREADS,
         started.elapsed().as_secs_f64(),
         extra,
+        &|dir| {
+            let mut files = vec![write_rows(dir, &[], &comparison)?];
+            files.extend(observed.write(dir)?);
+            Ok(files)
+        },
     )?;
-    run.files.push(write_rows(&folder.dir, &[], &comparison)?);
-    run.files.extend(observed.write(&folder.dir)?);
     Ok(LiveReport {
         run,
         comparison,
@@ -299,6 +303,7 @@ async fn run_one(
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("127.0.0.1", e))?;
+    reachable(addr).await?;
     let shared = Arc::new(Shared::new(model, seed, lag.clone()));
     let retriers = client::Retriers::new(model, &strategy.backoff, seed)?;
     tokio::spawn(server::serve(listener, shared.clone()));
@@ -321,5 +326,42 @@ async fn run_one(
         }
     }
     let end = shared.elapsed().min(shared.horizon);
-    Ok(shared.finish(end))
+    let (result, observed) = shared.finish(end);
+    // Requests that never reached the server measure the machine, not the scenario.
+    if result.counts.requests > 0 && result.peak_arrivals == 0 {
+        return Err(unreachable(
+            addr,
+            format!(
+                "none of the {} requests of strategy {} reached the server (every connection failed)",
+                result.counts.requests,
+                crate::text::shown(&strategy.name)
+            ),
+        ));
+    }
+    Ok((result, observed))
+}
+
+/// Checks that the server can be reached on the loopback before the clients start: a machine
+/// without one (the interface down) fails loudly instead of measuring 0 % success.
+async fn reachable(addr: std::net::SocketAddr) -> Result<()> {
+    let connect = tokio::net::TcpStream::connect(addr);
+    match tokio::time::timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(unreachable(addr, e.to_string())),
+        Err(_) => Err(unreachable(
+            addr,
+            "no answer to a connection within 5 s".into(),
+        )),
+    }
+}
+
+/// The error of a live run whose server could not be reached: exit code 1 (the machine, not
+/// the input), nothing written.
+fn unreachable(addr: std::net::SocketAddr, why: String) -> Error {
+    Error::io(
+        addr.to_string(),
+        std::io::Error::other(format!(
+            "cannot reach the live server: {why}; is the loopback interface up? nothing was written"
+        )),
+    )
 }
