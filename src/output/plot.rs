@@ -238,7 +238,7 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::output::stage::recover(dir)?;
     crate::output::owned::remove_leftovers(dir)?;
-    let folder = ResultFolder::read(dir)?;
+    let folder = ResultFolder::read(dir)?.for_display();
     let charts = plan(&folder);
     // Never over a file jitterlab did not write (a chart of the user's own of the same name).
     let names: Vec<String> = charts

@@ -182,7 +182,7 @@ fn compare_table(folder: &ResultFolder, out: &mut String) {
 
 /// Renders the report of a result folder as HTML text.
 pub fn render_report(dir: &Path) -> Result<String> {
-    let folder = ResultFolder::read(dir)?;
+    let folder = ResultFolder::read(dir)?.for_display();
     let charts = plot::plan(&folder);
     let svgs: Vec<Result<String>> = {
         use rayon::prelude::*;
