@@ -506,4 +506,90 @@ mod tests {
         assert!(is_leftover(".summary.csv.tmp1234"));
         assert!(!is_leftover(".notes.txt.tmp1234") && !is_leftover(".summary.csv.tmpx"));
     }
+
+    fn scratch(label: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("jitterlab-owned-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn only_what_meta_json_lists_is_proven_and_record_keeps_the_list() {
+        let dir = scratch("proof");
+        std::fs::write(dir.join("herd.png"), "mine").unwrap();
+        assert_eq!(Ownership::of(&dir), Ownership::Nothing);
+        assert!(
+            guard(&dir, ["herd.png"]).is_err(),
+            "a chart of the user's own"
+        );
+        assert!(guard(&dir, ["load.png"]).is_ok(), "a chart not there yet");
+        // A draw records its charts; the next one removes those it does not draw again.
+        let drawn = [dir.join("load.png"), dir.join("load.svg")];
+        for f in &drawn {
+            std::fs::write(f, "chart").unwrap();
+        }
+        record(&dir, &drawn, true).unwrap();
+        assert!(Ownership::of(&dir).holds("load.png") && !Ownership::of(&dir).holds("herd.png"));
+        let removed = record(&dir, &drawn[..1], true).unwrap();
+        assert_eq!(removed, [dir.join("load.svg")]);
+        assert!(
+            dir.join("herd.png").exists(),
+            "never a file it did not draw"
+        );
+        // A meta.json that is not jitterlab's is never changed, and proves nothing.
+        std::fs::write(dir.join("meta.json"), "{\"mine\": true}").unwrap();
+        assert_eq!(Ownership::of(&dir), Ownership::Nothing);
+        assert!(record(&dir, &drawn, true).unwrap().is_empty());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("meta.json")).unwrap(),
+            "{\"mine\": true}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_killed_processs_temporary_files_go_and_a_live_ones_stay() {
+        let dir = scratch("leftovers");
+        let dead = std::process::Command::new("true").spawn().unwrap();
+        let pid = dead.id();
+        let _ = dead.wait_with_output();
+        let own = std::process::id();
+        for name in [
+            format!(".summary.csv.tmp{pid}"),
+            format!(".summary.csv.tmp{own}"),
+            format!(".notes.txt.tmp{pid}"),
+            ".meta.json.tmp1".to_string(), // init: alive
+        ] {
+            std::fs::write(dir.join(name), "x").unwrap();
+        }
+        let removed = remove_leftovers(&dir).unwrap();
+        assert_eq!(removed, [dir.join(format!(".summary.csv.tmp{pid}"))]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_home_folder_is_also_the_password_databases() {
+        use std::os::unix::fs::MetadataExt;
+        let uid = std::fs::metadata("/proc/self").map(|m| m.uid());
+        let passwd = std::fs::read_to_string("/etc/passwd");
+        let (Ok(uid), Ok(passwd)) = (uid, passwd) else {
+            return;
+        };
+        let home = passwd
+            .lines()
+            .map(|l| l.split(':').collect::<Vec<_>>())
+            .find(|f| f.len() > 5 && f[2] == uid.to_string())
+            .map(|f| PathBuf::from(f[5]));
+        if let Some(home) = home {
+            assert_eq!(passwd_home(), Some(home.clone()));
+            if let Ok(real) = home.canonicalize() {
+                assert!(home_folders().contains(&real));
+                let e = claim(&home, "--out", true).unwrap_err();
+                assert!(e.to_string().contains("the root or the home folder"), "{e}");
+            }
+        }
+    }
 }

@@ -121,3 +121,86 @@ fn commit(dir: &Path) -> Result<Vec<PathBuf>> {
     let _ = std::fs::remove_dir(&stage);
     Ok(files.iter().map(|n| dir.join(n)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Stages `files` (name, text) and a meta.json listing them.
+    fn staged(dir: &Path, files: &[(&str, &str)]) -> Stage {
+        let stage = Stage::open(dir, false).unwrap();
+        let mut names: Vec<&str> = files.iter().map(|f| f.0).collect();
+        for (name, text) in files {
+            write(&stage.path().join(name), text);
+        }
+        names.push("meta.json");
+        let meta = serde_json::json!({ "version": "t", "command": "t", "files": names });
+        write(&stage.path().join("meta.json"), &meta.to_string());
+        stage
+    }
+
+    #[test]
+    fn a_commit_replaces_the_old_results_whole_and_a_cut_short_one_is_finished() {
+        let dir = std::env::temp_dir().join(format!("jitterlab-stage-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        staged(&dir, &[("summary.csv", "old"), ("layers.csv", "old")])
+            .commit()
+            .unwrap();
+        write(&dir.join("notes.txt"), "mine");
+        // The new results have no layers.csv: it goes at the commit, the user's file stays.
+        let stage = staged(&dir, &[("summary.csv", "new")]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
+            "old"
+        );
+        stage.commit().unwrap();
+        let names = |d: &Path| {
+            let mut n: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names(&dir), ["meta.json", "notes.txt", "summary.csv"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
+            "new"
+        );
+        // A commit killed after its first rename: the next command finishes it.
+        let _stage = staged(
+            &dir,
+            &[("summary.csv", "newer"), ("aggregate.csv", "newer")],
+        );
+        std::fs::rename(
+            dir.join(STAGE).join("aggregate.csv"),
+            dir.join("aggregate.csv"),
+        )
+        .unwrap();
+        recover(&dir).unwrap();
+        assert_eq!(
+            names(&dir),
+            ["aggregate.csv", "meta.json", "notes.txt", "summary.csv"]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
+            "newer"
+        );
+        assert!(Ownership::of(&dir).holds("aggregate.csv"));
+        // An interrupted run's stage (no meta.json yet) is left for --resume.
+        let stage = Stage::open(&dir, false).unwrap();
+        write(&stage.path().join(JOURNAL), "{}\n");
+        recover(&dir).unwrap();
+        assert!(Stage::open(&dir, true).unwrap().has_journal());
+        assert!(
+            !Stage::open(&dir, false).unwrap().has_journal(),
+            "a new run starts afresh"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

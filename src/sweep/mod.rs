@@ -501,6 +501,15 @@ mod tests {
     }
 
     #[test]
+    fn a_shard_holds_the_shards_of_its_units() {
+        let s = |t: &str| Shard::parse(t).unwrap();
+        assert!(Shard::ALL.contains(s("1/2")) && Shard::ALL.contains(Shard::ALL));
+        assert!(s("0/2").contains(s("0/4")) && s("0/2").contains(s("2/4")));
+        assert!(!s("0/2").contains(s("1/4")) && !s("0/2").contains(s("1/2")));
+        assert!(!s("0/2").contains(Shard::ALL) && !s("0/4").contains(s("0/2")));
+    }
+
+    #[test]
     fn a_run_that_breaks_conservation_is_an_internal_error_naming_it() {
         let plan = plan(
             "replications = 2\n[workload]\nclients = 20\n[backoff]\nstrategies = [\"full\", \"equal\"]\n[sweep]\n\"workload.clients\" = [10, 20]\n",

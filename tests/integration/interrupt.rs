@@ -86,3 +86,66 @@ fn sigint_then_resume_equals_an_uninterrupted_run() {
         assert!(a == b, "{file} differs after resume");
     }
 }
+
+/// The runaway: unlimited attempts at a 1 ns sleep in the middle layer of
+/// `layered-retries`, run past the estimate with --force. Every unit runs for minutes; SIGINT
+/// must end the process within a second (it went on for 12 s and more when only the sweep
+/// looked at the cancel between units).
+#[test]
+fn sigint_stops_a_deep_layer_runaway_within_a_second() {
+    let tmp = TempDir::new("runaway");
+    let out = tmp.join("out");
+    let mut child = Command::new(BIN)
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "layered-retries",
+            "--force",
+            "--quiet",
+            "--no-plots",
+            "--threads",
+            "2",
+            "--set",
+            "layers[1].client.max_attempts=\"unlimited\"",
+            "--set",
+            "layers[1].backoff={jitter=\"constant\",base=\"1ns\",cap=\"1ns\"}",
+        ])
+        .args(["--out", out.to_str().expect("utf-8 temp path")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the binary");
+    // The units are running once the journal has its header; then give them time to be deep
+    // in their events.
+    let started = Instant::now();
+    while journal_lines(&out) < 1 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still running before the signal"
+    );
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    let sent = Instant::now();
+    assert!(kill.success());
+    // Measured from the signal; a process that goes on is killed after 20 s (the test fails).
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let took = sent.elapsed();
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let output = child.wait_with_output().expect("wait for the binary");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after SIGINT: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

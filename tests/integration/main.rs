@@ -17,5 +17,6 @@ mod live;
 mod regressions;
 mod scenarios;
 mod storms;
+mod trust;
 mod untrusted_io;
 mod validation;
