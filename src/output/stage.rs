@@ -6,7 +6,7 @@
 //! The staging folder holds, while a run goes on, its `scenario.toml` and its journal
 //! (`units.jsonl`, appended as units finish): an interrupted run is resumed from there
 //! (`--resume`). When the work is done, the result files are written there too, `meta.json`
-//! last, listing them (`files`). Its `meta.json` marks a complete stage: [`commit`] then
+//! last, listing them (`files`). Its `meta.json` marks a complete stage: [`Stage::commit`] then
 //! renames each file into the folder (`meta.json` last), deletes the files of the old results
 //! that the new ones do not have (the proven ones only, [`Ownership`]), and removes the
 //! staging folder. Renames need no space and each is atomic; a commit cut short (a kill

@@ -384,7 +384,7 @@ pub fn read(dir: &Path) -> Result<(Header, Vec<UnitRecord>)> {
 }
 
 /// Reads the journal of the work `expected` names (any shard of it) and checks every record
-/// against `plan` ([`Journal::check`]: unit, shard, point, strategy, replication, seed, counts,
+/// against `plan` (its unit, shard, point, strategy, replication, seed, counts,
 /// layers, time series), so that a damaged or edited line is refused with its line and
 /// column, never trusted. Returns the shard it holds with its records; `None` when the
 /// journal is a jitterlab journal of other work (another scenario, other options).
