@@ -77,6 +77,18 @@ fn mkfifo(path: &Path) {
     assert!(made.success());
 }
 
+/// A folder `to` of what `plot` reads from the result folder `from` (the five CSV files and
+/// `scenario.toml`), without its journal or `meta.json`: CSV files put together by hand.
+pub(crate) fn bare_copy(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for name in jitterlab::output::results::REQUIRED
+        .into_iter()
+        .chain([jitterlab::output::results::SCENARIO])
+    {
+        std::fs::copy(from.join(name), to.join(name)).unwrap();
+    }
+}
+
 /// `unshare` with `flags` can run commands here (root in a container, or user namespaces).
 fn can_unshare(flags: &[&str]) -> bool {
     Command::new("unshare")
@@ -156,37 +168,22 @@ fn class2_runaway_layers_and_sweeps_are_refused_before_they_start() {
             "at the last layer `db` (retries at every layer multiply)",
         ],
     );
-    // 78 attempts at each of three layers: 474 552 at the last one per request.
-    let o = jitterlab(
+    // 78 attempts at each of three layers: a valid scenario, but 474 552 attempts at the last
+    // one per request.
+    let sets = [
+        "--set",
+        "client.max_attempts=78",
+        "--set",
+        "layers[0].client.max_attempts=78",
+        "--set",
+        "layers[1].client.max_attempts=78",
+    ];
+    ok(&jitterlab(
         tmp.path(),
-        &[
-            "check",
-            "layered-retries",
-            "--set",
-            "client.max_attempts=78",
-            "--set",
-            "layers[0].client.max_attempts=78",
-            "--set",
-            "layers[1].client.max_attempts=78",
-        ],
-    );
-    ok(&o);
-    let o = jitterlab(
-        tmp.path(),
-        &[
-            "run",
-            "layered-retries",
-            "--quiet",
-            "--out",
-            "out",
-            "--set",
-            "client.max_attempts=78",
-            "--set",
-            "layers[0].client.max_attempts=78",
-            "--set",
-            "layers[1].client.max_attempts=78",
-        ],
-    );
+        &[&["check", "layered-retries"][..], &sets].concat(),
+    ));
+    let run = ["run", "layered-retries", "--quiet", "--out", "out"];
+    let o = jitterlab(tmp.path(), &[&run[..], &sets].concat());
     assert_bad_input(&o, &["474552 at the last layer"]);
     // A sweep as a whole: 100 000 points of workload.clients 1..100 000.
     write(tmp.path(), "small.toml", SMALL);
@@ -322,17 +319,7 @@ fn class5_only_files_jitterlab_wrote_are_replaced_and_results_are_replaced_whole
         &["run", "small.toml", "--out", "src", "--quiet", "--no-plots"],
     ));
     let bare = tmp.join("bare");
-    std::fs::create_dir(&bare).unwrap();
-    for f in [
-        "summary.csv",
-        "aggregate.csv",
-        "timeseries.csv",
-        "attempts.csv",
-        "latency.csv",
-        "scenario.toml",
-    ] {
-        std::fs::copy(tmp.join("src").join(f), bare.join(f)).unwrap();
-    }
+    bare_copy(&tmp.join("src"), &bare);
     write(&bare, "layers.svg", "mine");
     write(&bare, "herd_layer3.png", "mine");
     ok(&jitterlab(tmp.path(), &["plot", "bare"]));

@@ -283,17 +283,7 @@ fn a_new_run_leaves_no_stale_jitterlab_file_and_keeps_every_other() {
     // A folder of CSVs that jitterlab did not write (no journal, no meta.json): a chart of
     // the user's own there is never drawn over.
     let bare = tmp.join("bare");
-    std::fs::create_dir(&bare).unwrap();
-    for name in [
-        "summary.csv",
-        "aggregate.csv",
-        "timeseries.csv",
-        "attempts.csv",
-        "latency.csv",
-        "scenario.toml",
-    ] {
-        std::fs::copy(out.join(name), bare.join(name)).unwrap();
-    }
+    crate::trust::bare_copy(&out, &bare);
     std::fs::write(bare.join("herd.png"), "mine too").unwrap();
     let o = jitterlab(tmp.path(), &["plot", "bare"]);
     assert_bad_input(&o, &["herd.png: exists, and jitterlab did not write it"]);
