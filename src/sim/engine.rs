@@ -25,9 +25,9 @@ use chain::Stations;
 
 /// Simulates one (point, strategy, replication).
 pub fn run(spec: RunSpec<'_>) -> RunResult {
-    let mut sim = Sim::new(spec);
-    while sim.step().is_some() {}
-    sim.finish(spec.keep_series)
+    // The one loop over events is `run_until`'s: with a single caller, `Sim::step` is inlined
+    // into it (two callers cost the event loop 2.5 % more instructions).
+    run_until(spec, &CancelToken::new()).expect("a token no one holds is never cancelled")
 }
 
 /// Events processed between two looks at the cancel token of [`run_until`]: a few hundred
