@@ -260,9 +260,11 @@ fn describe_shard(shard: Shard) -> String {
 
 /// The units a `--resume` keeps: those of the interrupted run in the stage, else those of the
 /// folder's own journal (a finished run or shard, which the resumed run's stage starts from);
-/// none without a journal. A journal of other work, or of a shard whose units this run's
-/// shard does not hold, is refused with the reason: a resume never discards a finished unit.
-/// Also says whether the units are in the stage's journal already.
+/// none without a journal. A journal of other work is refused with the reason, and so is one
+/// holding a unit that this run's shard does not: a resume never discards a finished unit.
+/// The records decide, not the header's shard: a shard's journal written before headers named
+/// their shard reads as the whole run's. Also says whether the stage's journal can be
+/// appended to as it is (it is there, and its header names this run's shard).
 fn resumed(
     dir: &Path,
     stage: &Stage,
@@ -276,26 +278,37 @@ fn resumed(
     }
     let (found, records) = journal::read_checked(from, &prep.header, &prep.plan)?
         .ok_or_else(|| other_work(from, prep))?;
-    // Every unit kept is one of this run's: a shard's folder resumes as the whole run, which
-    // runs the rest; a journal of another shard would lose its units.
-    if !shard.contains(found) {
-        return Err(Error::ResultFolder {
-            path: dir.to_path_buf(),
-            message: format!(
-                "its journal holds the units of {} ({} of them), and this run is {}, which does not hold them: a resume keeps every finished unit, so resume with {} (or as the whole run), or run {} into a folder of its own and combine the shards with `jitterlab merge`",
-                describe_shard(found),
-                records.len(),
-                describe_shard(shard),
-                if found.is_all() {
-                    "no --shard".to_string()
-                } else {
-                    format!("--shard {}/{}", found.index, found.count)
-                },
-                describe_shard(shard),
-            ),
-        });
+    if let Some(foreign) = records.iter().find(|r| !shard.owns(r.unit)) {
+        return Err(not_this_shard(dir, found, &records, foreign.unit, shard));
     }
-    Ok((records, staged))
+    Ok((records, staged && found == shard))
+}
+
+/// The refusal to resume, as `shard`, a journal of `records` (its header says `found`) that
+/// holds `unit`, which is not one of `shard`'s.
+fn not_this_shard(
+    dir: &Path,
+    found: Shard,
+    records: &[UnitRecord],
+    unit: usize,
+    shard: Shard,
+) -> Error {
+    // A header without a shard is the whole run's, or a shard's from before headers named
+    // theirs: its records say which units it holds, not which shard it was.
+    let advice = if found.is_all() {
+        "resume with the --shard it was run with (its meta.json says which)".to_string()
+    } else {
+        format!("resume with --shard {}/{}", found.index, found.count)
+    };
+    Error::ResultFolder {
+        path: dir.to_path_buf(),
+        message: format!(
+            "its journal holds {} finished units, unit {unit} among them, which {} does not hold: a resume keeps every finished unit, so {advice}, or run {} into a folder of its own and combine the shards with `jitterlab merge`",
+            records.len(),
+            describe_shard(shard),
+            describe_shard(shard),
+        ),
+    }
 }
 
 /// Runs a scenario document (overrides already applied) into its result folder, reporting to
@@ -345,7 +358,8 @@ pub fn run(
     )?;
     let mut writer = JournalWriter::open(stage.path(), &header, !staged)?;
     if !staged {
-        // Units of the folder's own journal go on in the stage's.
+        // Units of the folder's own journal, or of a staged one whose header names another
+        // shard, go on in a journal of this run's shard.
         for record in done.values() {
             writer.append(record)?;
         }

@@ -70,12 +70,6 @@ impl Shard {
     pub fn is_all(&self) -> bool {
         self.count == 1
     }
-
-    /// True when every unit of `other` is one of this shard's: the whole run holds every
-    /// shard, `0/2` holds `0/4` and `2/4`.
-    pub fn contains(&self, other: Shard) -> bool {
-        other.count.is_multiple_of(self.count) && other.index % self.count == self.index
-    }
 }
 
 /// Most time-series buckets kept over all (point, strategy) pairs of a run.
@@ -498,15 +492,6 @@ mod tests {
         for (u, (a, b)) in units.iter().zip(fresh.iter().zip(&reused)) {
             assert_eq!(a, b, "unit {}", u.index);
         }
-    }
-
-    #[test]
-    fn a_shard_holds_the_shards_of_its_units() {
-        let s = |t: &str| Shard::parse(t).unwrap();
-        assert!(Shard::ALL.contains(s("1/2")) && Shard::ALL.contains(Shard::ALL));
-        assert!(s("0/2").contains(s("0/4")) && s("0/2").contains(s("2/4")));
-        assert!(!s("0/2").contains(s("1/4")) && !s("0/2").contains(s("1/2")));
-        assert!(!s("0/2").contains(Shard::ALL) && !s("0/4").contains(s("0/2")));
     }
 
     #[test]

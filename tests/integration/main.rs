@@ -10,6 +10,7 @@ mod common;
 mod determinism;
 mod docs;
 mod edges;
+mod folders;
 mod fuzz;
 mod interrupt;
 mod layers;
