@@ -489,20 +489,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
         message: "name at least one shard folder".into(),
     })?;
     owned::claim(out, "--out", force)?;
+    // Each shard is checked before any is read, the first one's scenario included.
+    for dir in dirs {
+        finished_shard(dir)?;
+    }
     let prep = Prepared::new(
         &ScenarioDoc::load(&first.join("scenario.toml"))?,
         &CancelToken::new(),
     )?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
-        if dir.join(journal::JOURNAL).symlink_metadata().is_err()
-            && journal::is_journal(&dir.join(owned::STAGE))
-        {
-            return Err(Error::ResultFolder {
-                path: dir.clone(),
-                message: "holds a run that was interrupted (its units are in the staging folder .jitterlab-partial): finish it with `jitterlab run ... --resume` and the same --shard, then merge".into(),
-            });
-        }
         let (_, records) =
             journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
                 Error::ResultFolder {
@@ -547,6 +543,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
         points,
         files,
     })
+}
+
+/// Refuses a shard folder for `merge` whose run was interrupted before its first result:
+/// its units are in its staging folder, and its own files are none or an earlier run's.
+fn finished_shard(dir: &Path) -> Result<()> {
+    if dir.join(journal::JOURNAL).symlink_metadata().is_err()
+        && journal::is_journal(&dir.join(owned::STAGE))
+    {
+        return Err(Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: "holds a run that was interrupted (its units are in the staging folder .jitterlab-partial): finish it with `jitterlab run ... --resume` and the same --shard, then merge".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Means and intervals across replications of every (point, strategy), as `aggregate.csv`

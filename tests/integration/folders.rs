@@ -104,3 +104,42 @@ fn a_shard_folder_of_the_previous_release_resumes_with_its_shard() {
         read(&fixture.join("units.jsonl"))
     );
 }
+
+/// What a run cut off by Ctrl-C leaves in `dir`: its scenario and journal in the staging
+/// folder, nothing of its own in the folder (made from a finished shard `from`).
+fn interrupted_copy(from: &Path, dir: &Path) {
+    let stage = dir.join(".jitterlab-partial");
+    std::fs::create_dir_all(&stage).unwrap();
+    for name in ["scenario.toml", "units.jsonl"] {
+        std::fs::copy(from.join(name), stage.join(name)).unwrap();
+    }
+}
+
+#[test]
+fn merge_names_an_interrupted_shard_even_as_its_first_folder() {
+    let tmp = TempDir::new("merge-interrupted");
+    let scenario = previous_release().join("previous.toml");
+    let scenario = scenario.to_str().unwrap();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = format!("S{i}");
+        ok(&jitterlab(
+            tmp.path(),
+            &["run", scenario, "--shard", &shard, "--out", &out, "--quiet"],
+        ));
+    }
+    interrupted_copy(&tmp.join("S0"), &tmp.join("I0"));
+    for dirs in [["I0", "S1"], ["S1", "I0"]] {
+        let o = jitterlab(
+            tmp.path(),
+            &["merge", dirs[0], dirs[1], "--out", "merged", "--no-plots"],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: I0: holds a run that was interrupted"),
+            "{dirs:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!tmp.join("merged").exists());
+}

@@ -281,7 +281,7 @@ fn class4_resume_never_discards_a_finished_unit() {
     assert_bad_input(
         &o,
         &[
-            "its journal holds the units of shard 0/2 (2 of them), and this run is shard 1/2",
+            "its journal holds 2 finished units, unit 0 among them, which shard 1/2 does not hold",
             "resume with --shard 0/2",
         ],
     );
