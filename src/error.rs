@@ -174,6 +174,9 @@ impl Error {
             | Error::ResultFolder { .. }
             | Error::TooMuchWork { .. }
             | Error::TooLarge { .. } => true,
+            // A FIFO, a device or a folder given where a file is read ([`crate::input`]).
+            #[cfg(feature = "sim")]
+            Error::Io { source, .. } => crate::input::is_not_regular(source),
             _ => false,
         }
     }

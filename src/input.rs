@@ -103,18 +103,36 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 }
 
 /// The error for `path`, which is `meta`'s kind of file and not a regular file: an
-/// [`Error::Io`] of kind `InvalidInput` (each caller names the file as its kind of input).
+/// [`Error::Io`] of kind `InvalidInput` whose cause is a [`NotRegular`] (each caller names the
+/// file as its kind of input); bad input, exit code 2, wherever it is read.
 fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Error {
     Error::io(
         path,
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            format!(
+            NotRegular(format!(
                 "is {}, not a regular file; jitterlab reads only regular files",
                 kind_of(meta)
-            ),
+            )),
         ),
     )
+}
+
+/// The cause of the refusal of a file that is not a regular file ([`regular`]).
+#[derive(Debug)]
+pub struct NotRegular(String);
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// True when `e` is the refusal of a file that is not a regular file ([`regular`]).
+pub fn is_not_regular(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|cause| cause.is::<NotRegular>())
 }
 
 /// Refuses `path` unless it is a regular file (a symbolic link to one is followed), by its

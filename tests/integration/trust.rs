@@ -254,6 +254,21 @@ fn class3_fifos_and_devices_are_refused_never_read() {
         assert_bad_input(&o, &["units.jsonl"]);
         assert!(stderr(&o).contains("FIFO"), "{}", stderr(&o));
     }
+    // A FIFO scenario.toml is bad input for every command that reads it (plot said 1).
+    ok(&jitterlab(
+        tmp.path(),
+        &["run", "small.toml", "--out", "s", "--quiet", "--no-plots"],
+    ));
+    std::fs::remove_file(tmp.join("s/scenario.toml")).unwrap();
+    mkfifo(&tmp.join("s/scenario.toml"));
+    for args in [
+        &["plot", "s"][..],
+        &["recommend", "s"][..],
+        &["merge", "s", "--out", "m"][..],
+    ] {
+        let o = within(limit, tmp.path(), args);
+        assert_bad_input(&o, &["s/scenario.toml", "is a FIFO (named pipe)"]);
+    }
 }
 
 #[test]
