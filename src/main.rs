@@ -383,7 +383,15 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(r) = args.replications {
         doc.set_replications(r)?;
     }
-    warn(&doc)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
+    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
+    // every unit, still resumes. Set before the sweep's points are checked, which a sweep of
+    // 100000 points takes seconds to do (once: their warnings come from the same points).
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let points = doc.points_until(&cancel)?;
+    warn(&points);
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -396,14 +404,9 @@ fn run(args: RunArgs) -> Result<()> {
         force: args.force,
         command: command_line(),
     };
-    let cancel = CancelToken::new();
-    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
-    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
-    // every unit, still resumes.
-    let on_interrupt = cancel.clone();
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
-    let report = runner::run(
+    let report = runner::run_points(
         &doc,
+        points,
         &options,
         &cancel,
         &cli::progress::Bar::new(args.quiet),
@@ -416,16 +419,18 @@ fn live(args: LiveArgs) -> Result<()> {
     if let Some(seed) = args.seed {
         doc.set_seed(seed)?;
     }
-    warn(&doc)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C stops the live run within 50 ms; its sockets and tasks close, nothing is written.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    // A sweep is refused before its points are checked; the one point is, for its warnings.
+    jitterlab::live::check_one_point(&doc)?;
+    warn(&doc.points_until(&cancel)?);
     let options = jitterlab::live::LiveOptions {
         out: args.out.clone(),
         force: args.force,
         command: command_line(),
     };
-    let cancel = CancelToken::new();
-    // Ctrl-C stops the live run within 50 ms; its sockets and tasks close, nothing is written.
-    let on_interrupt = cancel.clone();
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
     let quiet = args.quiet;
     let report = jitterlab::live::live(&doc, &options, &cancel, &|note| {
         if !quiet {
@@ -453,12 +458,12 @@ fn live(args: LiveArgs) -> Result<()> {
     Ok(())
 }
 
-/// Says on stderr what in the scenario can never act (always: it is about the input).
-fn warn(doc: &ScenarioDoc) -> Result<()> {
-    for w in doc.warnings()? {
+/// Says on stderr what in the scenario's points can never act (always: it is about the
+/// input).
+fn warn(points: &[jitterlab::scenario::Point]) {
+    for w in ScenarioDoc::warnings_of(points) {
         say(&format!("warning: {w}"));
     }
-    Ok(())
 }
 
 fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
@@ -540,7 +545,7 @@ fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
 fn check(args: CheckArgs) -> Result<()> {
     let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
-    warn(&doc)?;
+    warn(&points);
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
     let units: usize = points

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::metric::{PerMetric, estimates};
 use crate::output::stage::Stage;
 use crate::output::{csv, owned};
-use crate::scenario::{Scenario, ScenarioDoc};
+use crate::scenario::{Point, Scenario, ScenarioDoc};
 use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
 use crate::sweep::{self, Plan, Progress, Shard};
@@ -104,8 +104,13 @@ struct Prepared {
 
 impl Prepared {
     fn new(doc: &ScenarioDoc, cancel: &CancelToken) -> Result<Prepared> {
+        Prepared::of_points(doc, doc.points_until(cancel)?)
+    }
+
+    /// The work of `doc`, whose points are `points` (checked already).
+    fn of_points(doc: &ScenarioDoc, points: Vec<Point>) -> Result<Prepared> {
         let base = doc.base()?;
-        let plan = Plan::new(doc.sweep()?, doc.points_until(cancel)?)?;
+        let plan = Plan::new(doc.sweep()?, points)?;
         let resolved = base.to_toml(doc.sweep_table());
         let units = plan.units();
         let header = Header {
@@ -322,7 +327,19 @@ pub fn run(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
-    let prep = Prepared::new(doc, cancel)?;
+    run_points(doc, doc.points_until(cancel)?, options, cancel, progress)
+}
+
+/// [`run`] of `doc`'s points checked already ([`ScenarioDoc::points_until`]), so that a
+/// caller that looked at them first (for their warnings) does not check a large sweep twice.
+pub fn run_points(
+    doc: &ScenarioDoc,
+    points: Vec<Point>,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
+    let prep = Prepared::of_points(doc, points)?;
     // Refused before anything is written.
     let owned = prep.units.iter().filter(|u| options.shard.owns(u.index));
     let threads = sweep::threads_for(options.threads, owned.count())?;

@@ -87,8 +87,13 @@ pub struct LiveReport {
     pub replications_skipped: u32,
 }
 
-/// Refuses what live mode cannot run (see the module's notes), naming the key.
-pub fn check_limits(model: &Model, points: usize) -> Result<()> {
+/// Refuses a scenario of more than one point, by its sweep, before any point is checked (a
+/// sweep of 100000 points takes seconds to check): live mode runs one.
+pub fn check_one_point(doc: &ScenarioDoc) -> Result<()> {
+    check_points(doc.sweep()?.points()).map_err(|e| doc.place_value_error(e))
+}
+
+fn check_points(points: usize) -> Result<()> {
     if points > 1 {
         return Err(Error::invalid(
             "sweep",
@@ -96,6 +101,12 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "one point for `jitterlab live` (one live run per strategy): remove [sweep], or leave one value per key",
         ));
     }
+    Ok(())
+}
+
+/// Refuses what live mode cannot run (see the module's notes), naming the key.
+pub fn check_limits(model: &Model, points: usize) -> Result<()> {
+    check_points(points)?;
     if model.chain.is_some() {
         return Err(Error::invalid(
             "layers",

@@ -95,7 +95,7 @@ fn sigint_then_resume_equals_an_uninterrupted_run() {
 fn sigint_stops_a_deep_layer_runaway_within_a_second() {
     let tmp = TempDir::new("runaway");
     let out = tmp.join("out");
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .current_dir(tmp.path())
         .args([
             "run",
@@ -122,6 +122,19 @@ fn sigint_stops_a_deep_layer_runaway_within_a_second() {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(500));
+    let (took, output) = interrupt(child);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after SIGINT: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+/// Sends SIGINT to `child`, which must still be running, and waits for it: how long it took
+/// from the signal, and what it said. A process that goes on is killed after 20 s.
+fn interrupt(mut child: std::process::Child) -> (Duration, std::process::Output) {
     assert!(
         child.try_wait().unwrap().is_none(),
         "still running before the signal"
@@ -132,7 +145,6 @@ fn sigint_stops_a_deep_layer_runaway_within_a_second() {
         .expect("kill");
     let sent = Instant::now();
     assert!(kill.success());
-    // Measured from the signal; a process that goes on is killed after 20 s (the test fails).
     while child.try_wait().unwrap().is_none() && sent.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -140,12 +152,40 @@ fn sigint_stops_a_deep_layer_runaway_within_a_second() {
     if child.try_wait().unwrap().is_none() {
         let _ = child.kill();
     }
-    let output = child.wait_with_output().expect("wait for the binary");
+    (took, child.wait_with_output().expect("wait for the binary"))
+}
+
+/// A sweep of 100000 points takes seconds to check before anything runs (its warnings were
+/// checked from a second expansion, without a look at Ctrl-C): SIGINT then exits 130 at once.
+#[test]
+fn sigint_stops_the_check_of_a_large_sweep_within_a_second() {
+    let tmp = TempDir::new("large-sweep");
+    let child = Command::new(BIN)
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "thundering-herd",
+            "--quiet",
+            "--no-plots",
+            "--out",
+            "out",
+        ])
+        .args([
+            "--set",
+            "sweep.\"workload.clients\"={from=1,to=100000,step=1}",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the binary");
+    // Checking the points takes about two seconds here, in release builds.
+    std::thread::sleep(Duration::from_millis(400));
+    let (took, output) = interrupt(child);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(
         took < Duration::from_secs(1),
         "exited {took:?} after SIGINT: {stderr}"
     );
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(!tmp.join("out").exists(), "nothing written");
 }
