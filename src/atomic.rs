@@ -116,7 +116,48 @@ fn temp_name(path: &Path) -> Result<PathBuf> {
             message: "not a file name".to_string(),
         })?
         .to_string_lossy();
-    Ok(dir.join(format!(".{name}.tmp{}", std::process::id())))
+    Ok(dir.join(format!(".{name}{}", temp_suffix())))
+}
+
+/// The end of this process's temporary names: `.tmp-HOST-NS-PID`, the host, the PID
+/// namespace (the inode of `/proc/self/ns/pid`, 0 where there is none) and the process id.
+/// A process id alone names no process in a folder shared between hosts or containers:
+/// only a temporary file of this host and namespace is ever taken for a dead process's.
+pub(crate) fn temp_suffix() -> &'static str {
+    static SUFFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SUFFIX.get_or_init(|| {
+        let (host, namespace) = host_and_namespace();
+        format!(".tmp-{host}-{namespace}-{}", std::process::id())
+    })
+}
+
+/// This process's host name (letters, digits, `.` and `-` only; `_` for any other byte)
+/// and PID namespace, as temporary names carry them ([`temp_suffix`]).
+pub(crate) fn host_and_namespace() -> (String, u64) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    let host: String = host
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let host = if host.is_empty() { "_".into() } else { host };
+    // `pid:[4026531836]`
+    let namespace = std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+        })
+        .unwrap_or(0);
+    (host, namespace)
 }
 
 /// Creates the temporary file `tmp` of `path`: a new file, never opened through a link or

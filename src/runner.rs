@@ -351,13 +351,89 @@ pub fn run_points(
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
     owned::claim(&dir, "--out", options.force)?;
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let header = prep.header.for_shard(options.shard);
-
+    let created = create_folder(&dir)?;
     // A resume keeps every finished unit, or refuses; anything else starts a new stage.
-    let stage = Stage::open(&dir, options.resume)?;
+    let stage = Stage::open(&dir, options.resume).inspect_err(|_| remove_created(&dir, created))?;
+    match run_staged(&prep, &dir, &stage, threads, options, cancel, progress) {
+        Ok((meta, files, points)) => {
+            let meta = Meta {
+                shard: format!("{}/{}", options.shard.index, options.shard.count),
+                ..meta.with(&prep, &options.command, doc.origin().to_string())
+            };
+            let complete = points.len() == prep.plan.points.len() && !points.is_empty();
+            let files = commit(stage, meta, &files, serde_json::Map::new())?;
+            Ok(RunReport {
+                dir,
+                complete,
+                points,
+                files,
+            })
+        }
+        Err(e) => {
+            // An interrupted run or a failed one keeps its finished units for --resume;
+            // nothing else of it stays.
+            stage.abandon(true);
+            remove_created(&dir, created);
+            Err(e)
+        }
+    }
+}
+
+/// Creates the folder `dir`; true when it was not there.
+fn create_folder(dir: &Path) -> Result<bool> {
+    let created = dir.symlink_metadata().is_err();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(created)
+}
+
+/// Removes `dir` when this run `created` it and it is empty (a run that failed).
+fn remove_created(dir: &Path, created: bool) {
+    if created {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// The figures of a run for its meta.json.
+struct Figures {
+    units_run: usize,
+    threads: usize,
+    wall_seconds: f64,
+    events: u64,
+}
+
+impl Figures {
+    fn with<'a>(&self, prep: &Prepared, command: &'a str, scenario: String) -> Meta<'a> {
+        let wall = self.wall_seconds;
+        Meta {
+            units_run: self.units_run,
+            threads: self.threads,
+            wall_seconds: wall,
+            events: self.events,
+            events_per_second: if wall > 0.0 {
+                self.events as f64 / wall
+            } else {
+                0.0
+            },
+            ..prep.meta(command, scenario)
+        }
+    }
+}
+
+/// The work of [`run_points`] in its locked `stage`, up to the commit: the units to run, the
+/// journal, the run, the result files. Returns the figures for meta.json, the files written
+/// and the summary of every point (empty unless the folder holds every unit).
+fn run_staged(
+    prep: &Prepared,
+    dir: &Path,
+    stage: &Stage,
+    threads: usize,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<(Figures, Vec<PathBuf>, Vec<PointSummary>)> {
+    let header = prep.header.for_shard(options.shard);
     let (kept, staged) = if options.resume {
-        resumed(&dir, &stage, &prep, options.shard)?
+        resumed(dir, stage, prep, options.shard)?
     } else {
         (Vec::new(), false)
     };
@@ -398,27 +474,13 @@ pub fn run_points(
         .filter(|r| options.shard.owns(r.unit))
         .collect();
     let (files, points) = prep.write_results(stage.path(), &header, &records, &written, threads)?;
-
-    let meta = Meta {
+    let figures = Figures {
         units_run: ran,
-        shard: format!("{}/{}", options.shard.index, options.shard.count),
         threads,
         wall_seconds: wall,
         events,
-        events_per_second: if wall > 0.0 {
-            events as f64 / wall
-        } else {
-            0.0
-        },
-        ..prep.meta(&options.command, doc.origin().to_string())
     };
-    let files = commit(stage, meta, &files, serde_json::Map::new())?;
-    Ok(RunReport {
-        dir,
-        complete: records.len() == prep.units.len(),
-        points,
-        files,
-    })
+    Ok((figures, files, points))
 }
 
 /// A result folder claimed for results computed elsewhere (`jitterlab live`): checked before
@@ -462,18 +524,28 @@ impl Folder {
         let dir = &self.dir;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let stage = Stage::open(dir, false)?;
-        write_atomic(
-            &stage.path().join("scenario.toml"),
-            self.prep.resolved.as_bytes(),
-        )?;
-        let (mut files, points) = self.prep.write_results(
-            stage.path(),
-            &self.prep.header,
-            records,
-            &Written::default(),
-            threads,
-        )?;
-        files.extend(more(stage.path())?);
+        let staged = || -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
+            write_atomic(
+                &stage.path().join("scenario.toml"),
+                self.prep.resolved.as_bytes(),
+            )?;
+            let (mut files, points) = self.prep.write_results(
+                stage.path(),
+                &self.prep.header,
+                records,
+                &Written::default(),
+                threads,
+            )?;
+            files.extend(more(stage.path())?);
+            Ok((files, points))
+        };
+        let (files, points) = match staged() {
+            Ok(written) => written,
+            Err(e) => {
+                stage.abandon(false);
+                return Err(e);
+            }
+        };
         let events: u64 = records.iter().map(UnitRecord::events).sum();
         let meta = Meta {
             units_run: records.len(),
@@ -542,12 +614,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
     let stage = Stage::open(out, false)?;
-    write_atomic(
-        &stage.path().join("scenario.toml"),
-        prep.resolved.as_bytes(),
-    )?;
-    let (files, points) =
-        prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)?;
+    let staged = || {
+        write_atomic(
+            &stage.path().join("scenario.toml"),
+            prep.resolved.as_bytes(),
+        )?;
+        prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)
+    };
+    let (files, points) = match staged() {
+        Ok(written) => written,
+        Err(e) => {
+            stage.abandon(false);
+            return Err(e);
+        }
+    };
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),

@@ -100,17 +100,43 @@ pub fn is_chart(name: &str) -> bool {
 /// moved into the folder only once all are written ([`crate::output::stage`]).
 pub const STAGE: &str = ".jitterlab-partial";
 
-/// The process id of a temporary file of an atomic write (`.NAME.tmpPID`) of one of
-/// jitterlab's files.
-fn leftover_pid(name: &str) -> Option<u64> {
-    let (file, pid) = name.strip_prefix('.')?.rsplit_once(".tmp")?;
-    let digits = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
-    (is_owned(file) && digits).then(|| pid.parse().unwrap_or(u64::MAX))
+/// A temporary file of an atomic write of one of jitterlab's files: its writer.
+#[derive(Debug, PartialEq, Eq)]
+enum Leftover {
+    /// Process `pid` of this host and PID namespace wrote it (`.NAME.tmp-HOST-NS-PID`), or
+    /// a jitterlab from before temporary names had a host (`.NAME.tmpPID`).
+    Here(u64),
+    /// A process of another host or PID namespace wrote it: its id says nothing here.
+    Elsewhere,
 }
 
-/// A temporary file of an atomic write (`.NAME.tmpPID`), of this or another process.
+/// The writer of `name` when it is a temporary file of one of jitterlab's files.
+fn leftover(name: &str) -> Option<Leftover> {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let number = |t: &str| t.parse().unwrap_or(u64::MAX);
+    let rest = name.strip_prefix('.')?;
+    if let Some((file, mark)) = rest.rsplit_once(".tmp-") {
+        let mut fields = mark.rsplitn(3, '-');
+        let (pid, namespace, host) = (fields.next()?, fields.next()?, fields.next()?);
+        if !(is_owned(file) && digits(pid) && digits(namespace) && !host.is_empty()) {
+            return None;
+        }
+        let (this_host, this_namespace) = crate::atomic::host_and_namespace();
+        return Some(
+            if host == this_host && number(namespace) == this_namespace {
+                Leftover::Here(number(pid))
+            } else {
+                Leftover::Elsewhere
+            },
+        );
+    }
+    let (file, pid) = rest.rsplit_once(".tmp")?;
+    (is_owned(file) && digits(pid)).then(|| Leftover::Here(number(pid)))
+}
+
+/// A temporary file of an atomic write, of this or another process.
 fn is_leftover(name: &str) -> bool {
-    leftover_pid(name).is_some()
+    leftover(name).is_some()
 }
 
 /// True when process `pid` may still be running (it then may still write its temporary
@@ -136,9 +162,9 @@ fn is_alive(pid: u64) -> bool {
     }
 }
 
-/// Removes the temporary files that killed jitterlab processes left in `dir` (`.NAME.tmpPID`
-/// of jitterlab's own names, whose process is gone; up to hundreds of megabytes each).
-/// Returns them.
+/// Removes the temporary files that killed jitterlab processes left in `dir` (of jitterlab's
+/// own names, written on this host in this PID namespace by a process that is gone; up to
+/// hundreds of megabytes each). Returns them.
 pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let names = match entries(dir) {
@@ -147,7 +173,7 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
         Err(e) => return Err(e),
     };
     for name in names {
-        let Some(pid) = leftover_pid(&name) else {
+        let Some(Leftover::Here(pid)) = leftover(&name) else {
             continue;
         };
         let path = dir.join(&name);
@@ -251,7 +277,7 @@ pub fn guard<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> Result
 }
 
 /// The refusal to replace `path`, a file jitterlab cannot prove it wrote.
-fn not_ours(path: &Path) -> Error {
+pub(crate) fn not_ours(path: &Path) -> Error {
     Error::ResultFolder {
         path: path.to_path_buf(),
         message: "exists, and jitterlab did not write it (its folder's meta.json does not list it): jitterlab never replaces or deletes a file it did not write; move it away, or write elsewhere".into(),
@@ -505,6 +531,15 @@ mod tests {
         }
         assert!(is_leftover(".summary.csv.tmp1234"));
         assert!(!is_leftover(".notes.txt.tmp1234") && !is_leftover(".summary.csv.tmpx"));
+        assert_eq!(
+            leftover(&format!(".summary.csv{}", crate::atomic::temp_suffix())),
+            Some(Leftover::Here(u64::from(std::process::id())))
+        );
+        assert_eq!(
+            leftover(".summary.csv.tmp-other-host-1-1234"),
+            Some(Leftover::Elsewhere)
+        );
+        assert_eq!(leftover(".summary.csv.tmp-host-x-1234"), None);
     }
 
     fn scratch(label: &str) -> PathBuf {
@@ -556,16 +591,26 @@ mod tests {
         let pid = dead.id();
         let _ = dead.wait_with_output();
         let own = std::process::id();
+        let (host, namespace) = crate::atomic::host_and_namespace();
+        let here = format!(".aggregate.csv.tmp-{host}-{namespace}-{pid}");
         for name in [
             format!(".summary.csv.tmp{pid}"),
             format!(".summary.csv.tmp{own}"),
             format!(".notes.txt.tmp{pid}"),
             ".meta.json.tmp1".to_string(), // init: alive
+            here.clone(),
+            // The same process id on another host, or in another PID namespace: not ours.
+            format!(".aggregate.csv.tmp-{host}x-{namespace}-{pid}"),
+            format!(".aggregate.csv.tmp-{host}-{}-{pid}", namespace + 1),
         ] {
             std::fs::write(dir.join(name), "x").unwrap();
         }
-        let removed = remove_leftovers(&dir).unwrap();
-        assert_eq!(removed, [dir.join(format!(".summary.csv.tmp{pid}"))]);
+        let mut removed = remove_leftovers(&dir).unwrap();
+        removed.sort();
+        assert_eq!(
+            removed,
+            [dir.join(here), dir.join(format!(".summary.csv.tmp{pid}"))]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
