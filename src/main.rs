@@ -293,7 +293,7 @@ fn main() -> ExitCode {
             say(&format!("error: {err}"));
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
-                Error::Interrupted => 130,
+                Error::Interrupted | Error::ChartsInterrupted(_) => 130,
                 _ if err.is_user_error() => 2,
                 _ => 1,
             })
@@ -343,7 +343,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Init(args) => init(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
-        Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
+        Command::Plot(args) => plot(&args.dir, false, &CancelToken::new()),
         Command::Recommend(args) => recommend(args),
     }
 }
@@ -411,7 +411,7 @@ fn run(args: RunArgs) -> Result<()> {
         &cancel,
         &cli::progress::Bar::new(args.quiet),
     )?;
-    finish(&report, args.no_plots, args.quiet, &shard)
+    finish(&report, args.no_plots, args.quiet, &shard, &cancel)
 }
 
 fn live(args: LiveArgs) -> Result<()> {
@@ -450,7 +450,7 @@ fn live(args: LiveArgs) -> Result<()> {
         eprintln!("{}", cli::live::timers(&report.timers));
     }
     if !args.no_plots {
-        plot(&report.run.dir, quiet)?;
+        plot(&report.run.dir, quiet, &cancel)?;
     }
     if !quiet {
         say(&format!("results in {}", report.run.dir.display()));
@@ -466,7 +466,13 @@ fn warn(points: &[jitterlab::scenario::Point]) {
     }
 }
 
-fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
+fn finish(
+    report: &RunReport,
+    no_plots: bool,
+    quiet: bool,
+    shard: &Shard,
+    cancel: &CancelToken,
+) -> Result<()> {
     if !report.complete {
         if !quiet {
             say(&format!(
@@ -480,7 +486,7 @@ fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Res
     }
     print!("{}", cli::table::render(&report.points));
     if !no_plots {
-        plot(&report.dir, quiet)?;
+        plot(&report.dir, quiet, cancel)?;
     }
     if !quiet {
         say(&format!("results in {}", report.dir.display()));
@@ -521,16 +527,21 @@ fn recommend(args: RecommendArgs) -> Result<()> {
     );
     say(&format!("wrote {}", answer.pareto_csv.display()));
     if !args.no_plots {
-        plot(&args.dir, false)?;
+        plot(&args.dir, false, &CancelToken::new())?;
     }
     Ok(())
 }
 
-/// Draws every chart and the report of a result folder.
-fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
+/// Draws every chart and the report of a result folder. Once `cancel` is cancelled, no
+/// further file is written, and the interruption says that the results are complete.
+fn plot(dir: &std::path::Path, quiet: bool, cancel: &CancelToken) -> Result<()> {
     let started = std::time::Instant::now();
-    let charts = jitterlab::output::plot::draw_all(dir)?;
-    let report = jitterlab::output::report::write_report(dir)?;
+    let interrupted = |e: Error| match e {
+        Error::Interrupted => Error::ChartsInterrupted(dir.to_path_buf()),
+        other => other,
+    };
+    let charts = jitterlab::output::plot::draw_all_until(dir, cancel).map_err(interrupted)?;
+    let report = jitterlab::output::report::write_report_until(dir, cancel).map_err(interrupted)?;
     if !quiet {
         say(&format!(
             "drew {} chart files and {} in {:.2} s",
@@ -611,7 +622,13 @@ fn init(args: InitArgs) -> Result<()> {
 
 fn merge(args: MergeArgs) -> Result<()> {
     let report = runner::merge(&args.dirs, &args.out, &command_line(), args.force)?;
-    finish(&report, args.no_plots, false, &Shard::ALL)
+    finish(
+        &report,
+        args.no_plots,
+        false,
+        &Shard::ALL,
+        &CancelToken::new(),
+    )
 }
 
 /// Names a backoff parameter by the `delays` flag that set it: each flag is named after its

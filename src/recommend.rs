@@ -380,8 +380,9 @@ pub fn recommend(
             recommended: best == Some(i),
         })
         .collect();
+    // Recorded before it is written: cut short, it is still proven jitterlab's.
+    crate::output::owned::record(dir, &[dir.join(ParetoRow::FILE)], false)?;
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
-    crate::output::owned::record(dir, std::slice::from_ref(&pareto_csv), false)?;
     Ok(Recommendation {
         candidates,
         ranked,

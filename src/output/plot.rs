@@ -236,6 +236,13 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 /// missing or malformed file is an [`Error::ResultFolder`] naming it. Heatmaps appear only for
 /// a two-key sweep and `sweep_<metric>` charts only for a one-key sweep.
 pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
+    draw_all_until(dir, &crate::cancel::CancelToken::new())
+}
+
+/// [`draw_all`], stopped by `cancel` with [`Error::Interrupted`] before any chart is written
+/// (the rendering takes seconds for a large sweep, the writing milliseconds): the folder then
+/// holds no chart of this draw.
+pub fn draw_all_until(dir: &Path, cancel: &crate::cancel::CancelToken) -> Result<Vec<PathBuf>> {
     crate::output::stage::recover(dir)?;
     crate::output::owned::remove_leftovers(dir)?;
     let folder = ResultFolder::read(dir)?.for_display();
@@ -246,12 +253,19 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
         .flat_map(|c| [format!("{}.png", c.stem), format!("{}.svg", c.stem)])
         .collect();
     crate::output::owned::guard(dir, names.iter().map(String::as_str))?;
+    // Recorded before they are written: a draw cut short leaves only files meta.json proves
+    // jitterlab's, which the next draw replaces or removes.
+    let planned: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    crate::output::owned::record(dir, &planned, false)?;
     type Files = [(PathBuf, Vec<u8>); 2];
     let rendered: Vec<Result<Files>> = {
         use rayon::prelude::*;
         charts
             .par_iter()
             .map(|chart| {
+                if cancel.is_cancelled() {
+                    return Err(Error::Interrupted);
+                }
                 let png_path = dir.join(format!("{}.png", chart.stem));
                 let svg_path = dir.join(format!("{}.svg", chart.stem));
                 let png = chart.png(&png_path)?;
@@ -260,9 +274,13 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
             })
             .collect()
     };
+    let rendered: Vec<Files> = rendered.into_iter().collect::<Result<_>>()?;
+    if cancel.is_cancelled() {
+        return Err(Error::Interrupted);
+    }
     let mut written = Vec::with_capacity(charts.len() * 2);
     for files in rendered {
-        for (path, bytes) in files? {
+        for (path, bytes) in files {
             write_atomic(&path, &bytes)?;
             written.push(path);
         }

@@ -143,3 +143,135 @@ fn merge_names_an_interrupted_shard_even_as_its_first_folder() {
     }
     assert!(!tmp.join("merged").exists());
 }
+
+/// The chart files of a folder.
+fn charts_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png") || n.ends_with(".svg"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The files `meta.json` lists.
+fn listed(dir: &Path) -> Vec<String> {
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    meta["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("files in {meta}"))
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A draw cut short (here: cancelled once rendered, as Ctrl-C does) has recorded the charts it
+/// was about to write before writing any: whatever it left is proven jitterlab's.
+#[test]
+fn a_draw_cut_short_has_recorded_its_charts_before_writing_any() {
+    let tmp = TempDir::new("draw-cut-short");
+    let scenario = previous_release().join("previous.toml");
+    ok(&jitterlab(
+        tmp.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            "r",
+            "--quiet",
+            "--no-plots",
+        ],
+    ));
+    let dir = tmp.join("r");
+    let cancel = jitterlab::cancel::CancelToken::new();
+    cancel.cancel();
+    let e = jitterlab::output::plot::draw_all_until(&dir, &cancel).unwrap_err();
+    assert!(matches!(e, jitterlab::Error::Interrupted), "{e}");
+    assert!(charts_in(&dir).is_empty(), "no chart is written");
+    let files = listed(&dir);
+    assert!(
+        files.contains(&"herd.png".to_string()) && files.contains(&"herd.svg".to_string()),
+        "{files:?}"
+    );
+    // The next draw writes them, and the list is that draw's.
+    ok(&jitterlab(tmp.path(), &["plot", "r"]));
+    let drawn = charts_in(&dir);
+    assert!(drawn.contains(&"herd.png".to_string()), "{drawn:?}");
+    let files = listed(&dir);
+    assert!(drawn.iter().all(|c| files.contains(c)), "{files:?}");
+}
+
+/// Two writers of one folder: the second is refused while the first holds its staging folder,
+/// and nothing of the first's is touched.
+#[test]
+fn a_second_run_into_a_folder_being_written_is_refused() {
+    let tmp = TempDir::new("two-writers");
+    let dir = tmp.join("r");
+    std::fs::create_dir_all(&dir).unwrap();
+    let first = jitterlab::output::stage::Stage::open(&dir, false).unwrap();
+    std::fs::write(first.path().join("scenario.toml"), "first").unwrap();
+    let scenario = previous_release().join("previous.toml");
+    let run = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        "r",
+        "--quiet",
+        "--no-plots",
+    ];
+    let o = jitterlab(tmp.path(), &run);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("another jitterlab process is writing this folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read(&first.path().join("scenario.toml")), "first");
+    drop(first);
+    ok(&jitterlab(tmp.path(), &run));
+}
+
+/// A run refused after it opened its staging folder leaves none behind (nor a folder it
+/// created), and one refused beside an interrupted run's stage keeps that stage.
+#[test]
+fn a_failed_run_leaves_no_staging_folder_of_its_own() {
+    let tmp = TempDir::new("failed-run");
+    let scenario = previous_release().join("previous.toml");
+    let scenario = scenario.to_str().unwrap();
+    ok(&jitterlab(
+        tmp.path(),
+        &["run", scenario, "--shard", "0/2", "--out", "s", "--quiet"],
+    ));
+    let resume_other_shard = [
+        "run", scenario, "--shard", "1/2", "--resume", "--out", "s", "--quiet",
+    ];
+    let o = jitterlab(tmp.path(), &resume_other_shard);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        !tmp.join("s/.jitterlab-partial").exists(),
+        "{:?}",
+        std::fs::read_dir(tmp.join("s/.jitterlab-partial"))
+            .map(|d| d.map(|e| e.unwrap().file_name()).collect::<Vec<_>>())
+    );
+    // An interrupted run's stage, refused for another shard, stays for its own --resume.
+    interrupted_copy(&tmp.join("s"), &tmp.join("i"));
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "run", scenario, "--shard", "1/2", "--resume", "--out", "i", "--quiet",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(tmp.join("i/.jitterlab-partial/units.jsonl").exists());
+    ok(&jitterlab(
+        tmp.path(),
+        &[
+            "run", scenario, "--shard", "0/2", "--resume", "--out", "i", "--quiet",
+        ],
+    ));
+    assert_eq!(
+        read(&tmp.join("i/units.jsonl")),
+        read(&tmp.join("s/units.jsonl"))
+    );
+}
