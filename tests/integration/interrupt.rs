@@ -189,3 +189,48 @@ fn sigint_stops_the_check_of_a_large_sweep_within_a_second() {
     );
     assert!(!tmp.join("out").exists(), "nothing written");
 }
+
+/// Ctrl-C once the results are committed, while the charts are drawn (seconds for this
+/// sweep): exit code 130, the message says the results are complete, and no chart of the
+/// draw is written (the folder holds whole results and no chart at all).
+#[test]
+fn sigint_while_the_charts_are_drawn_exits_130_and_writes_no_chart() {
+    let tmp = TempDir::new("sigint-charts");
+    let out = tmp.join("r");
+    let status = jitterlab(&out, &[]).status().expect("run the binary");
+    assert!(status.success());
+    // All units are done: --resume writes the results again, commits, and draws the charts.
+    let child = Command::new(BIN)
+        .current_dir(repo())
+        .args(["run", "sims/brooker-2015-sweep.toml", "--resume", "--quiet"])
+        .args(["--out", out.to_str().expect("utf-8 temp path")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the binary");
+    // The draw records its charts in meta.json before it renders them.
+    let started = Instant::now();
+    let drawing =
+        || std::fs::read_to_string(out.join("meta.json")).is_ok_and(|m| m.contains("herd.png"));
+    while !drawing() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (_, output) = interrupt(child);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("while drawing the charts") && stderr.contains("jitterlab plot"),
+        "{stderr}"
+    );
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with(".png") || n.ends_with(".svg") || n.contains(".tmp")),
+        "{names:?}"
+    );
+    assert!(names.contains(&"summary.csv".to_string()), "{names:?}");
+}
