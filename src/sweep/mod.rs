@@ -80,9 +80,11 @@ pub const MAX_SERIES_BUCKETS: u64 = 20_000_000;
 pub const MAX_EVENTS_PER_RUN: f64 = 2e9;
 
 /// Most events all the runs of one command (every point, strategy and replication, or the
-/// shard's share) may be estimated to take without `--force`: a hundred runs at the limit of
-/// one, six times the largest built-in sweep (`brooker-2015-sweep`, 3.4e10).
-pub const MAX_EVENTS_PER_SWEEP: f64 = 100.0 * MAX_EVENTS_PER_RUN;
+/// shard's share) may be estimated to take without `--force`: 1e13, five thousand runs at
+/// the limit of one (days of a large machine; the estimate is a worst case), some three
+/// hundred times the largest built-in sweep (`brooker-2015-sweep`, 3.4e10). Larger sweeps
+/// are split with `--shard`, each shard checked alone.
+pub const MAX_EVENTS_PER_SWEEP: f64 = 1e13;
 
 /// Most memory the runs going on at once (one per thread) may be estimated to hold without
 /// `--force`: 16 GiB.
@@ -109,6 +111,15 @@ pub fn threads_for(requested: usize, units: usize) -> Result<usize> {
 }
 
 /// `1.2e10` for large numbers, the number itself for small ones, `unbounded` for infinity.
+/// A count of events in full (`34012345678`), or `unbounded`.
+fn exact(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.0}")
+    } else {
+        "unbounded".into()
+    }
+}
+
 fn approx(x: f64) -> String {
     if !x.is_finite() {
         "unbounded".into()
@@ -246,10 +257,21 @@ impl Plan {
             });
         }
         if total.is_nan() || total > MAX_EVENTS_PER_SWEEP {
+            // The shards that would each hold at most the limit (their shares are about
+            // equal: units are dealt round-robin).
+            let shards = (total * shard.count as f64 / MAX_EVENTS_PER_SWEEP).ceil();
+            let split = if total.is_finite() && shards <= u32::MAX as f64 {
+                format!(
+                    "split the work with --shard I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
+                    exact(total * shard.count as f64 / shards)
+                )
+            } else {
+                "split the work with --shard I/N (each shard is checked alone)".to_string()
+            };
             return Err(Error::TooMuchWork {
                 message: format!(
-                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, split the work with --shard I/N (each shard is checked alone), or run with --force",
-                    approx(self.units_count() as f64),
+                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with --force",
+                    self.units_count(),
                     self.points.len(),
                     self.replications,
                     if shard.is_all() {
@@ -257,8 +279,8 @@ impl Plan {
                     } else {
                         format!(" (their share in shard {}/{})", shard.index, shard.count)
                     },
-                    approx(total),
-                    approx(MAX_EVENTS_PER_SWEEP),
+                    exact(total),
+                    exact(MAX_EVENTS_PER_SWEEP),
                 ),
             });
         }

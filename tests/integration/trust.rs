@@ -185,7 +185,8 @@ fn class2_runaway_layers_and_sweeps_are_refused_before_they_start() {
     let run = ["run", "layered-retries", "--quiet", "--out", "out"];
     let o = jitterlab(tmp.path(), &[&run[..], &sets].concat());
     assert_bad_input(&o, &["474552 at the last layer"]);
-    // A sweep as a whole: 100 000 points of workload.clients 1..100 000.
+    // A sweep as a whole: 100 000 points of workload.clients 1..100 000, 40 replications
+    // (1.2e13 events; the limit is 1e13).
     write(tmp.path(), "small.toml", SMALL);
     let o = within(
         Duration::from_secs(60),
@@ -199,13 +200,17 @@ fn class2_runaway_layers_and_sweeps_are_refused_before_they_start() {
             "sweep={\"workload.clients\"={from=1,to=100000,step=1}}",
             "--set",
             "output.bucket=\"2s\"",
+            "--set",
+            "replications=40",
         ],
     );
     assert_bad_input(
         &o,
         &[
-            "too much work: the 400000 runs of 100000 point(s)",
-            "--shard",
+            "too much work: the 8000000 runs of 100000 point(s) x strategies x 40 replication(s)",
+            "allowed for one command",
+            "10000000000000 allowed",
+            "--shard I/N with N at least 2",
         ],
     );
     assert!(!tmp.join("out").exists(), "nothing written");
