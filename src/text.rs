@@ -19,8 +19,12 @@ pub const SHOWN_MAX: usize = 64;
 /// cut in the middle.
 pub const WORD_MAX: usize = 160;
 
-/// The longest line [`for_terminal`] prints.
-pub const LINE_MAX: usize = 4000;
+/// The longest path (a word with a `/` in it) [`for_terminal`] keeps whole: the user's own
+/// path is shown as it is, however deep (Linux's `PATH_MAX`).
+pub const PATH_MAX: usize = 4096;
+
+/// The longest line [`for_terminal`] prints: room for two paths at [`PATH_MAX`].
+pub const LINE_MAX: usize = 10_000;
 
 /// True for a character that must never reach a terminal raw: control characters (C0, DEL,
 /// C1) and the invisible formatting characters that reorder or hide text (bidirectional
@@ -77,7 +81,8 @@ pub fn shown(s: &str) -> String {
 }
 
 /// A whole line of text for a person (an error, a note): every unsafe character escaped,
-/// every word longer than [`WORD_MAX`] shortened, the line cut at [`LINE_MAX`].
+/// every word longer than [`WORD_MAX`] shortened (a path, with a `/`, only beyond
+/// [`PATH_MAX`]), the line cut at [`LINE_MAX`].
 pub fn for_terminal(line: &str) -> String {
     let escaped = escape(line);
     let mut out = String::with_capacity(escaped.len().min(LINE_MAX + 64));
@@ -85,7 +90,12 @@ pub fn for_terminal(line: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        out.push_str(&shorten(word, WORD_MAX));
+        let max = if word.contains('/') {
+            PATH_MAX
+        } else {
+            WORD_MAX
+        };
+        out.push_str(&shorten(word, max));
     }
     shorten(&out, LINE_MAX).into_owned()
 }
@@ -128,6 +138,10 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains(&"9".repeat(WORD_MAX + 1)), "{line}");
+        // A path is the user's own: shown whole, however deep.
+        let path = format!("/tmp/{}/scenario.toml", "deep/".repeat(100));
+        let line = for_terminal(&format!("error: {path}: No such file or directory"));
+        assert!(line.contains(&path), "{line}");
     }
 
     proptest! {
@@ -145,7 +159,7 @@ mod tests {
                 let line = for_terminal(&format!("error: invalid value for `k`: {value}: a name"));
                 prop_assert!(!line.chars().any(is_unsafe));
                 prop_assert!(line.chars().count() <= LINE_MAX + 40);
-                prop_assert!(line.split(' ').all(|w| w.chars().count() <= WORD_MAX + 40));
+                prop_assert!(line.split(' ').all(|w| w.chars().count() <= PATH_MAX + 40));
             }
         }
 
