@@ -43,7 +43,7 @@ use crate::metric::PerMetric;
 use crate::output::csv::write_rows;
 use crate::output::rows::LiveVsSimRow;
 use crate::runner::{Folder, RunReport};
-use crate::scenario::ScenarioDoc;
+use crate::scenario::{Scenario, ScenarioDoc};
 use crate::sim::workload::Workload;
 use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
 use crate::sweep::Unit;
@@ -188,6 +188,39 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
     Ok(())
 }
 
+/// The model of each strategy of `scenario`, with its own client settings (its overrides
+/// over [client]). The models outlive every task of the runs: tasks are 'static, and one live
+/// command runs once per process.
+fn models(scenario: &Scenario) -> Vec<&'static Model> {
+    scenario
+        .strategies
+        .iter()
+        .map(|strategy| {
+            let mut model = scenario.model.clone();
+            model.client = strategy.client_config(&scenario.model.client);
+            &*Box::leak(Box::new(model))
+        })
+        .collect()
+}
+
+/// The fields a live run adds to meta.json.
+fn meta_extra<T: serde::Serialize>(
+    timers: &T,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut extra = serde_json::Map::new();
+    extra.insert("mode".into(), "live".into());
+    extra.insert(
+        "timers".into(),
+        serde_json::to_value(timers).map_err(|e| Error::io("meta.json", e.into()))?,
+    );
+    extra.insert("replications_run".into(), 1.into());
+    extra.insert(
+        "network".into(),
+        "loopback (127.0.0.1); each leg of network.latency slept".into(),
+    );
+    Ok(extra)
+}
+
 /// Runs `doc` live, one strategy after another, and writes its result folder. `progress` is
 /// told which strategy starts. Once `cancel` is cancelled the run stops and nothing is
 /// written ([`Error::Interrupted`]).
@@ -205,18 +238,7 @@ pub fn live(
     }
     let points = doc.points()?;
     let scenario = &points[0].scenario;
-    // Each strategy runs with its own client settings (its overrides over [client]); the
-    // models outlive every task of the runs: tasks are 'static, and one live command runs
-    // once per process.
-    let models: Vec<&'static Model> = scenario
-        .strategies
-        .iter()
-        .map(|strategy| {
-            let mut model = scenario.model.clone();
-            model.client = strategy.client_config(&scenario.model.client);
-            &*Box::leak(Box::new(model))
-        })
-        .collect();
+    let models = models(scenario);
     for model in &models {
         // Placed where the user wrote the value, as the checker's own refusals are.
         check_limits(model, points.len()).map_err(|e| doc.place_value_error(e))?;
@@ -269,17 +291,7 @@ pub fn live(
     };
     let comparison = compare::rows(&names, &values(&live), &values(&simulated));
     let timers = lag.report(resolution);
-    let mut extra = serde_json::Map::new();
-    extra.insert("mode".into(), "live".into());
-    extra.insert(
-        "timers".into(),
-        serde_json::to_value(timers).map_err(|e| Error::io("meta.json", e.into()))?,
-    );
-    extra.insert("replications_run".into(), 1.into());
-    extra.insert(
-        "network".into(),
-        "loopback (127.0.0.1); each leg of network.latency slept".into(),
-    );
+    let extra = meta_extra(&timers)?;
     let run = folder.write(
         &live,
         &options.command,
