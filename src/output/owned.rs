@@ -196,6 +196,10 @@ pub enum Ownership {
     /// A result folder of a jitterlab from before the list: its journal and its `meta.json`
     /// are jitterlab's, and its files are known by their names ([`is_owned`]).
     ByName,
+    /// A folder of a jitterlab from before the list, with a journal and no `meta.json`: a run
+    /// of that release cut off before its results, which wrote `scenario.toml` and the
+    /// journal only. Any other file of a name jitterlab writes is not proven its.
+    Journal,
     /// Nothing: no `meta.json` of jitterlab's.
     Nothing,
 }
@@ -206,7 +210,7 @@ impl Ownership {
     pub fn of(dir: &Path) -> Ownership {
         let Some(meta) = read_meta(dir) else {
             return if journal::is_journal(dir) {
-                Ownership::ByName
+                Ownership::Journal
             } else {
                 Ownership::Nothing
             };
@@ -236,6 +240,7 @@ impl Ownership {
         match self {
             Ownership::Listed(names) => names.contains(name),
             Ownership::ByName => is_owned(name),
+            Ownership::Journal => name == JOURNAL || name == "scenario.toml",
             Ownership::Nothing => false,
         }
     }
@@ -581,6 +586,20 @@ mod tests {
             std::fs::read_to_string(dir.join("meta.json")).unwrap(),
             "{\"mine\": true}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_with_a_journal_and_no_meta_json_owns_its_journal_only() {
+        let dir = scratch("journal-only");
+        let header = "{\"jitterlab_journal\":1,\"fingerprint\":\"8e35ac5feb1c418c\",\"units\":6}\n";
+        std::fs::write(dir.join(JOURNAL), header).unwrap();
+        std::fs::write(dir.join("summary.csv"), "mine").unwrap();
+        let ownership = Ownership::of(&dir);
+        assert_eq!(ownership, Ownership::Journal);
+        assert!(ownership.holds(JOURNAL) && ownership.holds("scenario.toml"));
+        assert!(!ownership.holds("summary.csv") && !ownership.holds("herd.png"));
+        assert!(guard(&dir, ["summary.csv"]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
