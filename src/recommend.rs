@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::metric::{Better, Metric, PerMetric, names};
 use crate::output::csv::write_rows;
 use crate::output::results::{ParetoRow, ResultFolder};
+use crate::output::rows::Row;
 use crate::output::rows::defined;
 use crate::stats::pareto_front;
 use crate::time::SimDuration;
@@ -279,13 +280,9 @@ impl Recommendation {
     }
 }
 
-/// Reads `dir`, ranks the pairs that meet `constraints` by `objective`, writes `pareto.csv`.
-pub fn recommend(
-    dir: &Path,
-    constraints: &Constraints,
-    objective: Objective,
-) -> Result<Recommendation> {
-    let folder = ResultFolder::read(dir)?;
+/// Every (point, strategy) pair of `folder` (read from `dir`) with its metrics, in point then
+/// scenario order, each marked when it is on the Pareto front of amplification and p99.
+fn candidates(dir: &Path, folder: &ResultFolder) -> Result<Vec<Candidate>> {
     let mut by_pair: BTreeMap<(u32, String), Candidate> = BTreeMap::new();
     for row in &folder.aggregate {
         let point = folder.point(row.point);
@@ -329,7 +326,19 @@ pub fn recommend(
     for (c, on) in candidates.iter_mut().zip(pareto_front(&coords)) {
         c.on_front = on;
     }
+    Ok(candidates)
+}
 
+/// Reads `dir`, ranks the pairs that meet `constraints` by `objective`, writes `pareto.csv`.
+pub fn recommend(
+    dir: &Path,
+    constraints: &Constraints,
+    objective: Objective,
+) -> Result<Recommendation> {
+    crate::output::stage::recover(dir)?;
+    let folder = ResultFolder::read(dir)?;
+    crate::output::owned::guard(dir, [ParetoRow::FILE])?;
+    let candidates = candidates(dir, &folder)?;
     let limits = constraints.limits();
     let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(&limits)).collect();
     let mut ranked: Vec<Ranked> = checked
@@ -377,6 +386,8 @@ pub fn recommend(
             recommended: best == Some(i),
         })
         .collect();
+    // Recorded before it is written: cut short, it is still proven jitterlab's.
+    crate::output::owned::record(dir, &[dir.join(ParetoRow::FILE)], false)?;
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
     Ok(Recommendation {
         candidates,

@@ -150,11 +150,13 @@ fn number_short(x: f64) -> String {
     }
 }
 
+/// `point label / strategy`, escaped and shortened as every name that is printed.
 fn pair_name(c: &Candidate) -> String {
+    let strategy = jitterlab::text::shown(&c.strategy);
     if c.label.is_empty() {
-        c.strategy.clone()
+        strategy
     } else {
-        format!("{} / {}", c.label, c.strategy)
+        format!("{} / {strategy}", jitterlab::text::for_terminal(&c.label))
     }
 }
 

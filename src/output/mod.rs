@@ -9,6 +9,7 @@
 //! - [`rows`]: one row type per CSV file, the one definition of its columns.
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
 //! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
+//! - [`stage`]: a result folder's files written aside and moved in whole (commit).
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
@@ -20,3 +21,4 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod rows;
+pub mod stage;

@@ -236,14 +236,36 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 /// missing or malformed file is an [`Error::ResultFolder`] naming it. Heatmaps appear only for
 /// a two-key sweep and `sweep_<metric>` charts only for a one-key sweep.
 pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
-    let folder = ResultFolder::read(dir)?;
+    draw_all_until(dir, &crate::cancel::CancelToken::new())
+}
+
+/// [`draw_all`], stopped by `cancel` with [`Error::Interrupted`] before any chart is written
+/// (the rendering takes seconds for a large sweep, the writing milliseconds): the folder then
+/// holds no chart of this draw.
+pub fn draw_all_until(dir: &Path, cancel: &crate::cancel::CancelToken) -> Result<Vec<PathBuf>> {
+    crate::output::stage::recover(dir)?;
+    crate::output::owned::remove_leftovers(dir)?;
+    let folder = ResultFolder::read(dir)?.for_display();
     let charts = plan(&folder);
+    // Never over a file jitterlab did not write (a chart of the user's own of the same name).
+    let names: Vec<String> = charts
+        .iter()
+        .flat_map(|c| [format!("{}.png", c.stem), format!("{}.svg", c.stem)])
+        .collect();
+    crate::output::owned::guard(dir, names.iter().map(String::as_str))?;
+    // Recorded before they are written: a draw cut short leaves only files meta.json proves
+    // jitterlab's, which the next draw replaces or removes.
+    let planned: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    crate::output::owned::record(dir, &planned, false)?;
     type Files = [(PathBuf, Vec<u8>); 2];
     let rendered: Vec<Result<Files>> = {
         use rayon::prelude::*;
         charts
             .par_iter()
             .map(|chart| {
+                if cancel.is_cancelled() {
+                    return Err(Error::Interrupted);
+                }
                 let png_path = dir.join(format!("{}.png", chart.stem));
                 let svg_path = dir.join(format!("{}.svg", chart.stem));
                 let png = chart.png(&png_path)?;
@@ -252,16 +274,20 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
             })
             .collect()
     };
+    let rendered: Vec<Files> = rendered.into_iter().collect::<Result<_>>()?;
+    if cancel.is_cancelled() {
+        return Err(Error::Interrupted);
+    }
     let mut written = Vec::with_capacity(charts.len() * 2);
     for files in rendered {
-        for (path, bytes) in files? {
+        for (path, bytes) in files {
             write_atomic(&path, &bytes)?;
             written.push(path);
         }
     }
     // A chart of an earlier draw that this one does not draw (a heatmap of another sweep)
-    // would stay beside the new ones: it goes. Only jitterlab's chart names are touched.
-    crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
+    // would stay beside the new ones: it goes, when meta.json proves jitterlab drew it.
+    crate::output::owned::record(dir, &written, true)?;
     Ok(written)
 }
 
@@ -270,8 +296,28 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
 /// format follows the extension of `path` (`.png` or `.svg`); the file is written atomically.
 ///
 /// `samples` holds `(jitter, retry, delay_ms)` with retry 1 the sleep before the second
-/// attempt, as printed by `jitterlab delays`.
+/// attempt, as printed by `jitterlab delays`. An existing file is replaced (a link by the
+/// chart, never what it points at); [`draw_delays_new`] never replaces one.
 pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
+    draw_delays_to(samples, path, true)
+}
+
+/// [`draw_delays`] into a new file: an existing `path` (a file, a link, even a dangling one)
+/// is refused and left as it is (`jitterlab delays --plot` without `--force`).
+pub fn draw_delays_new(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
+    draw_delays_to(samples, path, false)
+}
+
+fn draw_delays_to(samples: &[(Jitter, u32, f64)], path: &Path, replace: bool) -> Result<()> {
+    let exists = || {
+        Error::Usage {
+        arg: format!("--plot {}", path.display()),
+        message: "exists; jitterlab never replaces a file it was not told to: name a new file, or add --force to replace it".into(),
+    }
+    };
+    if !replace && path.symlink_metadata().is_ok() && !path.is_dir() {
+        return Err(exists());
+    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -296,7 +342,16 @@ pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
             });
         }
     };
-    write_atomic(path, &bytes)
+    if replace {
+        write_atomic(path, &bytes)
+    } else {
+        crate::atomic::create_atomic(path, &bytes).map_err(|e| match e {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => {
+                exists()
+            }
+            other => other,
+        })
+    }
 }
 
 /// The colour of the strategy at `index` (first-appearance order) as CSS `#rrggbb`, the same

@@ -182,7 +182,7 @@ fn compare_table(folder: &ResultFolder, out: &mut String) {
 
 /// Renders the report of a result folder as HTML text.
 pub fn render_report(dir: &Path) -> Result<String> {
-    let folder = ResultFolder::read(dir)?;
+    let folder = ResultFolder::read(dir)?.for_display();
     let charts = plot::plan(&folder);
     let svgs: Vec<Result<String>> = {
         use rayon::prelude::*;
@@ -332,8 +332,20 @@ fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
 /// Writes `dir/report.html` (atomically) from the folder's CSVs and returns its path. The
 /// charts are drawn again in memory, so the report does not depend on the chart files.
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    write_report_until(dir, &crate::cancel::CancelToken::new())
+}
+
+/// [`write_report`], stopped by `cancel` with [`Error::Interrupted`] before the report is
+/// written (rendering it draws every chart again).
+pub fn write_report_until(dir: &Path, cancel: &crate::cancel::CancelToken) -> Result<PathBuf> {
     let html = render_report(dir)?;
+    if cancel.is_cancelled() {
+        return Err(crate::error::Error::Interrupted);
+    }
     let path = dir.join("report.html");
+    crate::output::owned::guard(dir, ["report.html"])?;
+    // Recorded before it is written: cut short, it is still proven jitterlab's.
+    crate::output::owned::record(dir, std::slice::from_ref(&path), false)?;
     write_atomic(&path, html.as_bytes())?;
     Ok(path)
 }

@@ -302,7 +302,7 @@ impl ResultFolder {
         let missing: Vec<&str> = REQUIRED
             .iter()
             .copied()
-            .filter(|f| !dir.join(f).is_file())
+            .filter(|f| !dir.join(f).exists())
             .collect();
         if !missing.is_empty() {
             return Err(Error::ResultFolder {
@@ -392,7 +392,7 @@ impl ResultFolder {
         }
 
         let scenario_path = dir.join(SCENARIO);
-        let scenario = if scenario_path.is_file() {
+        let scenario = if scenario_path.exists() {
             let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
             Some(ScenarioInfo::parse(&scenario_path, &text)?)
         } else {
@@ -416,6 +416,66 @@ impl ResultFolder {
             layer_timeseries,
             scenario,
         })
+    }
+
+    /// The folder as charts and the report show it: every strategy and layer name escaped and
+    /// shortened ([`crate::text::shown`]), the same name always the same text and two names
+    /// never one (a long name would run off a chart; a control character would reach a
+    /// terminal through an SVG's text). The data is unchanged.
+    pub fn for_display(mut self) -> ResultFolder {
+        let mut shown: BTreeMap<String, String> = BTreeMap::new();
+        for name in &self.strategies {
+            let mut text = crate::text::shown(name);
+            // Two long names alike at both ends: numbered apart.
+            let base = text.clone();
+            let mut n = 1;
+            while shown.values().any(|t| *t == text) {
+                n += 1;
+                text = format!("{base} #{n}");
+            }
+            shown.insert(name.clone(), text);
+        }
+        let map = |s: &mut String| {
+            if let Some(t) = shown.get(s.as_str()) {
+                s.clone_from(t);
+            }
+        };
+        self.strategies.iter_mut().for_each(map);
+        self.summary.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.aggregate.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.timeseries
+            .iter_mut()
+            .for_each(|r| map(&mut r.strategy));
+        self.attempts.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.latency.iter_mut().for_each(|r| map(&mut r.strategy));
+        for r in self.compare.iter_mut().flatten() {
+            map(&mut r.strategy_a);
+            map(&mut r.strategy_b);
+        }
+        self.pareto
+            .iter_mut()
+            .flatten()
+            .for_each(|r| map(&mut r.strategy));
+        self.live_vs_sim
+            .iter_mut()
+            .flatten()
+            .for_each(|r| map(&mut r.strategy));
+        for r in self.layers.iter_mut().flatten() {
+            map(&mut r.strategy);
+            r.name = crate::text::shown(&r.name);
+        }
+        for r in self.layer_timeseries.iter_mut().flatten() {
+            map(&mut r.strategy);
+            r.name = crate::text::shown(&r.name);
+        }
+        if let Some(s) = self.scenario.as_mut() {
+            s.name = crate::text::shown(&s.name);
+            s.description = crate::text::escape(&s.description).into_owned();
+            s.layers
+                .iter_mut()
+                .for_each(|l| l.name = crate::text::shown(&l.name));
+        }
+        self
     }
 
     /// The point that single-point charts show for a sweep: the lowest index.
@@ -468,7 +528,8 @@ fn read_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Vec<R>> {
 
 /// The rows of the file of `R` in `dir`, when it is there.
 fn read_optional_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Option<Vec<R>>> {
-    if dir.join(R::FILE).is_file() {
+    // Read when there, whatever it is: a FIFO or a folder of that name is refused by name.
+    if dir.join(R::FILE).exists() {
         read_rows(dir, sweep_keys).map(Some)
     } else {
         Ok(None)
@@ -816,6 +877,29 @@ bucket = "10ms"
         write_rows::<LatencyRow>(dir, &keys, &[]).unwrap();
         write_rows(dir, &keys, &pareto).unwrap();
         (aggregate, timeseries, pareto)
+    }
+
+    #[test]
+    fn names_are_shown_short_and_escaped_and_never_merged() {
+        let dir = temp("display");
+        write_folder(&dir);
+        let mut folder = ResultFolder::read(&dir).unwrap();
+        let long = |tail: &str| format!("{}{tail}", "x".repeat(100));
+        // Two long names alike at both ends stay two strategies.
+        folder.strategies = vec![long("\u{1b}a"), long("\u{1b}b"), "plain".into()];
+        folder.summary[0].strategy = long("\u{1b}b");
+        let shown = folder.for_display();
+        assert_eq!(shown.strategies.len(), 3);
+        assert_ne!(shown.strategies[0], shown.strategies[1]);
+        assert_eq!(shown.strategies[2], "plain");
+        assert_eq!(shown.summary[0].strategy, shown.strategies[1]);
+        for s in &shown.strategies {
+            assert!(
+                s.chars().count() < 100 && !s.chars().any(crate::text::is_unsafe),
+                "{s}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

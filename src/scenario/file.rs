@@ -79,7 +79,8 @@ pub struct ScenarioFile {
     pub client: ClientFile,
     pub backoff: BackoffFile,
     pub faults: Vec<FaultFile>,
-    pub layers: Vec<LayerFile>,
+    /// `None` when absent: `layers = []` is refused, not read as no chain.
+    pub layers: Option<Vec<LayerFile>>,
     pub output: OutputFile,
     pub recovery: RecoveryFile,
     pub sweep: Option<toml::Table>,

@@ -76,6 +76,11 @@ impl Sweep {
         self.axes.is_empty()
     }
 
+    /// The points of the sweep (1 without one), known before any is checked.
+    pub fn points(&self) -> usize {
+        self.axes.iter().map(|(_, values)| values.len()).product()
+    }
+
     /// The index of each key's value in its list at combination `index` (first key slowest).
     pub fn coordinates(&self, index: usize) -> Vec<usize> {
         let mut rest = index;
