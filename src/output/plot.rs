@@ -23,6 +23,8 @@
 //! [`draw_delays`] draws the picture of `jitterlab delays --plot`: the sleep before each retry
 //! for each jitter kind.
 
+mod canvas;
+pub(crate) mod check;
 mod delays;
 mod dist;
 mod heatmap;
@@ -34,6 +36,7 @@ mod pareto;
 mod phase;
 mod resync;
 mod style;
+mod text;
 
 /// Registers the embedded font (DejaVu Sans) with plotters as "sans-serif", once per
 /// process, so that any plotters chart drawn in the process has text without system fonts
@@ -115,14 +118,15 @@ fn plot_error(path: &Path, e: DrawErr) -> Error {
     }
 }
 
-fn render_svg(
-    path: &Path,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
-) -> Result<String> {
+/// The drawing area of a chart: plotters' back end under our text layout.
+type Area<'a, DB> = DrawingArea<canvas::Canvas<DB>, Shift>;
+
+fn render_svg(path: &Path, draw: impl FnOnce(&Area<SVGBackend>) -> DrawResult) -> Result<String> {
     style::ensure_fonts();
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        let backend = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT));
+        let root = canvas::Canvas::new(backend, false).into_drawing_area();
         draw(&root).map_err(|e| plot_error(path, e))?;
         root.present().map_err(|e| plot_error(path, e.into()))?;
     }
@@ -131,12 +135,13 @@ fn render_svg(
 
 fn render_png(
     path: &Path,
-    draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult,
+    draw: impl FnOnce(&Area<BitMapBackend>) -> DrawResult,
 ) -> Result<Vec<u8>> {
     style::ensure_fonts();
     let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        let backend = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT));
+        let root = canvas::Canvas::new(backend, true).into_drawing_area();
         draw(&root).map_err(|e| plot_error(path, e))?;
         root.present().map_err(|e| plot_error(path, e.into()))?;
     }
@@ -263,6 +268,37 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
     // would stay beside the new ones: it goes. Only jitterlab's chart names are touched.
     crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
     Ok(written)
+}
+
+/// Draws every chart of the result folder `dir` (in memory, as the report does) and checks
+/// what each drew against the rules of a legible chart: no text outside the canvas, no two
+/// texts overlapping, no text below 10 pt, and in each panel that is not a reference panel,
+/// data that reach at least a fifth of its value axis. Returns one sentence per problem,
+/// `"<chart>: <problem>"`, in the order of the report; none when every chart keeps the rules.
+pub fn check_charts(dir: &Path) -> Result<Vec<String>> {
+    let folder = ResultFolder::read(dir)?;
+    let charts = plan(&folder);
+    let checked: Vec<Result<Vec<String>>> = {
+        use rayon::prelude::*;
+        charts
+            .par_iter()
+            .map(|chart| {
+                // Recording is per thread: the chart is drawn whole on this one.
+                let path = dir.join(format!("{}.svg", chart.stem));
+                let (svg, recording) = check::record((WIDTH, HEIGHT), || chart.svg(&path));
+                svg?;
+                Ok(check::problems(&recording)
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", chart.stem))
+                    .collect())
+            })
+            .collect()
+    };
+    let mut problems = Vec::new();
+    for c in checked {
+        problems.extend(c?);
+    }
+    Ok(problems)
 }
 
 /// Draws the distribution of sleeps per retry number for each jitter kind (one panel per kind,

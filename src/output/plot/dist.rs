@@ -397,7 +397,8 @@ impl Bars {
                     chart.draw_series(std::iter::once(Text::new(
                         label,
                         ((x0 + x1) / 2.0, *v),
-                        style::text(12.0, &INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                        style::text(style::NOTE_SIZE, &INK)
+                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
                     )))?;
                 }
             }

@@ -335,8 +335,10 @@ impl Herd {
             let bucket = self.bucket_ms.unwrap_or(0.0);
             let total = steps(&panel.points, bucket, unit.div, |p| ty(p.2));
             let first = steps(&panel.points, bucket, unit.div, |p| ty(p.1));
-            chart.draw_series(AreaSeries::new(total, y_min, color.mix(0.85).filled()))?;
-            chart.draw_series(AreaSeries::new(first, y_min, FIRST_ATTEMPTS.filled()))?;
+            super::check::data(|| {
+                chart.draw_series(AreaSeries::new(total, y_min, color.mix(0.85).filled()))?;
+                chart.draw_series(AreaSeries::new(first, y_min, FIRST_ATTEMPTS.filled()))
+            })?;
             if cap > 0.0 {
                 chart.draw_series(DashedLineSeries::new(
                     vec![(0.0, ty(cap)), (x_max, ty(cap))],

@@ -14,33 +14,42 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::metric::{Metric, Unit};
 use crate::output::results::fmt_number;
 
-/// The family every text uses; the embedded DejaVu Sans is registered under this name.
-pub(crate) const FONT: &str = "sans-serif";
-/// Title size (px).
-pub(crate) const TITLE_SIZE: f64 = 26.0;
-/// Axis description size (px).
-pub(crate) const DESC_SIZE: f64 = 17.0;
-/// Tick label size (px).
-pub(crate) const TICK_SIZE: f64 = 15.0;
-/// Legend size (px).
-pub(crate) const LEGEND_SIZE: f64 = 15.0;
+/// The family every text uses. The bitmap draws the embedded DejaVu Sans ([`super::text`]);
+/// an SVG names it with fallbacks of about its width, for a browser that lacks it.
+pub(crate) const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
+// Sizes are plotters' (an em of size / 1.24 px). The smallest, 17, is an em of 13.7 px: above
+// 10 pt at 96 px per inch, the least the chart check allows.
+/// Title size.
+pub(crate) const TITLE_SIZE: f64 = 28.0;
+/// Axis description size.
+pub(crate) const DESC_SIZE: f64 = 18.0;
+/// Tick label size.
+pub(crate) const TICK_SIZE: f64 = 17.0;
+/// Legend size.
+pub(crate) const LEGEND_SIZE: f64 = 17.0;
+/// Panel captions (a strategy's name above its panel).
+pub(crate) const CAPTION_SIZE: f64 = 19.0;
+/// Notes inside a plot (values on bars, labels of dots and lines).
+pub(crate) const NOTE_SIZE: f64 = 17.0;
 
-static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
-/// Registers the embedded DejaVu Sans for every style (once per process). Text then draws the
-/// same on every machine, with no system font and no fontconfig.
+/// Registers the embedded DejaVu Sans with plotters for every style, as [`FONT`] and as
+/// "sans-serif" (once per process), for plotters charts drawn without our canvas (criterion's
+/// in the benches): text then draws the same on every machine, with no system font.
 pub fn ensure_fonts() {
     REGISTER.call_once(|| {
-        for style in [
-            FontStyle::Normal,
-            FontStyle::Bold,
-            FontStyle::Italic,
-            FontStyle::Oblique,
-        ] {
-            // The bytes are a valid TrueType file checked by the tests; a failure here would
-            // only leave text undrawn, never panic.
-            let _ = plotters::style::register_font(FONT, style, FONT_BYTES);
+        for name in [FONT, "sans-serif"] {
+            for style in [
+                FontStyle::Normal,
+                FontStyle::Bold,
+                FontStyle::Italic,
+                FontStyle::Oblique,
+            ] {
+                // The bytes are a valid TrueType file checked by the tests; a failure here
+                // would only leave text undrawn, never panic.
+                let _ = plotters::style::register_font(name, style, super::text::FONT_BYTES);
+            }
         }
     });
 }
@@ -296,7 +305,7 @@ pub(crate) fn time_panel<'a, DB: DrawingBackend>(
     y: YAxis<'_>,
 ) -> DrawResult<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
     let mut chart = ChartBuilder::on(area)
-        .caption(name, text(18.0, &color))
+        .caption(name, text(CAPTION_SIZE, &color))
         .margin(6)
         .x_label_area_size(if bottom { 44 } else { 26 })
         .y_label_area_size(if left { 78 } else { 62 })
@@ -314,7 +323,18 @@ pub(crate) fn time_panel<'a, DB: DrawingBackend>(
         mesh.y_desc(y.desc);
     }
     mesh.draw()?;
+    declare(&chart, name, false);
     Ok(chart)
+}
+
+/// Declares the plotting area of `chart` a panel named `name` to the chart check
+/// ([`super::check`]); a `reference` panel is not held to the rule on how far its data reach.
+pub(crate) fn declare<DB: DrawingBackend, X: Ranged, Y: Ranged>(
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    name: &str,
+    reference: bool,
+) {
+    super::check::panel(name, chart.plotting_area().get_pixel_range(), reference);
 }
 
 /// A grid for square-ish panels (heatmaps, distributions).
