@@ -106,7 +106,7 @@ impl Prepared {
         let units = plan.units();
         let header = Header {
             jitterlab_journal: 1,
-            fingerprint: journal::fingerprint(&resolved),
+            fingerprint: journal::fingerprint(&base.to_toml_for_runs(doc.sweep_table())),
             units: units.len(),
         };
         Ok(Prepared {

@@ -82,7 +82,15 @@ pub struct ScenarioFile {
     pub layers: Vec<LayerFile>,
     pub output: OutputFile,
     pub recovery: RecoveryFile,
+    pub recommend: Option<RecommendFile>,
     pub sweep: Option<toml::Table>,
+}
+
+/// `[recommend]`: what the results are read against (no effect on the runs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecommendFile {
+    pub min_success: Option<f64>,
 }
 
 /// One `[[layers]]` entry: a service of a chain, in call order.
