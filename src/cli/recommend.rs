@@ -1,11 +1,13 @@
-//! The text `recommend` prints: the objective and constraints, then either the pairs that meet
-//! the constraints, best first, with their 95 % intervals, or the pairs that come closest,
-//! with what they miss.
+//! The text `recommend` prints: the objective and constraints, then for one world point the
+//! pairs that meet the constraints, best first, with their 95 % intervals (or the pairs that
+//! come closest, with what they miss); for several, one line per world point.
 
 use std::fmt::Write as _;
 
 use jitterlab::metric::{Better, Metric, Unit};
-use jitterlab::recommend::{Candidate, Constraints, Miss, Objective, Recommendation};
+use jitterlab::recommend::{
+    Candidate, Constraints, FloorSource, Miss, Objective, Recommendation, WorldAnswer,
+};
 
 /// The columns of the ranking, with their widths; the objective's metric is added when it is
 /// not one of them.
@@ -15,22 +17,57 @@ const COLUMNS: [(Metric, usize); 3] = [
     (Metric::SuccessRate, 24),
 ];
 
-/// The answer, at most `top` pairs (at least one).
-pub fn render(
-    answer: &Recommendation,
-    constraints: &Constraints,
-    objective: Objective,
-    top: usize,
-) -> String {
+/// The answer, at most `top` pairs per world point shown in full (at least one). `dir` is the
+/// folder as the user named it, for the `--at` hint.
+pub fn render(answer: &Recommendation, objective: Objective, top: usize, dir: &str) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "objective: {}", describe_objective(objective));
-    let _ = writeln!(text, "constraints: {}", describe_constraints(constraints));
-    if answer.ranked.is_empty() {
+    let _ = writeln!(
+        text,
+        "constraints: {}",
+        describe_constraints(&answer.constraints, answer.floor)
+    );
+    let mut compared = vec!["strategies".to_string()];
+    compared.extend(answer.choice_keys.iter().cloned());
+    let _ = write!(text, "compared: {}", compared.join(" × "));
+    if answer.world_keys.is_empty() {
+        text.push('\n');
+    } else {
+        let _ = writeln!(
+            text,
+            ", at one point of {} at a time (never across them)",
+            answer.world_keys.join(", ")
+        );
+    }
+    match &answer.worlds[..] {
+        [one] => detail(&mut text, answer, one, objective, top),
+        many => summary(&mut text, answer, many, dir),
+    }
+    text
+}
+
+/// One world point: the ranking, or the closest pairs and what they miss.
+fn detail(
+    text: &mut String,
+    answer: &Recommendation,
+    world: &WorldAnswer,
+    objective: Objective,
+    top: usize,
+) {
+    if !world.label.is_empty() {
+        let _ = writeln!(text, "at: {} ({})", world.label, world.at.join(", "));
+    }
+    let pairs = answer
+        .candidates
+        .iter()
+        .filter(|c| c.world == world.world)
+        .count();
+    if world.ranked.is_empty() {
         let _ = writeln!(
             text,
             "\nno (point, strategy) meets every constraint; the closest are:"
         );
-        for c in answer.closest.iter().take(top.max(1)) {
+        for c in world.closest.iter().take(top.max(1)) {
             let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
             let name = pair_name(&answer.candidates[c.candidate]);
             let _ = writeln!(text, "  {name:<40} misses: {what}");
@@ -39,7 +76,7 @@ pub fn render(
             text,
             "relax the constraint they miss most, or widen the sweep."
         );
-        return text;
+        return;
     }
     let mut columns = COLUMNS.to_vec();
     if !columns.iter().any(|(m, _)| *m == objective.metric()) {
@@ -47,16 +84,15 @@ pub fn render(
     }
     let _ = writeln!(
         text,
-        "\n{} of {} (point, strategy) pairs meet the constraints; best first:",
-        answer.ranked.len(),
-        answer.candidates.len()
+        "\n{} of {pairs} (point, strategy) pairs meet the constraints; best first:",
+        world.ranked.len(),
     );
     let _ = write!(text, "  {:<4} {:<40}", "rank", "point / strategy");
     for (metric, width) in &columns {
         let _ = write!(text, " {:>width$}", format!("{} [95% CI]", metric.short()));
     }
     text.push('\n');
-    for (rank, r) in answer.ranked.iter().take(top.max(1)).enumerate() {
+    for (rank, r) in world.ranked.iter().take(top.max(1)).enumerate() {
         let c = &answer.candidates[r.candidate];
         let _ = write!(text, "  {:<4} {:<40}", rank + 1, pair_name(c));
         for (metric, width) in &columns {
@@ -64,10 +100,67 @@ pub fn render(
         }
         let _ = writeln!(text, "{}", if r.borderline { "  borderline" } else { "" });
     }
-    if let Some(best) = answer.best() {
-        let _ = writeln!(text, "\nrecommended: {}", pair_name(best));
+    if let Some(best) = world.best() {
+        let _ = writeln!(
+            text,
+            "\nrecommended: {}",
+            pair_name(&answer.candidates[best])
+        );
     }
-    text
+}
+
+/// Several world points: one line each, and how to see one in full.
+fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], dir: &str) {
+    let label_w = worlds
+        .iter()
+        .map(|w| w.label.chars().count())
+        .max()
+        .unwrap_or(10);
+    let _ = writeln!(text, "\n{} world points, one answer each:", worlds.len());
+    let _ = writeln!(
+        text,
+        "  {:<label_w$}  {:<28} {:>12} {:>10} {:>9}",
+        "world point", "recommended", "amplification", "p99_ms", "success"
+    );
+    let mut recommended = 0;
+    for w in worlds {
+        match w.best() {
+            Some(i) => {
+                recommended += 1;
+                let c = &answer.candidates[i];
+                let _ = writeln!(
+                    text,
+                    "  {:<label_w$}  {:<28} {:>12} {:>10} {:>9}",
+                    w.label,
+                    choice_name(c),
+                    number_short(c.mean(Metric::Amplification)),
+                    number_short(c.mean(Metric::LatencyP99Ms)),
+                    format!("{:.4}", c.mean(Metric::SuccessRate)),
+                );
+            }
+            None => {
+                let why = w.closest.first().map_or(String::new(), |c| {
+                    let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
+                    format!(
+                        "; closest {} misses {what}",
+                        choice_name(&answer.candidates[c.candidate])
+                    )
+                });
+                let _ = writeln!(
+                    text,
+                    "  {:<label_w$}  none meets the constraints{why}",
+                    w.label
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        text,
+        "\nrecommended at {recommended} of {} world points. The full ranking at one of them:",
+        worlds.len()
+    );
+    let at: Vec<String> = worlds[0].at.iter().map(|a| format!("--at {a}")).collect();
+    let _ = writeln!(text, "  jitterlab recommend {dir} {}", at.join(" "));
 }
 
 /// `lowest p99 latency, then lowest amplification`.
@@ -85,7 +178,7 @@ fn describe_objective(objective: Objective) -> String {
     )
 }
 
-fn describe_constraints(c: &Constraints) -> String {
+fn describe_constraints(c: &Constraints, floor: FloorSource) -> String {
     let mut parts = Vec::new();
     if let Some(p) = c.p99 {
         parts.push(format!("p99 <= {p}"));
@@ -97,7 +190,12 @@ fn describe_constraints(c: &Constraints) -> String {
         parts.push(format!("amplification <= {a}"));
     }
     if let Some(s) = c.min_success {
-        parts.push(format!("success >= {s}"));
+        let from = match floor {
+            FloorSource::Flag => "",
+            FloorSource::Scenario => " (the scenario's recommend.min_success)",
+            FloorSource::Default => " (the default floor; --min-success sets another)",
+        };
+        parts.push(format!("success >= {s}{from}"));
     }
     if parts.is_empty() {
         "none".into()
@@ -158,6 +256,15 @@ fn pair_name(c: &Candidate) -> String {
     }
 }
 
+/// The strategy and its choice values, without the world's (`full (backoff.base=50ms)`).
+fn choice_name(c: &Candidate) -> String {
+    if c.choice.is_empty() {
+        c.strategy.clone()
+    } else {
+        format!("{} ({})", c.strategy, c.choice)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,12 +276,15 @@ mod tests {
             point: 0,
             label: String::new(),
             values: Vec::new(),
+            choice: String::new(),
             strategy: "full".into(),
             metrics: PerMetric::from_fn(|_| Interval {
                 mean,
                 low: Some(low),
                 high: Some(high),
             }),
+            world: 0,
+            eligible: true,
             on_front: true,
         }
     }

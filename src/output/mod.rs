@@ -8,6 +8,8 @@
 //!
 //! - [`rows`]: one row type per CSV file, the one definition of its columns.
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
+//! - [`design`]: the reader's choices and the world's points, the success target.
+//! - [`labels`]: sweep keys and values as a reader reads them.
 //! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
@@ -15,6 +17,8 @@
 //!   chart inline.
 
 pub mod csv;
+pub mod design;
+pub mod labels;
 pub mod owned;
 pub mod plot;
 pub mod report;

@@ -23,10 +23,12 @@
 //! [`draw_delays`] draws the picture of `jitterlab delays --plot`: the sleep before each retry
 //! for each jitter kind.
 
+mod bars;
 mod canvas;
 pub(crate) mod check;
 mod delays;
 mod dist;
+mod goodput;
 mod heatmap;
 mod herd;
 mod layers;
@@ -35,6 +37,7 @@ mod load;
 mod pareto;
 mod phase;
 mod resync;
+mod series;
 mod style;
 mod text;
 
@@ -54,6 +57,7 @@ use plotters::prelude::*;
 use crate::atomic::write_atomic;
 use crate::backoff::Jitter;
 use crate::error::{Error, Result};
+use crate::output::design::Design;
 use crate::output::results::ResultFolder;
 use style::{DrawErr, DrawResult};
 
@@ -70,15 +74,17 @@ pub(crate) struct Chart {
     pub title: String,
     /// Two to four sentences that tell a reader what to look at (for the report).
     pub guide: String,
+    /// The scenario's headline chart (the report opens with it).
+    pub headline: bool,
     kind: Kind,
 }
 
 enum Kind {
     Herd(herd::Herd),
-    Load(load::Load),
-    Sweep(load::SweepPanels),
+    Goodput(goodput::Goodput),
+    Sweep(load::Sweep),
     Latency(dist::Latency),
-    Bars(dist::Bars),
+    Bars(bars::BarChart),
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
     Resync(resync::Resync),
@@ -89,7 +95,7 @@ impl Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         match &self.kind {
             Kind::Herd(c) => c.draw(root, &self.title),
-            Kind::Load(c) => c.draw(root, &self.title),
+            Kind::Goodput(c) => c.draw(root, &self.title),
             Kind::Sweep(c) => c.draw(root, &self.title),
             Kind::Latency(c) => c.draw(root, &self.title),
             Kind::Bars(c) => c.draw(root, &self.title),
@@ -167,69 +173,123 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8
     Ok(out)
 }
 
-/// Plans every chart that the folder's data allow, in the order of the report.
+/// The subtitle of a time-series chart: the world point it shows and which runs.
+pub(crate) fn subtitle(f: &ResultFolder, design: &Design, traces: &series::Traces) -> String {
+    let mut parts = Vec::new();
+    let world = design.world_label(f, traces.world);
+    if !world.is_empty() {
+        parts.push(format!("with {world}"));
+    }
+    parts.push(if traces.paired {
+        "a stuck and a recovered replication side by side where they differ".to_string()
+    } else {
+        "replication 0".to_string()
+    });
+    parts.join(" · ")
+}
+
+/// The headline chart of a folder's charts: the chain's layers, the phase map of a trigger ×
+/// load sweep, goodput over time for a spike or outage the runs recover from (or not), the
+/// heat map of another two-key grid, the load panels of a sweep over a key of the world, the
+/// herd of a burst, the load panels of a sweep over a choice; else the herd.
+fn headline(f: &ResultFolder, design: &Design, charts: &[Chart]) -> Option<usize> {
+    let has = |stem: &str| charts.iter().position(|c| c.stem == stem);
+    let burst = f.info(0).is_some_and(|i| i.burst);
+    let world_sweep = f.sweep_keys.len() == 1 && design.world_keys.len() == 1;
+    has("layers")
+        .or_else(|| has("phase_recovered"))
+        .or_else(|| has("goodput"))
+        .or_else(|| charts.iter().position(|c| c.stem.starts_with("heatmap_")))
+        .or_else(|| world_sweep.then(|| has("load")).flatten())
+        .or_else(|| burst.then(|| has("herd")).flatten())
+        .or_else(|| has("load"))
+        .or_else(|| has("herd"))
+}
+
+/// Plans every chart that the folder's data allow, in the order of the report: the headline
+/// chart first ([`headline`]).
 pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
+    let design = Design::of(folder);
+    let traces = series::select(folder, &design);
     let mut charts = Vec::new();
-    let mut push = |stem: String, title: String, guide: String, kind: Kind| {
+    let mut push = |stem: String, (title, guide, kind): (String, String, Kind)| {
         charts.push(Chart {
             stem,
             title,
             guide,
+            headline: false,
             kind,
         })
     };
-    if let Some((title, guide, c)) = live::build(folder) {
-        push("live_vs_sim".into(), title, guide, Kind::LiveVsSim(c));
+    if let Some((t, g, c)) = live::build(folder) {
+        push("live_vs_sim".into(), (t, g, Kind::LiveVsSim(c)));
     }
-    if let Some((title, guide, c)) = herd::build(folder) {
-        let log = c.log_scale();
-        push("herd".into(), title.clone(), guide, Kind::Herd(c));
-        push(
-            "herd_log".into(),
-            format!("{title}, log scale"),
-            herd::LOG_GUIDE.into(),
-            Kind::Herd(log),
-        );
-    }
-    for layer in herd::layers(folder) {
-        if let Some((title, guide, c)) = herd::build_layer(folder, layer) {
-            push(format!("herd_layer{layer}"), title, guide, Kind::Herd(c));
+    if let Some(traces) = &traces {
+        if let Some((t, g, c)) = goodput::build(folder, &design, traces) {
+            push("goodput".into(), (t, g, Kind::Goodput(c)));
+        }
+        if let Some((title, guide, c)) = herd::build(folder, &design, traces, None) {
+            let log = c.wants_log().then(|| c.log_scale());
+            push("herd".into(), (title.clone(), guide, Kind::Herd(c)));
+            if let Some(log) = log {
+                let t = format!("{title}, log scale");
+                push(
+                    "herd_log".into(),
+                    (t, herd::LOG_GUIDE.into(), Kind::Herd(log)),
+                );
+            }
+        }
+        for layer in herd::layers(traces) {
+            if let Some((t, g, c)) = herd::build(folder, &design, traces, Some(layer)) {
+                push(format!("herd_layer{layer}"), (t, g, Kind::Herd(c)));
+            }
+        }
+        if let Some((t, g, c)) = resync::build(folder, &design, traces) {
+            push("resync".into(), (t, g, Kind::Resync(c)));
         }
     }
-    if let Some((title, guide, c)) = resync::build(folder) {
-        push("resync".into(), title, guide, Kind::Resync(c));
-    }
-    if folder.sweep_keys.len() == 1 {
-        if let Some((title, guide, c)) = load::build_sweep_panels(folder) {
-            push("load".into(), title, guide, Kind::Sweep(c));
+    match folder.sweep_keys.len() {
+        0 => {
+            if let Some((t, g, c)) = load::build_bars(folder, &design) {
+                push("load".into(), (t, g, Kind::Bars(c)));
+            }
         }
-    } else if let Some((title, guide, c)) = load::build_bars(folder) {
-        push("load".into(), title, guide, Kind::Load(c));
+        1 => {
+            if let Some((t, g, c)) = load::build_sweep_panels(folder, &design) {
+                push("load".into(), (t, g, Kind::Sweep(c)));
+            }
+        }
+        _ => {}
     }
-    if let Some((title, guide, c)) = dist::build_latency(folder) {
-        push("latency".into(), title, guide, Kind::Latency(c));
+    if let Some((t, g, c)) = dist::build_latency(folder, &design) {
+        push("latency".into(), (t, g, Kind::Latency(c)));
     }
-    if let Some((title, guide, c)) = dist::build_attempts(folder) {
-        push("attempts".into(), title, guide, Kind::Bars(c));
+    if let Some((t, g, c)) = dist::build_attempts(folder, &design) {
+        push("attempts".into(), (t, g, Kind::Bars(c)));
     }
-    if let Some((title, guide, c)) = layers::build(folder) {
-        push("layers".into(), title, guide, Kind::Bars(c));
+    if let Some((t, g, c)) = layers::build(folder, &design) {
+        push("layers".into(), (t, g, Kind::Bars(c)));
     }
     if folder.sweep_keys.len() == 1 {
-        for (metric, title, guide, c) in load::build_sweep_metrics(folder) {
-            push(format!("sweep_{metric}"), title, guide, Kind::Sweep(c));
+        for (metric, t, g, c) in load::build_sweep_metrics(folder, &design) {
+            push(format!("sweep_{metric}"), (t, g, Kind::Sweep(c)));
         }
     }
     if folder.sweep_keys.len() == 2 {
-        for (metric, title, guide, c) in heatmap::build(folder) {
-            push(format!("heatmap_{metric}"), title, guide, Kind::Heatmap(c));
+        for (metric, t, g, c) in phase::build(folder, &design) {
+            push(format!("phase_{metric}"), (t, g, Kind::Heatmap(c)));
         }
-        for (metric, title, guide, c) in phase::build(folder) {
-            push(format!("phase_{metric}"), title, guide, Kind::Heatmap(c));
+        for (metric, t, g, c) in heatmap::build(folder, &design) {
+            push(format!("heatmap_{metric}"), (t, g, Kind::Heatmap(c)));
         }
     }
-    if let Some((title, guide, c)) = pareto::build(folder) {
-        push("pareto".into(), title, guide, Kind::Pareto(c));
+    if let Some((t, g, c)) = pareto::build(folder, &design) {
+        push("pareto".into(), (t, g, Kind::Pareto(c)));
+    }
+    if let Some(i) = headline(folder, &design, &charts) {
+        let mut first = charts.remove(i);
+        first.headline = true;
+        charts.insert(0, first);
     }
     charts
 }

@@ -1,6 +1,8 @@
-//! `report.html`: one self-contained page (inline SVG and CSS, no script, nothing fetched) with
-//! the scenario, a summary table of means and 95 % intervals per strategy, and every chart of
-//! [`crate::output::plot`] with a short guide on what to look at.
+//! `report.html`: one self-contained page (inline SVG and CSS, no script, nothing fetched): the
+//! scenario's headline chart first, a summary table of means and 95 % intervals, every other
+//! chart of [`crate::output::plot`] with a short guide computed from its numbers, the paired
+//! differences the replications support, and the resolved scenario at the end. Tables that
+//! would run long show their top rows and link the CSV file that holds every row.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,8 +10,15 @@ use std::path::{Path, PathBuf};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::metric::{Metric, Unit};
+use crate::output::design::{Candidate, Design};
+use crate::output::labels;
 use crate::output::plot;
 use crate::output::results::{LiveVsSimRow, ResultFolder, fmt_number};
+
+/// Tables longer than this show their top rows and link their CSV file.
+const MAX_ROWS: usize = 24;
+/// Paired differences shown at most.
+const MAX_DIFFERENCES: usize = 15;
 
 /// The metrics of the summary table, in column order.
 const TABLE_METRICS: [Metric; 7] = [
@@ -37,6 +46,8 @@ th{background:#f2f2f2;position:sticky;top:0}td.s,th.s{text-align:left}
 .tablewrap{overflow-x:auto;max-height:560px;overflow-y:auto;border:1px solid #eee}
 figure{margin:8px 0 0}figure svg{width:100%;height:auto;display:block;border:1px solid #eee}
 .guide{background:#f5f8fb;border-left:4px solid #0072B2;padding:8px 12px;margin:6px 0 10px;color:#333}
+td.below{background:#fbeee6}
+section.headline h2{border-bottom:2px solid #0072B2}
 pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:0.85em;border:1px solid #e6e6e6}
 ";
 
@@ -102,76 +113,173 @@ fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: Metric) -> St
     }
 }
 
-fn summary_table(folder: &ResultFolder, out: &mut String) {
+/// A link to a file of the result folder, by its name (the report sits beside it).
+fn file_link(name: &str) -> String {
+    format!("<a href=\"{0}\"><code>{0}</code></a>", esc(name))
+}
+
+/// The summary table: every (point, strategy) when they are few, else those of the world
+/// point the charts show, with a link to `aggregate.csv`. Success below the target is tinted.
+fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     let metrics: Vec<Metric> = TABLE_METRICS
         .into_iter()
         .filter(|m| folder.has(*m))
         .collect();
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
-    let _ = writeln!(
+    let all: Vec<Candidate> = (0..design.worlds.len())
+        .flat_map(|w| design.candidates(folder, w))
+        .collect();
+    let world = design.showcase(folder);
+    let rows: Vec<Candidate> = if all.len() <= MAX_ROWS {
+        all.clone()
+    } else {
+        design.candidates(folder, world)
+    };
+    let _ = write!(
         out,
-        "<p>Means across {n} replication{} with ± half the 95 % confidence interval (Student t).</p>",
-        if n == 1 { "" } else { "s" }
+        "<p>Means across {n} replication{} with ± half the 95 % confidence interval (Student t). \
+         A success rate below the target ({}) is tinted.",
+        if n == 1 { "" } else { "s" },
+        pct(design.target)
     );
+    if rows.len() < all.len() {
+        let _ = write!(
+            out,
+            " Shown: the {} candidates at {} (the world point the charts show); {} holds all {} (point, strategy) pairs.",
+            rows.len(),
+            esc(&design.world_label(folder, world)),
+            file_link("aggregate.csv"),
+            all.len()
+        );
+    }
+    out.push_str("</p>\n");
     out.push_str("<div class=\"tablewrap\"><table id=\"summary\"><thead><tr>");
-    if !folder.sweep_keys.is_empty() {
-        out.push_str("<th>point</th>");
-        for k in &folder.sweep_keys {
-            let _ = write!(out, "<th>{}</th>", esc(k));
-        }
+    for k in &folder.sweep_keys {
+        let _ = write!(
+            out,
+            "<th title=\"{0}\">{1}</th>",
+            esc(k),
+            esc(&labels::key(k).0)
+        );
     }
     out.push_str("<th class=\"s\">strategy</th>");
     for m in &metrics {
         let _ = write!(out, "<th>{}</th>", esc(m.name()));
     }
     out.push_str("</tr></thead><tbody>\n");
-    for p in &folder.points {
-        for (i, s) in folder.strategies.iter().enumerate() {
-            if !folder
-                .aggregate
-                .iter()
-                .any(|r| r.point == p.index && &r.strategy == s)
-            {
-                continue;
+    for c in &rows {
+        out.push_str("<tr>");
+        if let Some(p) = folder.point(c.point) {
+            for (k, v) in folder.sweep_keys.iter().zip(&p.values) {
+                let _ = write!(
+                    out,
+                    "<td title=\"{}\">{}</td>",
+                    esc(v),
+                    esc(&labels::value(k, v))
+                );
             }
-            out.push_str("<tr>");
-            if !folder.sweep_keys.is_empty() {
-                let _ = write!(out, "<td>{}</td>", p.index);
-                for v in &p.values {
-                    let _ = write!(out, "<td>{}</td>", esc(v));
-                }
-            }
-            let c = plot::strategy_css_color(i);
+        }
+        let color = plot::strategy_css_color(c.color);
+        let _ = write!(
+            out,
+            "<td class=\"s\"><span class=\"swatch\" style=\"background:{color}\"></span>{}</td>",
+            esc(&c.strategy)
+        );
+        for m in &metrics {
+            let below = *m == Metric::SuccessRate && !design.meets_target(folder, c);
+            let class = if below { " class=\"below\"" } else { "" };
             let _ = write!(
                 out,
-                "<td class=\"s\"><span class=\"swatch\" style=\"background:{c}\"></span>{}</td>",
-                esc(s)
+                "<td{class}>{}</td>",
+                cell(folder, c.point, &c.strategy, *m)
             );
-            for m in &metrics {
-                let _ = write!(out, "<td>{}</td>", cell(folder, p.index, s, *m));
-            }
-            out.push_str("</tr>\n");
         }
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n");
 }
 
-fn compare_table(folder: &ResultFolder, out: &mut String) {
+/// A share as `99.9 %`.
+fn pct(share: f64) -> String {
+    format!("{} %", fmt_number(share * 100.0))
+}
+
+/// The metrics whose paired differences the report lists.
+const DIFFERENCE_METRICS: [Metric; 6] = [
+    Metric::SuccessRate,
+    Metric::Amplification,
+    Metric::LatencyP99Ms,
+    Metric::MakespanMs,
+    Metric::PeakRetries,
+    Metric::Recovered,
+];
+
+/// The paired differences the replications support (the interval excludes 0), for the key
+/// metrics at the world point the charts show, largest relative difference first; nothing
+/// when there is none.
+fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     let Some(rows) = &folder.compare else { return };
-    if rows.is_empty() {
+    let world = design.showcase(folder);
+    let points = design
+        .worlds
+        .get(world)
+        .map(|w| w.points.clone())
+        .unwrap_or_default();
+    let size = |r: &&crate::output::rows::CompareRow| {
+        let a = folder
+            .aggregate_of(r.point, &r.strategy_b, r.metric)
+            .and_then(|x| x.mean)
+            .unwrap_or(0.0)
+            .abs();
+        r.mean_diff.unwrap_or(0.0).abs() / a.max(1e-9)
+    };
+    let mut supported: Vec<&crate::output::rows::CompareRow> = rows
+        .iter()
+        .filter(|r| points.contains(&r.point) && DIFFERENCE_METRICS.contains(&r.metric))
+        .filter(|r| match (r.ci95_low, r.ci95_high) {
+            (Some(lo), Some(hi)) => lo > 0.0 || hi < 0.0,
+            _ => false,
+        })
+        .collect();
+    if supported.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"compare\">Paired differences</h2>\n<p>Mean of (a − b) over replications that share their random numbers, with its 95 % interval; an interval that excludes 0 is a difference the runs support.</p>\n");
-    out.push_str("<div class=\"tablewrap\"><table><thead><tr><th>point</th><th class=\"s\">metric</th><th class=\"s\">a</th><th class=\"s\">b</th><th>mean a − b</th><th>95 % interval</th></tr></thead><tbody>\n");
-    for r in rows.iter().take(500) {
+    supported.sort_by(|a, b| size(b).total_cmp(&size(a)));
+    let total = supported.len();
+    out.push_str("<h2 id=\"compare\">Paired differences</h2>\n");
+    let _ = write!(
+        out,
+        "<p>Mean of (a − b) over replications that share their random numbers, with its 95 % interval, for the key metrics{}: only differences whose interval excludes 0 (those the runs support), largest first relative to b.",
+        match design.world_label(folder, world) {
+            w if w.is_empty() => String::new(),
+            w => format!(" at {}", esc(&w)),
+        }
+    );
+    if total > MAX_DIFFERENCES {
+        let _ = write!(
+            out,
+            " The top {MAX_DIFFERENCES} of {total}; {} holds every pair, metric and point.",
+            file_link("compare.csv")
+        );
+    }
+    out.push_str("</p>\n");
+    out.push_str("<div class=\"tablewrap\"><table><thead><tr><th class=\"s\">metric</th><th class=\"s\">a</th><th class=\"s\">b</th><th>mean a − b</th><th>95 % interval</th></tr></thead><tbody>\n");
+    for r in supported.iter().take(MAX_DIFFERENCES) {
         let f = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt_number);
+        let pair = |s: &str| {
+            let c = Candidate {
+                point: r.point,
+                strategy: s.to_string(),
+                color: 0,
+            };
+            esc(&design.candidate_label(folder, &c))
+        };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
-            r.point,
+            "<tr><td class=\"s\">{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
             esc(r.metric.name()),
-            esc(&r.strategy_a),
-            esc(&r.strategy_b),
+            pair(&r.strategy_a),
+            pair(&r.strategy_b),
             f(r.mean_diff),
             f(r.ci95_low),
             f(r.ci95_high)
@@ -180,9 +288,23 @@ fn compare_table(folder: &ResultFolder, out: &mut String) {
     out.push_str("</tbody></table></div>\n");
 }
 
+/// One chart's section: title, guide and the SVG inline.
+fn chart_section(chart: &plot::Chart, svg: &str, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "<section class=\"chart{class}\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",
+        class = if chart.headline { " headline" } else { "" },
+        id = esc(&chart.stem),
+        title = esc(&chart.title),
+        guide = esc(&chart.guide),
+        svg = inline_svg(svg, &chart.stem, &chart.title),
+    );
+}
+
 /// Renders the report of a result folder as HTML text.
 pub fn render_report(dir: &Path) -> Result<String> {
     let folder = ResultFolder::read(dir)?;
+    let design = Design::of(&folder);
     let charts = plot::plan(&folder);
     let svgs: Vec<Result<String>> = {
         use rayon::prelude::*;
@@ -191,6 +313,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
             .map(|c| c.svg(&dir.join(format!("{}.svg", c.stem))))
             .collect()
     };
+    let svgs: Vec<String> = svgs.into_iter().collect::<Result<_>>()?;
     let scenario = folder.scenario.as_ref();
     let name = scenario
         .map(|s| s.name.clone())
@@ -206,25 +329,80 @@ pub fn render_report(dir: &Path) -> Result<String> {
     if let Some(d) = scenario.map(|s| s.description.as_str()) {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
-    let mut facts = vec![
-        format!(
-            "{} strateg{}",
-            folder.strategies.len(),
-            if folder.strategies.len() == 1 {
-                "y"
-            } else {
-                "ies"
-            }
-        ),
-        format!(
-            "{} point{}",
-            folder.points.len(),
-            if folder.points.len() == 1 { "" } else { "s" }
-        ),
-    ];
-    if !folder.sweep_keys.is_empty() {
-        facts.push(format!("sweep over {}", folder.sweep_keys.join(" × ")));
+    facts(&folder, &design, dir, &mut out);
+
+    let (headline, rest): (Vec<_>, Vec<_>) =
+        charts.iter().zip(&svgs).partition(|(c, _)| c.headline);
+    out.push_str("<nav>");
+    for (c, _) in &headline {
+        let _ = write!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
     }
+    out.push_str("<a href=\"#summary-section\">Summary</a>");
+    for (c, _) in &rest {
+        let _ = write!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+    }
+    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
+
+    let mut phase_read = false;
+    let mut section = |chart: &plot::Chart, svg: &str, out: &mut String| {
+        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
+            let _ = writeln!(
+                out,
+                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
+                esc(plot::PHASE_READING)
+            );
+        }
+        chart_section(chart, svg, out);
+    };
+    for (c, svg) in &headline {
+        section(c, svg, &mut out);
+    }
+    out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
+    summary_table(&folder, &design, &mut out);
+    live_table(&folder, dir, &mut out);
+    for (c, svg) in &rest {
+        section(c, svg, &mut out);
+    }
+    compare_table(&folder, &design, &mut out);
+
+    out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
+    match scenario {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "<p>The resolved scenario (every default written out), as in {}:</p>",
+                file_link("scenario.toml")
+            );
+            let _ = writeln!(out, "<pre>{}</pre>", esc(&s.text));
+        }
+        None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    Ok(out)
+}
+
+/// The line of facts under the title: strategies, points, what is swept and its roles, the
+/// success target, the invocation.
+fn facts(folder: &ResultFolder, design: &Design, dir: &Path, out: &mut String) {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut facts = vec![
+        plural(folder.strategies.len(), "strategy", "strategies"),
+        plural(folder.points.len(), "point", "points"),
+    ];
+    let names = |keys: &[usize]| {
+        keys.iter()
+            .map(|&k| labels::key(&folder.sweep_keys[k]).0)
+            .collect::<Vec<_>>()
+            .join(" × ")
+    };
+    if !design.world_keys.is_empty() {
+        facts.push(format!("the world: {}", names(&design.world_keys)));
+    }
+    if !design.choice_keys.is_empty() {
+        facts.push(format!("your choice: {}", names(&design.choice_keys)));
+    }
+    facts.push(format!("success target {}", pct(design.target)));
     if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
         && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
     {
@@ -239,53 +417,6 @@ pub fn render_report(dir: &Path) -> Result<String> {
         }
     }
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&facts.join(" · ")));
-
-    out.push_str("<nav><a href=\"#summary-section\">Summary</a>");
-    for c in &charts {
-        let _ = write!(
-            out,
-            "<a href=\"#chart-{}\">{}</a>",
-            esc(&c.stem),
-            esc(&c.stem)
-        );
-    }
-    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
-
-    out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
-    summary_table(&folder, &mut out);
-    live_table(&folder, dir, &mut out);
-
-    let mut phase_read = false;
-    for (chart, svg) in charts.iter().zip(svgs) {
-        let svg = svg?;
-        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
-            let _ = writeln!(
-                out,
-                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
-                esc(plot::PHASE_READING)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "<section class=\"chart\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",
-            id = esc(&chart.stem),
-            title = esc(&chart.title),
-            guide = esc(&chart.guide),
-            svg = inline_svg(&svg, &chart.stem, &chart.title),
-        );
-    }
-    compare_table(&folder, &mut out);
-
-    out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
-    match scenario {
-        Some(s) => {
-            out.push_str("<p>The resolved scenario (every default written out), as in <code>scenario.toml</code>:</p>\n");
-            let _ = writeln!(out, "<pre>{}</pre>", esc(&s.text));
-        }
-        None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
-    }
-    out.push_str("</main>\n</body>\n</html>\n");
-    Ok(out)
 }
 
 /// A `jitterlab live` folder: the key metrics live and simulated side by side, and the

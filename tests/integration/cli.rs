@@ -463,8 +463,12 @@ fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     let mut lines = pareto.lines();
     assert_eq!(
         lines.next(),
-        Some("point,strategy,amplification,latency_p99_ms,on_front,recommended")
+        Some(
+            "point,strategy,amplification,latency_p99_ms,on_front,recommended,success_rate,eligible"
+        )
     );
-    let recommended: Vec<&str> = lines.filter(|l| l.ends_with(",true")).collect();
+    // One world point (no sweep): one recommendation, eligible and on the front.
+    let recommended: Vec<&str> = lines.filter(|l| l.contains(",true,true,")).collect();
     assert_eq!(recommended.len(), 1, "{pareto}");
+    assert!(recommended[0].ends_with(",true"), "{pareto}");
 }

@@ -1,14 +1,23 @@
-//! The herd chart: attempts reaching the server per output bucket, one panel per strategy,
-//! first attempts and retries stacked, the server's capacity and the fault windows behind.
+//! The herd chart: attempts reaching the server (or a layer of a chain) per output bucket, one
+//! panel per run of [`super::series`], first attempts and retries stacked, the server's
+//! capacity and the point's fault windows behind, and a Poisson workload's offered rate in a
+//! strip below.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::series::Traces;
 use super::style::{self, DrawResult, FIRST_ATTEMPTS, HouseStyle, INK, LegendItem, Swatch};
+use crate::output::design::Design;
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_POINTS: usize = 600;
+
+/// A reference line more than this many times the largest count is left off a linear axis.
+const FAR_ABOVE: f64 = 1.5;
+/// ... and off a logarithmic one.
+const FAR_ABOVE_LOG: f64 = 1000.0;
 
 #[derive(Clone)]
 pub(crate) struct Panel {
@@ -21,6 +30,8 @@ pub(crate) struct Panel {
 #[derive(Clone)]
 pub(crate) struct Herd {
     panels: Vec<Panel>,
+    paired: bool,
+    subtitle: String,
     bucket_ms: Option<f64>,
     capacity: Option<Capacity>,
     faults: Vec<FaultWindow>,
@@ -72,96 +83,76 @@ fn steps(
     out
 }
 
-/// The herd at the server (`timeseries.csv`).
-pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
-    build_at(f, None)
-}
-
-/// The herd at layer `layer` (2 and up) of a chain (`layer_timeseries.csv`).
-pub(crate) fn build_layer(f: &ResultFolder, layer: u32) -> Option<(String, String, Herd)> {
-    build_at(f, Some(layer))
-}
-
 /// The layers (from 2) of a chain whose herd can be drawn.
-pub(crate) fn layers(f: &ResultFolder) -> Vec<u32> {
-    let mut layers: Vec<u32> = (f.layer_timeseries.iter().flatten())
-        .map(|r| r.layer)
-        .filter(|&l| l >= 2)
+pub(crate) fn layers(traces: &Traces) -> Vec<u32> {
+    let mut layers: Vec<u32> = (traces.traces.iter())
+        .flat_map(|t| t.layers.iter().map(|l| l.0))
         .collect();
     layers.sort_unstable();
     layers.dedup();
     layers
 }
 
-fn build_at(f: &ResultFolder, layer: Option<u32>) -> Option<(String, String, Herd)> {
-    let point = f.first_point();
+/// The herd at the server (`layer` `None`) or at layer 2 and up of a chain, for `traces`.
+pub(crate) fn build(
+    f: &ResultFolder,
+    design: &Design,
+    traces: &Traces,
+    layer: Option<u32>,
+) -> Option<(String, String, Herd)> {
     let mut panels = Vec::new();
     let mut peaks: Vec<(String, f64)> = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
-        // (t_ms, first attempts, retries) of the strategy at the point.
-        let counts: Vec<(f64, u32, u32)> = match layer {
-            None => (f.timeseries.iter())
-                .filter(|r| r.point == point.index && &r.strategy == s)
-                .map(|r| (r.t_ms, r.first_attempts, r.retries))
-                .collect(),
-            Some(l) => (f.layer_timeseries.iter().flatten())
-                .filter(|r| r.point == point.index && &r.strategy == s && r.layer == l)
-                .map(|r| (r.t_ms, r.first_attempts, r.retries))
-                .collect(),
+    for t in &traces.traces {
+        let (first, retries) = match layer {
+            None => (&t.first_attempts, &t.retries),
+            Some(l) => {
+                let found = t.layers.iter().find(|x| x.0 == l)?;
+                (&found.1, &found.2)
+            }
         };
-        if counts.is_empty() {
-            continue;
-        }
-        let mut rows: Vec<(f64, f64, f64)> = counts
-            .iter()
-            .map(|&(t, first, retries)| {
-                let first = f64::from(first);
-                (t, first, first + f64::from(retries))
-            })
+        let rows: Vec<(f64, f64, f64)> = (t.t_ms.iter().zip(first).zip(retries))
+            .map(|((&ms, &a), &r)| (ms, a, a + r))
             .collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let peak_retries = counts.iter().map(|r| f64::from(r.2)).fold(0.0, f64::max);
-        peaks.push((s.clone(), peak_retries));
+        peaks.push((t.label.clone(), retries.iter().copied().fold(0.0, f64::max)));
         panels.push(Panel {
-            name: s.clone(),
-            color: i,
+            name: t.label.clone(),
+            color: t.candidate.color,
             points: decimate_peaks(&rows, MAX_POINTS),
         });
     }
-    if panels.is_empty() {
-        return None;
+    if panels.iter().all(|p| p.points.iter().all(|x| x.2 <= 0.0)) {
+        return None; // nothing reached it
     }
     let bucket_ms = f.bucket_ms();
     let bucket = bucket_ms.map_or_else(|| "output".to_string(), fmt_ms);
-    let scenario = f.scenario.as_ref();
-    let at = layer.and_then(|l| scenario?.layers.get(l as usize - 1));
+    let info = traces
+        .traces
+        .first()
+        .and_then(|t| f.info(t.candidate.point));
+    let at = layer.and_then(|l| info?.layers.get(l as usize - 1));
     let place = match (layer, at) {
-        (Some(l), Some(info)) => format!("layer {l} ({})", info.name),
+        (Some(l), Some(a)) => format!("layer {l} ({})", a.name),
         (Some(l), None) => format!("layer {l}"),
         (None, _) => "the server".to_string(),
     };
-    let mut title = format!("Thundering herd: attempts reaching {place} per {bucket} bucket");
-    if !f.sweep_keys.is_empty() {
-        title.push_str(&point.title_suffix(&f.sweep_keys));
-    }
+    let burst = info.is_some_and(|i| i.burst);
+    let title = format!(
+        "{}ttempts reaching {place} per {bucket} bucket",
+        if burst { "Thundering herd: a" } else { "A" }
+    );
     let (capacity, faults) = match (layer, at) {
         (None, _) => (
-            scenario.and_then(|s| s.capacity.clone()),
-            scenario.map(|s| &s.faults[..]).unwrap_or_default(),
+            info.and_then(|i| i.capacity.clone()),
+            info.map(|i| i.faults.clone()).unwrap_or_default(),
         ),
-        (Some(_), Some(info)) => (info.capacity.clone(), &info.faults[..]),
-        (Some(_), None) => (None, &[][..]),
+        (Some(_), Some(a)) => (a.capacity.clone(), a.faults.clone()),
+        (Some(_), None) => (None, Vec::new()),
     };
-    let offered = scenario.and_then(|s| s.offered.clone());
-    let faults: Vec<FaultWindow> = faults
-        .iter()
-        .filter(|w| w.end_ms > w.start_ms)
-        .cloned()
-        .collect();
+    let faults: Vec<FaultWindow> = faults.into_iter().filter(|w| w.effective).collect();
+    let offered = info.and_then(|i| i.offered.clone());
 
     let mut guide = String::from(
-        "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
-         stacked, per output bucket (replication 0). ",
+        "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
     );
     if layer.is_some() {
         guide.push_str(
@@ -171,25 +162,40 @@ fn build_at(f: &ResultFolder, layer: Option<u32>) -> Option<(String, String, Her
     if !faults.is_empty() {
         guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
     }
-    if capacity.is_some() {
+    let data_max = (panels.iter())
+        .flat_map(|p| p.points.iter().map(|x| x.2))
+        .fold(0.0, f64::max);
+    if let Some(c) = &capacity {
+        if c.per_bucket <= data_max * FAR_ABOVE {
+            guide.push_str(
+                "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
+            );
+        } else {
+            guide.push_str(&format!(
+                "The server could complete {} attempts per bucket, far above the {} that ever arrive: it is never the bottleneck here. ",
+                fmt_number(c.per_bucket),
+                fmt_number(data_max)
+            ));
+        }
+    }
+    if burst {
         guide.push_str(
-            "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
+            "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band. ",
         );
     }
-    guide.push_str(
-        "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band.",
-    );
     if offered.is_some() {
         guide.push_str(
-            " The strip below is the offered rate (new requests per second) on the same time axis: a spike or ramp there is the load trigger; compare the attempts after it ends with those before.",
+            "The strip below is the offered rate (new requests per second) on the same time axis. ",
         );
     }
-    if peaks.len() > 1 {
-        let mut sorted = peaks.clone();
-        sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let (hi, lo) = (&sorted[0], &sorted[sorted.len() - 1]);
+    peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if let (Some(hi), Some(lo)) = (peaks.first(), peaks.last())
+        && hi.1 > 0.0
+        && hi.1 > lo.1 * 1.1
+        && peaks.len() > 1
+    {
         guide.push_str(&format!(
-            " Here the largest retry spike is {} per bucket ({}) against {} ({}).",
+            "The largest retry spike is {} per bucket ({}), against {} ({}).",
             fmt_number(hi.1),
             hi.0,
             fmt_number(lo.1),
@@ -198,9 +204,11 @@ fn build_at(f: &ResultFolder, layer: Option<u32>) -> Option<(String, String, Her
     }
     Some((
         title,
-        guide,
+        guide.trim_end().to_string(),
         Herd {
             panels,
+            paired: traces.paired,
+            subtitle: super::subtitle(f, design, traces),
             bucket_ms,
             capacity,
             faults,
@@ -219,36 +227,69 @@ impl Herd {
         }
     }
 
+    /// True when a logarithmic axis shows what a linear one hides: counts that span more
+    /// than a factor of 20 (a spike beside a low band), or a capacity line too far above.
+    pub(crate) fn wants_log(&self) -> bool {
+        let counts: Vec<f64> = (self.panels.iter())
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .filter(|c| *c > 0.0)
+            .collect();
+        let max = counts.iter().copied().fold(0.0, f64::max);
+        let mut sorted = counts.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(max);
+        max > 20.0 * median
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         title: &str,
     ) -> DrawResult {
-        let mut legend = vec![
-            LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
-            LegendItem::new(
-                Swatch::Box(style::color(0).mix(0.85)),
-                "retries (strategy colour)",
-            ),
-        ];
+        let data_max = (self.panels.iter())
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .fold(0.0, f64::max);
+        let cap = self.capacity.as_ref().map(|c| c.per_bucket);
+        let far = if self.log { FAR_ABOVE_LOG } else { FAR_ABOVE };
+        let cap_drawn = cap.filter(|c| *c <= data_max * far);
+        let mut legend = vec![LegendItem::new(
+            Swatch::Box(FIRST_ATTEMPTS.to_rgba()),
+            "first attempts",
+        )];
+        legend.push(LegendItem::new(
+            Swatch::Box(style::color(self.panels[0].color).mix(0.85)),
+            "retries (the run's colour)",
+        ));
         if let Some(c) = &self.capacity {
-            legend.push(LegendItem::new(Swatch::Dashed(INK), c.label.clone()));
+            let label = if cap_drawn.is_some() {
+                c.label.clone()
+            } else {
+                format!(
+                    "capacity {} attempts per bucket, off the scale",
+                    fmt_number(c.per_bucket)
+                )
+            };
+            let swatch = if cap_drawn.is_some() {
+                Swatch::Dashed(INK)
+            } else {
+                Swatch::Dashed(style::MUTED)
+            };
+            legend.push(LegendItem::new(swatch, label));
         }
         if !self.faults.is_empty() {
-            let kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
-            let mut unique = kinds.clone();
-            unique.dedup();
+            let mut kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
+            kinds.dedup();
             legend.push(LegendItem::new(
                 Swatch::Box(style::FAULT.mix(0.18)),
-                format!("fault window ({})", unique.join(", ")),
+                format!("fault window ({})", kinds.join(", ")),
             ));
         }
-        let body = style::frame(root, title, None, &legend)?;
+        let body = style::frame(root, title, Some(&self.subtitle), &legend)?;
         // With an offered rate, a strip at the bottom holds it; the panels take the rest.
         let (body, strip) = match &self.offered {
             Some(_) => {
                 let (_, h) = body.dim_in_pixel();
-                let (top, bottom) = body.split_vertically(h as i32 - (h as i32 / 5).max(90));
+                let (top, bottom) = body.split_vertically(h as i32 - (h as i32 / 5).max(100));
                 (top, Some(bottom))
             }
             None => (body, None),
@@ -256,39 +297,30 @@ impl Herd {
 
         // The time axis ends shortly after the last attempt (or the last fault window): the
         // quiet tail up to the horizon says nothing.
-        let last_active = self
-            .panels
-            .iter()
+        let bucket = self.bucket_ms.unwrap_or(0.0);
+        let last_active = (self.panels.iter())
             .flat_map(|p| p.points.iter().filter(|x| x.2 > 0.0).map(|x| x.0))
             .fold(0.0, f64::max)
-            + self.bucket_ms.unwrap_or(0.0);
-        let last_point = self
-            .panels
-            .iter()
+            + bucket;
+        let last_point = (self.panels.iter())
             .flat_map(|p| p.points.iter().map(|x| x.0))
             .fold(0.0, f64::max)
-            + self.bucket_ms.unwrap_or(0.0);
+            + bucket;
         let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
         let t_max = (last_active.max(fault_end) * 1.1)
             .min(last_point.max(fault_end))
             .max(1.0);
         let unit = style::time_unit(t_max);
-        let y_data = self
-            .panels
-            .iter()
-            .flat_map(|p| p.points.iter().map(|x| x.2))
-            .fold(0.0, f64::max);
-        let cap = self.capacity.as_ref().map(|c| c.per_bucket).unwrap_or(0.0);
         // On the log axis counts are drawn as log10(max(count, 1)), from 0 (one attempt, or
         // none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
         let log = self.log;
         let ty = move |y: f64| if log { y.max(1.0).log10() } else { y };
-        let (y_min, y_max) = if log {
-            (0.0, ty(y_data.max(cap) * 1.5).ceil().max(1.0))
+        let top = data_max.max(cap_drawn.unwrap_or(0.0));
+        let y_max = if log {
+            ty(top * 1.5).ceil().max(1.0)
         } else {
-            (0.0, style::from_zero(y_data.max(cap), 0.08))
+            style::from_zero(top, 0.08)
         };
-        let y_labels = if log { y_max as usize + 1 } else { 5 };
         let y_tick = move |v: &f64| {
             if !log {
                 style::tick(*v)
@@ -299,47 +331,54 @@ impl Herd {
             }
         };
         let x_max = (t_max / unit.div).max(1e-9);
-
-        let n_panels = self.panels.len();
-        let areas = style::panels(&body.margin(0, 10, 10, 20), n_panels, style::grid(n_panels));
-        for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
+        let n = self.panels.len();
+        let grid = if self.paired {
+            (n.div_ceil(2), 2)
+        } else {
+            style::grid(n)
+        };
+        let desc = if log {
+            "attempts per bucket (log)"
+        } else {
+            "attempts per bucket"
+        };
+        let areas = style::panels(&body.margin(0, 10, 6, 10), n, grid, Some(desc))?;
+        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
-            let y_desc = if log {
-                "attempts / bucket (log)"
+            let (_, h) = area.dim_in_pixel();
+            let labels = if log {
+                y_max as usize + 1
             } else {
-                "attempts / bucket"
+                style::y_labels_for(h)
             };
             let mut chart = style::time_panel(
                 &area,
                 (&panel.name, color),
-                (bottom, left),
+                bottom,
                 (x_max, unit),
                 style::YAxis {
-                    range: y_min..y_max,
-                    labels: y_labels,
+                    range: 0.0..y_max,
+                    labels,
                     tick: &y_tick,
-                    desc: y_desc,
                 },
             )?;
-
             for fault in &self.faults {
                 let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
                 let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
                 if x1 > x0 {
                     chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x0, y_min), (x1, y_max)],
+                        [(x0, 0.0), (x1, y_max)],
                         style::FAULT.mix(0.12).filled(),
                     )))?;
                 }
             }
-            let bucket = self.bucket_ms.unwrap_or(0.0);
             let total = steps(&panel.points, bucket, unit.div, |p| ty(p.2));
             let first = steps(&panel.points, bucket, unit.div, |p| ty(p.1));
             super::check::data(|| {
-                chart.draw_series(AreaSeries::new(total, y_min, color.mix(0.85).filled()))?;
-                chart.draw_series(AreaSeries::new(first, y_min, FIRST_ATTEMPTS.filled()))
+                chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
+                chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))
             })?;
-            if cap > 0.0 {
+            if let Some(cap) = cap_drawn {
                 chart.draw_series(DashedLineSeries::new(
                     vec![(0.0, ty(cap)), (x_max, ty(cap))],
                     8,
@@ -349,35 +388,53 @@ impl Herd {
             }
         }
         if let (Some(strip), Some(line)) = (strip, &self.offered) {
-            let r_max = style::from_zero(line.iter().map(|p| p.1).fold(0.0, f64::max), 0.1);
-            let mut chart = ChartBuilder::on(&strip.margin(0, 10, 10, 20))
-                .margin(6)
-                .x_label_area_size(40)
-                .y_label_area_size(78)
-                .build_cartesian_2d(0.0..x_max, 0.0..r_max.max(1.0))?;
-            chart
-                .configure_mesh()
-                .house_style()
-                .x_labels(8)
-                .y_labels(3)
-                .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&|v| style::tick(*v))
-                .x_desc(format!("time ({})", unit.name))
-                .y_desc("offered req/s")
-                .draw()?;
-            let points = line
-                .iter()
-                .map(|&(t, r)| ((t / unit.div).min(x_max), r))
-                .collect::<Vec<_>>();
-            chart.draw_series(AreaSeries::new(
-                points.clone(),
-                0.0,
-                FIRST_ATTEMPTS.mix(0.5).filled(),
-            ))?;
-            chart.draw_series(LineSeries::new(points, INK.stroke_width(2)))?;
+            offered_strip(&strip, line, x_max, unit)?;
         }
         Ok(())
     }
+}
+
+/// The offered rate (requests per second) over time, in a strip under the panels.
+pub(crate) fn offered_strip<DB: DrawingBackend>(
+    strip: &DrawingArea<DB, Shift>,
+    line: &[(f64, f64)],
+    x_max: f64,
+    unit: style::TimeUnit,
+) -> DrawResult {
+    let r_max = style::from_zero(line.iter().map(|p| p.1).fold(0.0, f64::max), 0.15);
+    let mut chart = ChartBuilder::on(&strip.margin(0, 10, 6, 40))
+        .caption(
+            "offered load: new requests per second",
+            style::text(style::NOTE_SIZE, &style::MUTED),
+        )
+        .margin(4)
+        .margin_right(14)
+        .x_label_area_size(44)
+        .y_label_area_size(66)
+        .build_cartesian_2d(0.0..x_max, 0.0..r_max.max(1.0))?;
+    chart
+        .configure_mesh()
+        .house_style()
+        .x_labels(10)
+        .y_labels(2)
+        .x_label_formatter(&|v| style::tick(*v))
+        .y_label_formatter(&|v| style::tick(*v))
+        .x_desc(format!("time ({})", unit.name))
+        .draw()?;
+    style::declare(&chart, "offered rate", false);
+    let points = line
+        .iter()
+        .map(|&(t, r)| ((t / unit.div).min(x_max), r))
+        .collect::<Vec<_>>();
+    super::check::data(|| {
+        chart.draw_series(AreaSeries::new(
+            points.clone(),
+            0.0,
+            FIRST_ATTEMPTS.mix(0.5).filled(),
+        ))?;
+        chart.draw_series(LineSeries::new(points, INK.stroke_width(2)))
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]
