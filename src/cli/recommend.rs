@@ -69,8 +69,8 @@ fn detail(
         );
         for c in world.closest.iter().take(top.max(1)) {
             let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
-            let name = pair_name(&answer.candidates[c.candidate]);
-            let _ = writeln!(text, "  {name:<40} misses: {what}");
+            let name = choice_name(&answer.candidates[c.candidate]);
+            let _ = writeln!(text, "  {name:<30} misses: {what}");
         }
         let _ = writeln!(
             text,
@@ -87,14 +87,24 @@ fn detail(
         "\n{} of {pairs} (point, strategy) pairs meet the constraints; best first:",
         world.ranked.len(),
     );
-    let _ = write!(text, "  {:<4} {:<40}", "rank", "point / strategy");
+    // The world point is on the line above: a pair is its strategy and choice values.
+    let shown: Vec<&Candidate> = (world.ranked.iter().take(top.max(1)))
+        .map(|r| &answer.candidates[r.candidate])
+        .collect();
+    let name_w = shown
+        .iter()
+        .map(|c| choice_name(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    let _ = write!(text, "  {:<4} {:<name_w$}", "rank", "strategy");
     for (metric, width) in &columns {
         let _ = write!(text, " {:>width$}", format!("{} [95% CI]", metric.short()));
     }
     text.push('\n');
     for (rank, r) in world.ranked.iter().take(top.max(1)).enumerate() {
         let c = &answer.candidates[r.candidate];
-        let _ = write!(text, "  {:<4} {:<40}", rank + 1, pair_name(c));
+        let _ = write!(text, "  {:<4} {:<name_w$}", rank + 1, choice_name(c));
         for (metric, width) in &columns {
             let _ = write!(text, " {:>width$}", cell(c, *metric));
         }

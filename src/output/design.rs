@@ -165,9 +165,11 @@ impl Design {
         Design::mean(folder, c, Metric::SuccessRate) >= self.target
     }
 
-    /// The world point single-point charts show: the one where the candidates differ most,
-    /// first in the share of runs that recovered, then in success rate, then in amplification
-    /// (relative); the first such in grid order. World point 0 without a world key.
+    /// The world point single-point charts show: one where some candidate reaches the success
+    /// target (a choice that works, to set beside those that do not), and among those the one
+    /// where the candidates differ most in the share of runs that recovered, then in success
+    /// rate, then in amplification (relative); the first such in grid order. World point 0
+    /// without a world key.
     pub fn showcase(&self, folder: &ResultFolder) -> usize {
         let spread = |w: usize, metric: Metric| {
             let values: Vec<f64> = self
@@ -184,13 +186,17 @@ impl Design {
                 (true, _) => hi - lo,
             }
         };
+        let works = |w: usize| {
+            let any = (self.candidates(folder, w).iter()).any(|c| self.meets_target(folder, c));
+            if any { 1.0 } else { 0.0 }
+        };
         let score = |w: usize| {
             [
-                Metric::Recovered,
-                Metric::SuccessRate,
-                Metric::Amplification,
+                works(w),
+                spread(w, Metric::Recovered),
+                spread(w, Metric::SuccessRate),
+                spread(w, Metric::Amplification),
             ]
-            .map(|m| spread(w, m))
         };
         let mut best = 0;
         let mut best_score = score(0);

@@ -371,6 +371,14 @@ pub(crate) fn build_sweep_metrics(
         if !f.has(metric) {
             continue;
         }
+        // Success at or above the target everywhere, for every strategy, is a flat line the
+        // `load` chart's success panel already shows.
+        let all_meet = (0..design.worlds.len())
+            .flat_map(|w| design.candidates(f, w))
+            .all(|c| design.meets_target(f, &c));
+        if metric == Metric::SuccessRate && all_meet {
+            continue;
+        }
         let Some(chart) = sweep_chart(f, design, &[metric]) else {
             continue;
         };
