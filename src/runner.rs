@@ -118,6 +118,17 @@ impl Prepared {
         })
     }
 
+    /// `palette.json`: the colour of each strategy, in the scenario's order.
+    fn write_palette(&self, dir: &Path) -> Result<PathBuf> {
+        let names: Vec<String> = self
+            .base
+            .strategies
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        crate::output::palette::write(dir, &names)
+    }
+
     /// meta.json with the fields every command fills the same way.
     fn meta<'a>(&self, command: &'a str, scenario: String) -> Meta<'a> {
         Meta {
@@ -274,6 +285,10 @@ pub fn run(
         ..prep.meta(&options.command, doc.origin().to_string())
     };
     files.push(write_meta(&dir, &meta)?);
+    // A shard or an interrupted run writes no palette, as it writes no CSV file.
+    if records.len() == prep.units.len() {
+        files.push(prep.write_palette(&dir)?);
+    }
     Ok(RunReport {
         dir,
         complete: records.len() == prep.units.len(),
@@ -346,6 +361,7 @@ impl Folder {
         let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
         write_atomic(&path, text.as_bytes())?;
         files.push(path);
+        files.push(self.prep.write_palette(dir)?);
         Ok(RunReport {
             dir: dir.clone(),
             complete: records.len() == self.prep.units.len(),
@@ -399,6 +415,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
         ..prep.meta(command, first.join("scenario.toml").display().to_string())
     };
     files.push(write_meta(out, &meta)?);
+    files.push(prep.write_palette(out)?);
     Ok(RunReport {
         dir: out.into(),
         complete: true,

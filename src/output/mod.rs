@@ -10,6 +10,8 @@
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
 //! - [`design`]: the reader's choices and the world's points, the success target.
 //! - [`labels`]: sweep keys and values as a reader reads them.
+//! - [`palette`]: the one palette (Okabe–Ito per strategy, viridis for heat maps) and
+//!   `palette.json`.
 //! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
@@ -20,6 +22,7 @@ pub mod csv;
 pub mod design;
 pub mod labels;
 pub mod owned;
+pub mod palette;
 pub mod plot;
 pub mod report;
 pub mod results;

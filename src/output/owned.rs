@@ -4,7 +4,8 @@
 //! A folder is a **result folder** when it holds `units.jsonl` whose first line is a jitterlab
 //! journal header: `run` and `merge` write it before anything else, so every folder they
 //! wrote, finished, sharded or interrupted, has one. jitterlab **owns** only the files it
-//! writes there, by name: `scenario.toml`, `units.jsonl`, `meta.json`, the CSVs of DESIGN §6,
+//! writes there, by name: `scenario.toml`, `units.jsonl`, `meta.json`, `palette.json`, the
+//! CSVs of DESIGN §6,
 //! `pareto.csv`, `report.html`, the live mode's `live_vs_sim.csv` and observed samples
 //! ([`OBSERVED_SERVICE`], [`OBSERVED_LATENCY`]), and the charts (`herd`, `herd_log`,
 //! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
@@ -53,6 +54,7 @@ pub fn is_owned(name: &str) -> bool {
         "scenario.toml",
         JOURNAL,
         "meta.json",
+        super::palette::FILE,
         "report.html",
         SummaryRow::FILE,
         AggregateRow::FILE,

@@ -327,6 +327,9 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
     // A chart of an earlier draw that this one does not draw (a heatmap of another sweep)
     // would stay beside the new ones: it goes. Only jitterlab's chart names are touched.
     crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
+    // The palette the charts used, for what else draws from the folder (a folder written
+    // before palette.json existed gets one here).
+    written.push(crate::output::palette::write(dir, &folder.strategies)?);
     Ok(written)
 }
 
@@ -398,6 +401,5 @@ pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
 /// The colour of the strategy at `index` (first-appearance order) as CSS `#rrggbb`, the same
 /// as in the charts.
 pub(crate) fn strategy_css_color(index: usize) -> String {
-    let c = style::color(index);
-    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+    crate::output::palette::hex(crate::output::palette::strategy_color(index))
 }

@@ -12,6 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, FontTransform};
 
 use crate::metric::{Metric, Unit};
+use crate::output::palette;
 use crate::output::results::fmt_number;
 
 /// The family every text uses. The bitmap draws the embedded DejaVu Sans ([`super::text`]);
@@ -56,31 +57,24 @@ pub fn ensure_fonts() {
     });
 }
 
-/// Okabe–Ito, reordered so that the first colours are the most distinct on white; yellow last.
-pub(crate) const PALETTE: [RGBColor; 8] = [
-    RGBColor(0x00, 0x72, 0xB2), // blue
-    RGBColor(0xD5, 0x5E, 0x00), // vermillion
-    RGBColor(0x00, 0x9E, 0x73), // bluish green
-    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
-    RGBColor(0xE6, 0x9F, 0x00), // orange
-    RGBColor(0x56, 0xB4, 0xE9), // sky blue
-    RGBColor(0x00, 0x00, 0x00), // black
-    RGBColor(0xF0, 0xE4, 0x42), // yellow
-];
+const fn rgb(c: [u8; 3]) -> RGBColor {
+    RGBColor(c[0], c[1], c[2])
+}
 
-/// The colour of the strategy at `index` in first-appearance order.
+/// The colour of the strategy at `index` in first-appearance order (Okabe–Ito,
+/// [`crate::output::palette`]).
 pub(crate) fn color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    rgb(palette::strategy_color(index))
 }
 
 /// Dark grey for text and reference lines.
-pub(crate) const INK: RGBColor = RGBColor(0x33, 0x33, 0x33);
+pub(crate) const INK: RGBColor = rgb(palette::INK);
 /// Grey for secondary text.
 pub(crate) const MUTED: RGBColor = RGBColor(0x66, 0x66, 0x66);
 /// Light grey used for first attempts in the herd chart.
-pub(crate) const FIRST_ATTEMPTS: RGBColor = RGBColor(0xB8, 0xB8, 0xB8);
+pub(crate) const FIRST_ATTEMPTS: RGBColor = rgb(palette::FIRST_ATTEMPTS);
 /// Fault windows.
-pub(crate) const FAULT: RGBColor = RGBColor(0xD5, 0x5E, 0x00);
+pub(crate) const FAULT: RGBColor = rgb(palette::FAULT);
 
 /// A drawing failure, as text (plotters' error types are generic over the back end).
 #[derive(Debug)]
