@@ -191,7 +191,8 @@ pub(crate) fn subtitle(f: &ResultFolder, design: &Design, traces: &series::Trace
 /// The headline chart of a folder's charts: the chain's layers, the phase map of a trigger ×
 /// load sweep, goodput over time for a spike or outage the runs recover from (or not), the
 /// heat map of another two-key grid, the load panels of a sweep over a key of the world, the
-/// herd of a burst, the load panels of a sweep over a choice; else the herd.
+/// herd of a burst, the load chart otherwise (a sweep over a choice, or a steady overload
+/// without a sweep: how much load the retries add, and at what success); else the herd.
 fn headline(f: &ResultFolder, design: &Design, charts: &[Chart]) -> Option<usize> {
     let has = |stem: &str| charts.iter().position(|c| c.stem == stem);
     let burst = f.info(0).is_some_and(|i| i.burst);

@@ -4,6 +4,7 @@
 //! `cargo test --release --test integration`.
 
 mod builtins;
+mod chart_check;
 mod charts;
 mod cli;
 mod common;
