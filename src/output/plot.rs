@@ -296,7 +296,8 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 }
 
 /// Draws every chart that the folder's CSVs allow, PNG and SVG each, into `dir`, and returns
-/// the files written (PNG then SVG per chart, in the order of the report).
+/// the files written (PNG then SVG per chart, in the order of the report); writes the folder's
+/// `palette.json` too.
 ///
 /// The folder must hold the CSVs of DESIGN §6 ([`crate::output::results::REQUIRED`]); a
 /// missing or malformed file is an [`Error::ResultFolder`] naming it. Heatmaps appear only for
@@ -330,7 +331,7 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
     // The palette the charts used, for what else draws from the folder (a folder written
     // before palette.json existed gets one here).
-    written.push(crate::output::palette::write(dir, &folder.strategies)?);
+    crate::output::palette::write(dir, &folder.strategies)?;
     Ok(written)
 }
 

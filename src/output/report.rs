@@ -335,11 +335,11 @@ pub fn render_report(dir: &Path) -> Result<String> {
         charts.iter().zip(&svgs).partition(|(c, _)| c.headline);
     out.push_str("<nav>");
     for (c, _) in &headline {
-        let _ = write!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
     }
-    out.push_str("<a href=\"#summary-section\">Summary</a>");
+    out.push_str("<a href=\"#summary-section\">Summary</a>\n");
     for (c, _) in &rest {
-        let _ = write!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
     }
     out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
 

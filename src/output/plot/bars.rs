@@ -204,6 +204,11 @@ impl BarChart {
                 let (mean, lo, hi) = (b.mean * scale, b.lo * scale, b.hi * scale);
                 super::check::data(|| {
                     if s.hollow || b.hollow {
+                        // Hollow: a light fill keeps the colour readable, the outline its name.
+                        chart.draw_series(std::iter::once(Rectangle::new(
+                            [(x0, 0.0), (x1, mean)],
+                            color.mix(0.15).filled(),
+                        )))?;
                         chart.draw_series(std::iter::once(Rectangle::new(
                             [(x0, 0.0), (x1, mean)],
                             color.stroke_width(2),
