@@ -836,7 +836,10 @@ fn herd_folder_draws_every_chart() {
     // The colours the charts used, for the notebooks: the strategies in the run's order.
     let palette = std::fs::read_to_string(f.path.join("palette.json")).unwrap();
     let at = |s: &str| palette.find(&format!("\"{s}\"")).unwrap();
-    assert!(at("no_jitter") < at("full") && at("full") < at("decorrelated"), "{palette}");
+    assert!(
+        at("no_jitter") < at("full") && at("full") < at("decorrelated"),
+        "{palette}"
+    );
     assert!(palette.contains("\"#0072b2\""), "{palette}");
     no_temp_files(&f.path);
 }
