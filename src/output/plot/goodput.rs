@@ -159,17 +159,7 @@ impl Goodput {
             .fold(0.0, f64::max);
         let y_max = style::from_zero(data_max.max(offered_max), 0.1);
         let n = self.panels.len();
-        let grid = if self.paired {
-            (n.div_ceil(2), 2)
-        } else {
-            style::grid(n)
-        };
-        let areas = style::panels(
-            &body.margin(0, 10, 6, 10),
-            n,
-            grid,
-            Some("successes per second"),
-        )?;
+        let areas = style::run_panels(&body, n, self.paired, "successes per second")?;
         let tick = |v: &f64| style::tick(*v);
         for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);

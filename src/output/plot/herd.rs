@@ -332,17 +332,12 @@ impl Herd {
         };
         let x_max = (t_max / unit.div).max(1e-9);
         let n = self.panels.len();
-        let grid = if self.paired {
-            (n.div_ceil(2), 2)
-        } else {
-            style::grid(n)
-        };
         let desc = if log {
             "attempts per bucket (log)"
         } else {
             "attempts per bucket"
         };
-        let areas = style::panels(&body.margin(0, 10, 6, 10), n, grid, Some(desc))?;
+        let areas = style::run_panels(&body, n, self.paired, desc)?;
         for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
             let (_, h) = area.dim_in_pixel();

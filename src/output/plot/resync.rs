@@ -133,17 +133,7 @@ impl Resync {
             }
         };
         let n = self.panels.len();
-        let grid = if self.paired {
-            (n.div_ceil(2), 2)
-        } else {
-            style::grid(n)
-        };
-        let areas = style::panels(
-            &body.margin(0, 10, 6, 10),
-            n,
-            grid,
-            Some("retry dispersion (log)"),
-        )?;
+        let areas = style::run_panels(&body, n, self.paired, "retry dispersion (log)")?;
         for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
             let (_, h) = area.dim_in_pixel();

@@ -364,6 +364,19 @@ pub(crate) fn panels_with<DB: DrawingBackend>(
         .collect())
 }
 
+/// The panels of a time-series chart, one per run of [`super::series`]: two to a row when
+/// runs come in pairs (a stuck and a recovered replication side by side), else
+/// [`grid`]; the y description shared at the left.
+pub(crate) fn run_panels<DB: DrawingBackend>(
+    body: &DrawingArea<DB, Shift>,
+    n: usize,
+    paired: bool,
+    y_desc: &str,
+) -> DrawResult<Vec<Cell<DB>>> {
+    let grid = if paired { (n.div_ceil(2), 2) } else { grid(n) };
+    panels(&body.margin(0, 10, 6, 10), n, grid, Some(y_desc))
+}
+
 /// How many y labels a panel `height` px tall holds (one every 45 px, 2 to 6).
 pub(crate) fn y_labels_for(height: u32) -> usize {
     (height as usize / 45).clamp(2, 6)
