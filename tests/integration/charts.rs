@@ -915,7 +915,7 @@ fn two_key_sweep_draws_heatmaps_and_marks_the_recommendation() {
     let series = ["no_jitter", "full", "decorrelated"];
     assert_svg(
         &f.path.join("heatmap_latency_p99_ms.svg"),
-        "P99 latency by backoff base and clients",
+        "p99 latency by backoff base and clients",
         &series,
     );
     assert_svg(

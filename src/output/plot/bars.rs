@@ -5,6 +5,7 @@
 //! candidate misses the success target.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -195,54 +196,70 @@ impl BarChart {
             .fold(0.0, f64::max);
         let show_values = widest_value + 6.0 <= bar_px;
         for (si, s) in self.series.iter().enumerate() {
-            let color = style::color(s.color);
             for (gi, bar) in panel.values.get(si).into_iter().flatten().enumerate() {
                 let Some(b) = bar else { continue };
                 let x0 = gi as f64 - group / 2.0 + si as f64 * bw + bw * 0.06;
-                let x1 = x0 + bw * 0.88;
-                let xm = (x0 + x1) / 2.0;
-                let (mean, lo, hi) = (b.mean * scale, b.lo * scale, b.hi * scale);
-                super::check::data(|| {
-                    if s.hollow || b.hollow {
-                        // Hollow: a light fill keeps the colour readable, the outline its name.
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x0, 0.0), (x1, mean)],
-                            color.mix(0.15).filled(),
-                        )))?;
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x0, 0.0), (x1, mean)],
-                            color.stroke_width(2),
-                        )))
-                    } else {
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x0, 0.0), (x1, mean)],
-                            color.mix(0.9).filled(),
-                        )))
-                    }
-                })?;
-                if hi > lo {
-                    let cap = bw * 0.18;
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(xm, lo), (xm, hi)],
-                        INK.stroke_width(2),
-                    )))?;
-                    for y in [lo, hi] {
-                        chart.draw_series(std::iter::once(PathElement::new(
-                            vec![(xm - cap, y), (xm + cap, y)],
-                            INK.stroke_width(2),
-                        )))?;
-                    }
-                }
-                if show_values && b.mean > 0.0 {
-                    chart.draw_series(std::iter::once(Text::new(
-                        (panel.fmt)(b.mean),
-                        (xm, hi.max(mean)),
-                        style::text(style::NOTE_SIZE, &INK)
-                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                    )))?;
-                }
+                let value = show_values.then(|| (panel.fmt)(b.mean));
+                let bar = Bar {
+                    mean: b.mean * scale,
+                    lo: b.lo * scale,
+                    hi: b.hi * scale,
+                    hollow: s.hollow || b.hollow,
+                };
+                draw_bar(&mut chart, (x0, x0 + bw * 0.88), bar, s.color, value)?;
             }
         }
         Ok(())
     }
+}
+
+/// One bar from `x0` to `x1` in the colour of strategy `color` (hollow: an outline over a
+/// light fill), its interval as a whisker, and `value` above it.
+fn draw_bar<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    (x0, x1): (f64, f64),
+    b: Bar,
+    color: usize,
+    value: Option<String>,
+) -> DrawResult {
+    let color = style::color(color);
+    let xm = (x0 + x1) / 2.0;
+    let corners = [(x0, 0.0), (x1, b.mean)];
+    super::check::data(|| {
+        if b.hollow {
+            // A light fill keeps the colour readable, the outline its name.
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners,
+                color.mix(0.15).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners,
+                color.stroke_width(2),
+            )))
+        } else {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners,
+                color.mix(0.9).filled(),
+            )))
+        }
+    })?;
+    if b.hi > b.lo {
+        let cap = (x1 - x0) * 0.2;
+        let whisker = [
+            vec![(xm, b.lo), (xm, b.hi)],
+            vec![(xm - cap, b.lo), (xm + cap, b.lo)],
+            vec![(xm - cap, b.hi), (xm + cap, b.hi)],
+        ];
+        for line in whisker {
+            chart.draw_series(std::iter::once(PathElement::new(line, INK.stroke_width(2))))?;
+        }
+    }
+    if let Some(value) = value.filter(|_| b.mean > 0.0) {
+        chart.draw_series(std::iter::once(Text::new(
+            value,
+            (xm, b.hi.max(b.mean)),
+            style::text(style::NOTE_SIZE, &INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
+        )))?;
+    }
+    Ok(())
 }

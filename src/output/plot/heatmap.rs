@@ -211,6 +211,24 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
     out
 }
 
+/// A heat map panel's chart: segmented integer axes, one segment per sweep value.
+type Grid<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+    >,
+>;
+
+/// How the cells of a panel are drawn: the colour scale (0 worse, 1 better), whether values
+/// are printed, and the radius of the below-target ring.
+struct CellLook<'a> {
+    scale: &'a dyn Fn(f64) -> f64,
+    print_values: bool,
+    ring: i32,
+}
+
 /// Viridis at `t` in 0..1 (interpolated between 9 anchors): perceptually uniform and
 /// colour-blind safe.
 pub(crate) fn viridis(t: f64) -> RGBColor {
@@ -398,86 +416,82 @@ impl Heatmap {
             .y_label_formatter(&y_fmt);
         mesh.draw()?;
         style::declare(&chart, &panel.name, false);
+        let look = CellLook {
+            scale,
+            print_values,
+            ring: (cell_w.min(cell_h) / 6).clamp(3, 7),
+        };
         for (xi, column) in panel.cells.iter().enumerate() {
             for (yi, cell) in column.iter().enumerate() {
-                let (xi, yi) = (xi as i32, yi as i32);
-                let corners = || {
-                    [
-                        (SegmentValue::Exact(xi), SegmentValue::Exact(yi)),
-                        (SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)),
-                    ]
-                };
-                let centre = (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi));
-                match cell {
-                    Cell::Value(v) => {
-                        let t = scale(*v);
-                        super::check::data(|| {
-                            chart.draw_series(std::iter::once(Rectangle::new(
-                                corners(),
-                                viridis(t).filled(),
-                            )))
-                        })?;
-                        if print_values {
-                            let ink = if t > 0.6 { BLACK } else { WHITE };
-                            chart.draw_series(std::iter::once(Text::new(
-                                style::fmt_metric(self.metric, *v),
-                                centre,
-                                style::text(cell_text, &ink)
-                                    .pos(Pos::new(HPos::Center, VPos::Center)),
-                            )))?;
-                        }
-                    }
-                    Cell::Missing | Cell::Stuck => {
-                        let stuck = *cell == Cell::Stuck;
-                        super::check::data(|| {
-                            chart.draw_series(std::iter::once(Rectangle::new(
-                                corners(),
-                                INK.mix(if stuck { 0.18 } else { 0.08 }).filled(),
-                            )))
-                        })?;
-                        if stuck {
-                            // Hatching: stuck reads apart from "no data" without colour.
-                            let plot = chart.plotting_area().strip_coord_spec();
-                            let (bx, by) = plot.get_base_pixel();
-                            let (ax, ay) = chart.backend_coord(&corners()[0]);
-                            let (cx, cy) = chart.backend_coord(&corners()[1]);
-                            for line in hatch(
-                                (ax.min(cx) - bx, ay.min(cy) - by),
-                                (ax.max(cx) - bx, ay.max(cy) - by),
-                                12,
-                            ) {
-                                plot.draw(&PathElement::new(
-                                    line.to_vec(),
-                                    INK.mix(0.45).stroke_width(1),
-                                ))?;
-                            }
-                        }
-                        if print_values {
-                            chart.draw_series(std::iter::once(Text::new(
-                                if stuck { "stuck" } else { "no data" },
-                                centre,
-                                style::text(cell_text, &style::MUTED)
-                                    .pos(Pos::new(HPos::Center, VPos::Center)),
-                            )))?;
-                        }
-                    }
-                }
-                chart.draw_series(std::iter::once(Rectangle::new(
-                    corners(),
-                    WHITE.stroke_width(2),
-                )))?;
-                if panel.below[xi as usize][yi as usize] {
-                    // A ring in the top right corner: below the success target.
-                    let (_, top) = chart.backend_coord(&corners()[1]);
-                    let (right, _) = chart.backend_coord(&corners()[1]);
-                    let plot = chart.plotting_area().strip_coord_spec();
-                    let (bx, by) = plot.get_base_pixel();
-                    let r = (cell_w.min(cell_h) / 6).clamp(3, 7);
-                    let at = (right - bx - r - 4, top - by + r + 4);
-                    plot.draw(&Circle::new(at, r as u32, WHITE.filled()))?;
-                    plot.draw(&Circle::new(at, r as u32, BLACK.stroke_width(2)))?;
-                }
+                let below = panel.below[xi][yi];
+                self.draw_cell(&mut chart, (xi as i32, yi as i32), *cell, below, &look)?;
             }
+        }
+        Ok(())
+    }
+
+    /// One cell: its colour (or grey, hatched when stuck), its value when values fit, a
+    /// white border, and a ring in its top right corner when it is below the success target.
+    fn draw_cell<DB: DrawingBackend>(
+        &self,
+        chart: &mut Grid<'_, DB>,
+        (xi, yi): (i32, i32),
+        cell: Cell,
+        below: bool,
+        look: &CellLook<'_>,
+    ) -> DrawResult {
+        let corners = [
+            (SegmentValue::Exact(xi), SegmentValue::Exact(yi)),
+            (SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)),
+        ];
+        let centre = (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi));
+        let centred = Pos::new(HPos::Center, VPos::Center);
+        let (fill, text) = match cell {
+            Cell::Value(v) => {
+                let t = (look.scale)(v);
+                let ink = if t > 0.6 { BLACK } else { WHITE };
+                let value = style::fmt_metric(self.metric, v);
+                (viridis(t).to_rgba(), (value, ink))
+            }
+            Cell::Stuck => (INK.mix(0.18), ("stuck".to_string(), style::MUTED)),
+            Cell::Missing => (INK.mix(0.08), ("no data".to_string(), style::MUTED)),
+        };
+        super::check::data(|| {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners.clone(),
+                fill.filled(),
+            )))
+        })?;
+        let plot = chart.plotting_area().strip_coord_spec();
+        let (bx, by) = plot.get_base_pixel();
+        let (ax, ay) = chart.backend_coord(&corners[0]);
+        let (cx, cy) = chart.backend_coord(&corners[1]);
+        if cell == Cell::Stuck {
+            // Hatching: stuck reads apart from "no data" without colour.
+            let (top_left, bottom_right) = (
+                (ax.min(cx) - bx, ay.min(cy) - by),
+                (ax.max(cx) - bx, ay.max(cy) - by),
+            );
+            for line in hatch(top_left, bottom_right, 12) {
+                plot.draw(&PathElement::new(
+                    line.to_vec(),
+                    INK.mix(0.45).stroke_width(1),
+                ))?;
+            }
+        }
+        if look.print_values {
+            let style = style::text(style::MIN_SIZE, &text.1).pos(centred);
+            chart.draw_series(std::iter::once(Text::new(text.0, centre, style)))?;
+        }
+        chart.draw_series(std::iter::once(Rectangle::new(
+            corners,
+            WHITE.stroke_width(2),
+        )))?;
+        if below {
+            let r = look.ring;
+            let at = (ax.max(cx) - bx - r - 4, ay.min(cy) - by + r + 4);
+            plot.draw(&Circle::new(at, r as u32, WHITE.filled()))?;
+            plot.draw(&Circle::new(at, r as u32, BLACK.stroke_width(2)))?;
         }
         Ok(())
     }
@@ -544,7 +558,26 @@ impl Heatmap {
                 Pos::new(HPos::Left, VPos::Center),
             ))?;
         }
-        let mut y = bottom + 16;
+        self.draw_marks(area, (x0, x1), bottom + 16, log, any_below)
+    }
+
+    /// Under the colour bar: "log scale", and the keys of the hatched (stuck) and the ringed
+    /// (below the success target) cells, each where this map has one.
+    fn draw_marks<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (x0, x1): (i32, i32),
+        mut y: i32,
+        log: bool,
+        any_below: bool,
+    ) -> DrawResult {
+        let small = |t: &str, at: (i32, i32), pos: Pos| {
+            Text::new(
+                t.to_string(),
+                at,
+                style::text(style::MIN_SIZE, &INK).pos(pos),
+            )
+        };
         if log {
             area.draw(&small("log scale", (4, y), Pos::new(HPos::Left, VPos::Top)))?;
             y += 26;

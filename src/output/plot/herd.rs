@@ -149,76 +149,83 @@ pub(crate) fn build(
         (Some(_), None) => (None, Vec::new()),
     };
     let faults: Vec<FaultWindow> = faults.into_iter().filter(|w| w.effective).collect();
-    let offered = info.and_then(|i| i.offered.clone());
-
-    let mut guide = String::from(
-        "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
-    );
-    if layer.is_some() {
-        guide.push_str(
-            "Here the callers are the workers of the layer above: a first attempt is the first of one of their outbound requests, so retries at every layer above multiply what arrives here. ",
-        );
-    }
-    if !faults.is_empty() {
-        guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
-    }
-    let data_max = (panels.iter())
-        .flat_map(|p| p.points.iter().map(|x| x.2))
-        .fold(0.0, f64::max);
-    if let Some(c) = &capacity {
-        if c.per_bucket <= data_max * FAR_ABOVE {
-            guide.push_str(
-                "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
-            );
-        } else {
-            guide.push_str(&format!(
-                "The server could complete {} attempts per bucket, far above the {} that ever arrive: it is never the bottleneck here. ",
-                fmt_number(c.per_bucket),
-                fmt_number(data_max)
-            ));
-        }
-    }
-    if burst {
-        guide.push_str(
-            "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band. ",
-        );
-    }
-    if offered.is_some() {
-        guide.push_str(
-            "The strip below is the offered rate (new requests per second) on the same time axis. ",
-        );
-    }
-    peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
-    if let (Some(hi), Some(lo)) = (peaks.first(), peaks.last())
-        && hi.1 > 0.0
-        && hi.1 > lo.1 * 1.1
-        && peaks.len() > 1
-    {
-        guide.push_str(&format!(
-            "The largest retry spike is {} per bucket ({}), against {} ({}).",
-            fmt_number(hi.1),
-            hi.0,
-            fmt_number(lo.1),
-            lo.0
-        ));
-    }
-    Some((
-        title,
-        guide.trim_end().to_string(),
-        Herd {
-            panels,
-            paired: traces.paired,
-            subtitle: super::subtitle(f, design, traces),
-            bucket_ms,
-            capacity,
-            faults,
-            offered,
-            log: false,
-        },
-    ))
+    let herd = Herd {
+        panels,
+        paired: traces.paired,
+        subtitle: super::subtitle(f, design, traces),
+        bucket_ms,
+        capacity,
+        faults,
+        offered: info.and_then(|i| i.offered.clone()),
+        log: false,
+    };
+    let guide = herd.guide(layer.is_some(), burst, peaks);
+    Some((title, guide, herd))
 }
 
 impl Herd {
+    /// The reading guide: what the panels hold, and only the sentences this chart's numbers
+    /// give a meaning (a capacity, faults, a spread of peaks).
+    fn guide(&self, layer: bool, burst: bool, mut peaks: Vec<(String, f64)>) -> String {
+        let mut guide = String::from(
+            "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
+        );
+        if layer {
+            guide.push_str(
+                "Here the callers are the workers of the layer above: a first attempt is the first of one of their outbound requests, so retries at every layer above multiply what arrives here. ",
+            );
+        }
+        if !self.faults.is_empty() {
+            guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
+        }
+        let data_max = self.data_max();
+        if let Some(c) = &self.capacity {
+            if c.per_bucket <= data_max * FAR_ABOVE {
+                guide.push_str(
+                    "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
+                );
+            } else {
+                guide.push_str(&format!(
+                    "The server could complete {} attempts per bucket, far above the {} that ever arrive: it is never the bottleneck here. ",
+                    fmt_number(c.per_bucket),
+                    fmt_number(data_max)
+                ));
+            }
+        }
+        if burst {
+            guide.push_str(
+                "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band. ",
+            );
+        }
+        if self.offered.is_some() {
+            guide.push_str(
+                "The strip below is the offered rate (new requests per second) on the same time axis. ",
+            );
+        }
+        peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if let (Some(hi), Some(lo)) = (peaks.first(), peaks.last())
+            && hi.1 > 0.0
+            && hi.1 > lo.1 * 1.1
+            && peaks.len() > 1
+        {
+            guide.push_str(&format!(
+                "The largest retry spike is {} per bucket ({}), against {} ({}).",
+                fmt_number(hi.1),
+                hi.0,
+                fmt_number(lo.1),
+                lo.0
+            ));
+        }
+        guide.trim_end().to_string()
+    }
+
+    /// The largest count of any bucket of any panel.
+    fn data_max(&self) -> f64 {
+        (self.panels.iter())
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .fold(0.0, f64::max)
+    }
+
     /// The same chart with a logarithmic count axis.
     pub(crate) fn log_scale(&self) -> Herd {
         Herd {
@@ -228,7 +235,7 @@ impl Herd {
     }
 
     /// True when a logarithmic axis shows what a linear one hides: counts that span more
-    /// than a factor of 20 (a spike beside a low band), or a capacity line too far above.
+    /// than a factor of 20 (a spike beside a low band).
     pub(crate) fn wants_log(&self) -> bool {
         let counts: Vec<f64> = (self.panels.iter())
             .flat_map(|p| p.points.iter().map(|x| x.2))
@@ -241,40 +248,33 @@ impl Herd {
         max > 20.0 * median
     }
 
-    pub(crate) fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        title: &str,
-    ) -> DrawResult {
-        let data_max = (self.panels.iter())
-            .flat_map(|p| p.points.iter().map(|x| x.2))
-            .fold(0.0, f64::max);
-        let cap = self.capacity.as_ref().map(|c| c.per_bucket);
+    /// The capacity line when it is drawn: not when it is far above the counts (it would set
+    /// the axis and leave them on the floor).
+    fn capacity_drawn(&self) -> Option<f64> {
         let far = if self.log { FAR_ABOVE_LOG } else { FAR_ABOVE };
-        let cap_drawn = cap.filter(|c| *c <= data_max * far);
-        let mut legend = vec![LegendItem::new(
-            Swatch::Box(FIRST_ATTEMPTS.to_rgba()),
-            "first attempts",
-        )];
-        legend.push(LegendItem::new(
-            Swatch::Box(style::color(self.panels[0].color).mix(0.85)),
-            "retries (the run's colour)",
-        ));
+        let cap = self.capacity.as_ref().map(|c| c.per_bucket);
+        cap.filter(|c| *c <= self.data_max() * far)
+    }
+
+    fn legend(&self) -> Vec<LegendItem> {
+        let mut legend = vec![
+            LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
+            LegendItem::new(
+                Swatch::Box(style::color(self.panels[0].color).mix(0.85)),
+                "retries (the run's colour)",
+            ),
+        ];
         if let Some(c) = &self.capacity {
-            let label = if cap_drawn.is_some() {
-                c.label.clone()
-            } else {
-                format!(
-                    "capacity {} attempts per bucket, off the scale",
-                    fmt_number(c.per_bucket)
-                )
-            };
-            let swatch = if cap_drawn.is_some() {
-                Swatch::Dashed(INK)
-            } else {
-                Swatch::Dashed(style::MUTED)
-            };
-            legend.push(LegendItem::new(swatch, label));
+            legend.push(match self.capacity_drawn() {
+                Some(_) => LegendItem::new(Swatch::Dashed(INK), c.label.clone()),
+                None => LegendItem::new(
+                    Swatch::Dashed(style::MUTED),
+                    format!(
+                        "capacity {} attempts per bucket, off the scale",
+                        fmt_number(c.per_bucket)
+                    ),
+                ),
+            });
         }
         if !self.faults.is_empty() {
             let mut kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
@@ -284,7 +284,38 @@ impl Herd {
                 format!("fault window ({})", kinds.join(", ")),
             ));
         }
-        let body = style::frame(root, title, Some(&self.subtitle), &legend)?;
+        legend
+    }
+
+    /// The end of the time axis, ms: shortly after the last attempt (or the last fault
+    /// window), since the quiet tail up to the horizon says nothing.
+    fn t_max(&self) -> f64 {
+        let bucket = self.bucket_ms.unwrap_or(0.0);
+        let last = |active: bool| {
+            (self.panels.iter())
+                .flat_map(|p| p.points.iter().filter(move |x| !active || x.2 > 0.0))
+                .map(|x| x.0)
+                .fold(0.0, f64::max)
+                + bucket
+        };
+        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
+        (last(true).max(fault_end) * 1.1)
+            .min(last(false).max(fault_end))
+            .max(1.0)
+    }
+
+    /// A count on the y axis: itself, or on the log axis log10(max(count, 1)), from 0 (one
+    /// attempt, or none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
+    fn ty(&self, y: f64) -> f64 {
+        if self.log { y.max(1.0).log10() } else { y }
+    }
+
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult {
+        let body = style::frame(root, title, Some(&self.subtitle), &self.legend())?;
         // With an offered rate, a strip at the bottom holds it; the panels take the rest.
         let (body, strip) = match &self.offered {
             Some(_) => {
@@ -294,33 +325,39 @@ impl Herd {
             }
             None => (body, None),
         };
-
-        // The time axis ends shortly after the last attempt (or the last fault window): the
-        // quiet tail up to the horizon says nothing.
-        let bucket = self.bucket_ms.unwrap_or(0.0);
-        let last_active = (self.panels.iter())
-            .flat_map(|p| p.points.iter().filter(|x| x.2 > 0.0).map(|x| x.0))
-            .fold(0.0, f64::max)
-            + bucket;
-        let last_point = (self.panels.iter())
-            .flat_map(|p| p.points.iter().map(|x| x.0))
-            .fold(0.0, f64::max)
-            + bucket;
-        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
-        let t_max = (last_active.max(fault_end) * 1.1)
-            .min(last_point.max(fault_end))
-            .max(1.0);
+        let t_max = self.t_max();
         let unit = style::time_unit(t_max);
-        // On the log axis counts are drawn as log10(max(count, 1)), from 0 (one attempt, or
-        // none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
-        let log = self.log;
-        let ty = move |y: f64| if log { y.max(1.0).log10() } else { y };
-        let top = data_max.max(cap_drawn.unwrap_or(0.0));
-        let y_max = if log {
-            ty(top * 1.5).ceil().max(1.0)
+        let top = self.data_max().max(self.capacity_drawn().unwrap_or(0.0));
+        let y_max = if self.log {
+            self.ty(top * 1.5).ceil().max(1.0)
         } else {
             style::from_zero(top, 0.08)
         };
+        let x_max = (t_max / unit.div).max(1e-9);
+        let desc = if self.log {
+            "attempts per bucket (log)"
+        } else {
+            "attempts per bucket"
+        };
+        let areas = style::run_panels(&body, self.panels.len(), self.paired, desc)?;
+        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
+            self.draw_panel(&area, panel, bottom, (x_max, unit), y_max)?;
+        }
+        if let (Some(strip), Some(line)) = (strip, &self.offered) {
+            offered_strip(&strip, line, x_max, unit)?;
+        }
+        Ok(())
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &Panel,
+        bottom: bool,
+        (x_max, unit): (f64, style::TimeUnit),
+        y_max: f64,
+    ) -> DrawResult {
+        let log = self.log;
         let y_tick = move |v: &f64| {
             if !log {
                 style::tick(*v)
@@ -330,60 +367,43 @@ impl Herd {
                 String::new()
             }
         };
-        let x_max = (t_max / unit.div).max(1e-9);
-        let n = self.panels.len();
-        let desc = if log {
-            "attempts per bucket (log)"
+        let color = style::color(panel.color);
+        let (_, h) = area.dim_in_pixel();
+        let labels = if log {
+            y_max as usize + 1
         } else {
-            "attempts per bucket"
+            style::y_labels_for(h)
         };
-        let areas = style::run_panels(&body, n, self.paired, desc)?;
-        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
-            let color = style::color(panel.color);
-            let (_, h) = area.dim_in_pixel();
-            let labels = if log {
-                y_max as usize + 1
-            } else {
-                style::y_labels_for(h)
-            };
-            let mut chart = style::time_panel(
-                &area,
-                (&panel.name, color),
-                bottom,
-                (x_max, unit),
-                style::YAxis {
-                    range: 0.0..y_max,
-                    labels,
-                    tick: &y_tick,
-                },
-            )?;
-            for fault in &self.faults {
-                let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
-                let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
-                if x1 > x0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x0, 0.0), (x1, y_max)],
-                        style::FAULT.mix(0.12).filled(),
-                    )))?;
-                }
-            }
-            let total = steps(&panel.points, bucket, unit.div, |p| ty(p.2));
-            let first = steps(&panel.points, bucket, unit.div, |p| ty(p.1));
-            super::check::data(|| {
-                chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
-                chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))
-            })?;
-            if let Some(cap) = cap_drawn {
-                chart.draw_series(DashedLineSeries::new(
-                    vec![(0.0, ty(cap)), (x_max, ty(cap))],
-                    8,
-                    5,
-                    INK.stroke_width(2),
-                ))?;
+        let axis = style::YAxis {
+            range: 0.0..y_max,
+            labels,
+            tick: &y_tick,
+        };
+        let mut chart = style::time_panel(area, (&panel.name, color), bottom, (x_max, unit), axis)?;
+        for fault in &self.faults {
+            let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
+            let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
+            if x1 > x0 {
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x1, y_max)],
+                    style::FAULT.mix(0.12).filled(),
+                )))?;
             }
         }
-        if let (Some(strip), Some(line)) = (strip, &self.offered) {
-            offered_strip(&strip, line, x_max, unit)?;
+        let bucket = self.bucket_ms.unwrap_or(0.0);
+        let total = steps(&panel.points, bucket, unit.div, |p| self.ty(p.2));
+        let first = steps(&panel.points, bucket, unit.div, |p| self.ty(p.1));
+        super::check::data(|| {
+            chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
+            chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))
+        })?;
+        if let Some(cap) = self.capacity_drawn() {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(0.0, self.ty(cap)), (x_max, self.ty(cap))],
+                8,
+                5,
+                INK.stroke_width(2),
+            ))?;
         }
         Ok(())
     }

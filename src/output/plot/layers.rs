@@ -5,7 +5,7 @@
 use super::bars::{Bar, BarChart, Panel, Series};
 use crate::metric::Metric;
 use crate::output::design::Design;
-use crate::output::results::{ResultFolder, fmt_number};
+use crate::output::results::{LayersRow, ResultFolder, fmt_number};
 
 /// At most this many world points get a panel.
 const MAX_PANELS: usize = 4;
@@ -28,66 +28,9 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
             hollow: false,
         })
         .collect();
-    let mut panels = Vec::new();
-    let mut facts = Vec::new();
-    for w in 0..design.worlds.len().min(MAX_PANELS) {
-        let candidates = design.candidates(f, w);
-        let mut values = Vec::new();
-        let mut last = Vec::new();
-        for c in &candidates {
-            // The mean over replications, layer by layer.
-            let mut sums = vec![(0.0, 0u32); layers];
-            for r in rows
-                .iter()
-                .filter(|r| r.point == c.point && r.strategy == c.strategy)
-            {
-                if r.amplification.is_finite() {
-                    let slot = &mut sums[r.layer as usize - 1];
-                    slot.0 += r.amplification;
-                    slot.1 += 1;
-                }
-            }
-            let hollow = !design.meets_target(f, c);
-            let means: Vec<Option<Bar>> = sums
-                .iter()
-                .map(|&(sum, n)| {
-                    (n > 0).then(|| Bar {
-                        hollow,
-                        ..Bar::exact(sum / f64::from(n))
-                    })
-                })
-                .collect();
-            if let Some(Some(b)) = means.last() {
-                let success = Design::mean(f, c, Metric::SuccessRate);
-                last.push(format!(
-                    "{} {} ({} succeeded)",
-                    design.candidate_label(f, c),
-                    fmt_number(b.mean),
-                    super::dist::pct(success)
-                ));
-            }
-            values.push(means);
-        }
-        let world = design.world_label(f, w);
-        if !last.is_empty() {
-            let at = if world.is_empty() {
-                String::new()
-            } else {
-                format!(" With {world}:")
-            };
-            facts.push(format!("{at} {}.", last.join(", ")));
-        }
-        panels.push(Panel {
-            caption: world,
-            groups: names.clone(),
-            y_desc: "attempts per client request".into(),
-            values,
-            fmt: |v| fmt_number(v),
-            scale: 1.0,
-            line: None,
-            y_top: None,
-        });
-    }
+    let (panels, facts): (Vec<Panel>, Vec<String>) = (0..design.worlds.len().min(MAX_PANELS))
+        .map(|w| panel(f, design, w, rows, &names))
+        .unzip();
     if panels
         .iter()
         .all(|p| p.values.iter().flatten().all(Option::is_none))
@@ -121,4 +64,69 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
             panels,
         },
     ))
+}
+
+/// The panel of world point `w`: per candidate the mean amplification at each layer (hollow
+/// below the success target), and a sentence on the last layer for the guide.
+fn panel(
+    f: &ResultFolder,
+    design: &Design,
+    w: usize,
+    rows: &[LayersRow],
+    names: &[String],
+) -> (Panel, String) {
+    let layers = names.len();
+    let mut values = Vec::new();
+    let mut last = Vec::new();
+    for c in &design.candidates(f, w) {
+        // The mean over replications, layer by layer.
+        let mut sums = vec![(0.0, 0u32); layers];
+        for r in rows
+            .iter()
+            .filter(|r| r.point == c.point && r.strategy == c.strategy)
+        {
+            if r.amplification.is_finite() {
+                let slot = &mut sums[r.layer as usize - 1];
+                slot.0 += r.amplification;
+                slot.1 += 1;
+            }
+        }
+        let hollow = !design.meets_target(f, c);
+        let means: Vec<Option<Bar>> = sums
+            .iter()
+            .map(|&(sum, n)| {
+                (n > 0).then(|| Bar {
+                    hollow,
+                    ..Bar::exact(sum / f64::from(n))
+                })
+            })
+            .collect();
+        if let Some(Some(b)) = means.last() {
+            let success = Design::mean(f, c, Metric::SuccessRate);
+            last.push(format!(
+                "{} {} ({} succeeded)",
+                design.candidate_label(f, c),
+                fmt_number(b.mean),
+                super::dist::pct(success)
+            ));
+        }
+        values.push(means);
+    }
+    let world = design.world_label(f, w);
+    let fact = match (last.is_empty(), world.is_empty()) {
+        (true, _) => String::new(),
+        (false, true) => format!(" {}.", last.join(", ")),
+        (false, false) => format!(" With {world}: {}.", last.join(", ")),
+    };
+    let panel = Panel {
+        caption: world,
+        groups: names.to_vec(),
+        y_desc: "attempts per client request".into(),
+        values,
+        fmt: |v| fmt_number(v),
+        scale: 1.0,
+        line: None,
+        y_top: None,
+    };
+    (panel, fact)
 }

@@ -51,8 +51,8 @@ fn fmt_of(metric: Metric) -> fn(f64) -> String {
     match metric.unit() {
         Unit::Share => |v| format!("{:.1}", v * 100.0),
         Unit::Times => |v| format!("{}×", fmt_number(v)),
-        Unit::Millis => |v| crate::output::results::fmt_ms(v),
-        Unit::Count => |v| fmt_number(v),
+        Unit::Millis => crate::output::results::fmt_ms,
+        Unit::Count => fmt_number,
     }
 }
 
@@ -65,11 +65,13 @@ fn metric_panel(
     groups: Vec<String>,
     points: &[Vec<Option<&Candidate>>],
 ) -> Panel {
-    let (scale, y_desc) = match metric.unit() {
-        Unit::Share => (100.0, format!("{} (%)", metric.label())),
-        Unit::Millis => (1.0, format!("{} (ms)", metric.label())),
-        _ => (1.0, metric.label().to_string()),
-    };
+    let largest = (points.iter().flatten().flatten())
+        .filter_map(|c| estimate(f, c.point, &c.strategy, metric))
+        .map(|e| e.hi)
+        .fold(0.0, f64::max);
+    // The axis's unit (seconds for long times, % for a share) and the factor to it.
+    let (div, y_desc) = style::axis_for(metric, largest);
+    let scale = 1.0 / div;
     let line = match metric {
         Metric::Amplification => Some((1.0, "1 = no retries".to_string())),
         Metric::SuccessRate => Some((
@@ -461,69 +463,74 @@ impl SweepPanels {
             _ => (2, 2),
         };
         let areas = body.margin(0, 10, 10, 20).split_evenly((rows, cols));
+        let single = self.panels.len() == 1;
         for (panel, area) in self.panels.iter().zip(areas.iter()) {
-            let hi = (panel.lines.iter())
-                .flat_map(|l| l.2.iter().map(|p| p.1.hi))
-                .fold(0.0, f64::max);
-            let (y_div, y_desc) = style::axis_for(panel.metric, hi);
-            let y_max = style::from_zero(hi / y_div, 0.08);
-            let single = self.panels.len() == 1;
-            let (w, _) = area.dim_in_pixel();
-            let mut chart = ChartBuilder::on(area)
-                .margin(8)
-                .margin_right(24)
-                .x_label_area_size(52)
-                .y_label_area_size(if single { 92 } else { 86 })
-                .build_cartesian_2d(x0..x1, 0.0..y_max)?;
-            chart
-                .configure_mesh()
-                .house_style()
-                .x_labels((w as usize / 80).clamp(3, 12))
-                .y_labels(6)
-                .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&|v| style::tick(*v))
-                .x_desc(self.x_desc.clone())
-                .y_desc(y_desc)
-                .draw()?;
-            style::declare(&chart, panel.metric.name(), false);
-            for (_, c, pts) in &panel.lines {
-                let color = style::color(*c);
-                let at = |x: f64, y: f64| (x * self.x_scale, y / y_div);
+            self.draw_panel(area, panel, (x0, x1), single)?;
+        }
+        Ok(())
+    }
+
+    /// One metric's panel: a line per strategy, its 95 % band, and a marker per point (hollow
+    /// below the success target).
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &SweepSeries,
+        (x0, x1): (f64, f64),
+        single: bool,
+    ) -> DrawResult {
+        let hi = (panel.lines.iter())
+            .flat_map(|l| l.2.iter().map(|p| p.1.hi))
+            .fold(0.0, f64::max);
+        let (y_div, y_desc) = style::axis_for(panel.metric, hi);
+        let y_max = style::from_zero(hi / y_div, 0.08);
+        let (w, _) = area.dim_in_pixel();
+        let mut chart = ChartBuilder::on(area)
+            .margin(8)
+            .margin_right(24)
+            .x_label_area_size(52)
+            .y_label_area_size(if single { 92 } else { 86 })
+            .build_cartesian_2d(x0..x1, 0.0..y_max)?;
+        chart
+            .configure_mesh()
+            .house_style()
+            .x_labels((w as usize / 80).clamp(3, 12))
+            .y_labels(6)
+            .x_label_formatter(&|v| style::tick(*v))
+            .y_label_formatter(&|v| style::tick(*v))
+            .x_desc(self.x_desc.clone())
+            .y_desc(y_desc)
+            .draw()?;
+        style::declare(&chart, panel.metric.name(), false);
+        let at = |x: f64, y: f64| (x * self.x_scale, y / y_div);
+        for (_, c, pts) in &panel.lines {
+            let color = style::color(*c);
+            if pts.iter().any(|(_, e, _)| e.hi > e.lo) {
                 let band: Vec<(f64, f64)> = (pts.iter().map(|(x, e, _)| at(*x, e.lo)))
                     .chain(pts.iter().rev().map(|(x, e, _)| at(*x, e.hi)))
                     .collect();
-                if pts.iter().any(|(_, e, _)| e.hi > e.lo) {
-                    chart.draw_series(std::iter::once(Polygon::new(
-                        band,
-                        color.mix(0.16).filled(),
+                chart.draw_series(std::iter::once(Polygon::new(
+                    band,
+                    color.mix(0.16).filled(),
+                )))?;
+            }
+            let line: Vec<(f64, f64)> = pts.iter().map(|(x, e, _)| at(*x, e.mean)).collect();
+            super::check::data(|| {
+                chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(3)))
+            })?;
+            if line.len() > 40 {
+                continue; // markers would crowd the line
+            }
+            for ((_, _, below), p) in pts.iter().zip(&line) {
+                if *below {
+                    chart.draw_series(std::iter::once(Circle::new(*p, 5, WHITE.filled())))?;
+                    chart.draw_series(std::iter::once(Circle::new(
+                        *p,
+                        5,
+                        color.stroke_width(2),
                     )))?;
-                }
-                let line: Vec<(f64, f64)> = pts.iter().map(|(x, e, _)| at(*x, e.mean)).collect();
-                super::check::data(|| {
-                    chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(3)))
-                })?;
-                if line.len() <= 40 {
-                    for ((x, e, below), p) in pts.iter().zip(&line) {
-                        let _ = (x, e);
-                        if *below {
-                            chart.draw_series(std::iter::once(Circle::new(
-                                *p,
-                                5,
-                                WHITE.filled(),
-                            )))?;
-                            chart.draw_series(std::iter::once(Circle::new(
-                                *p,
-                                5,
-                                color.stroke_width(2),
-                            )))?;
-                        } else {
-                            chart.draw_series(std::iter::once(Circle::new(
-                                *p,
-                                4,
-                                color.filled(),
-                            )))?;
-                        }
-                    }
+                } else {
+                    chart.draw_series(std::iter::once(Circle::new(*p, 4, color.filled())))?;
                 }
             }
         }

@@ -7,6 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use plotters::coord::types::RangedCoordf64;
+
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
 use super::text;
 use crate::metric::Metric;
@@ -74,10 +76,10 @@ fn panel_worlds(f: &ResultFolder, design: &Design) -> Vec<usize> {
         .collect()
 }
 
-pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String, Pareto)> {
-    let worlds = panel_worlds(f, design);
-    // From pareto.csv when `recommend` wrote one with its constraints, else the default floor.
-    let from_file = (f.pareto.as_ref()).filter(|rows| rows.iter().all(|r| r.eligible.is_some()));
+/// The panels of the world points `worlds`: every candidate a dot, eligible and on the front
+/// as `recommend` wrote them in `pareto.csv` (when it wrote the `eligible` column), else by
+/// the success target. Fronts are computed per world point, over every world point.
+fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) -> Vec<Panel> {
     let all: Vec<(usize, Candidate)> = (0..design.worlds.len())
         .flat_map(|w| design.candidates(f, w).into_iter().map(move |c| (w, c)))
         .collect();
@@ -90,10 +92,9 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
         })
         .collect();
     let row = |c: &Candidate| {
-        from_file.and_then(|rows| {
-            rows.iter()
-                .find(|r| r.point == c.point && r.strategy == c.strategy)
-        })
+        (f.pareto.iter().flatten())
+            .filter(|_| from_file)
+            .find(|r| r.point == c.point && r.strategy == c.strategy)
     };
     let eligible: Vec<bool> = (all.iter())
         .map(|(_, c)| match row(c) {
@@ -104,7 +105,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
     let groups: Vec<usize> = all.iter().map(|(w, _)| *w).collect();
     let fronts = pareto_fronts(&coords, &groups, &eligible);
     let mut panels = Vec::new();
-    for &w in &worlds {
+    for &w in worlds {
         let dots: Vec<Dot> = (all.iter().enumerate())
             .filter(|(_, (cw, _))| *cw == w)
             .filter(|(i, _)| coords[*i].0.is_finite() && coords[*i].1.is_finite())
@@ -125,44 +126,71 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
             });
         }
     }
+    panels
+}
+
+pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String, Pareto)> {
+    let worlds = panel_worlds(f, design);
+    // From pareto.csv when `recommend` wrote one with its constraints, else the default floor.
+    let from_file =
+        (f.pareto.as_ref()).is_some_and(|rows| rows.iter().all(|r| r.eligible.is_some()));
+    let panels = panels(f, design, &worlds, from_file);
     if panels.is_empty() {
         return None;
     }
     let strategies: Vec<(String, usize)> = (f.strategies.iter().enumerate())
         .map(|(i, s)| (s.clone(), i))
         .collect();
-    let floor = if from_file.is_some() {
+    let floor = if from_file {
         "recommend's constraints".to_string()
     } else {
         format!("success ≥ {}", super::dist::pct(design.target))
     };
+    let shown = (worlds.len(), design.worlds.len());
+    let guide = guide(f, design, &panels, &floor, shown);
+    let subtitle = if panels.len() == 1 {
+        panels[0].caption.clone()
+    } else {
+        String::new()
+    };
     let title = "Trade-off: load amplification against p99 latency".to_string();
-    let mut guide = String::from(
+    let chart = Pareto {
+        panels,
+        strategies,
+        floor,
+        subtitle,
+    };
+    Some((title, guide, chart))
+}
+
+/// The reading guide: the front's rule, the world points, and the recommendation (or where
+/// nothing meets the floor).
+fn guide(
+    f: &ResultFolder,
+    design: &Design,
+    panels: &[Panel],
+    floor: &str,
+    (shown, worlds): (usize, usize),
+) -> String {
+    let mut guide = format!(
         "Each dot is one candidate (a strategy and the choice values of the sweep): right means more attempts per request (more load on the server), up means a slower tail. \
-         Lower-left is better on both. The outlined dots joined by the dashed line form the Pareto front: among the candidates that meet ",
+         Lower-left is better on both. The outlined dots joined by the dashed line form the Pareto front: among the candidates that meet {floor}, \
+         those nothing beats on both at once. Hollow dots miss it and are never on the front: a policy that drops requests is not cheap, it fails. "
     );
-    guide.push_str(&floor);
-    guide.push_str(
-        ", those nothing beats on both at once. Hollow dots miss it and are never on the front: a policy that drops requests is not cheap, it fails. ",
-    );
-    if design.worlds.len() > 1 {
+    if worlds > 1 {
+        let keys: Vec<String> = (design.world_keys.iter())
+            .map(|&k| labels::key(&f.sweep_keys[k]).0)
+            .collect();
+        let some = if shown < worlds {
+            format!(
+                "; {shown} of the {worlds} world points are shown, pareto.csv (from jitterlab recommend) holds every one"
+            )
+        } else {
+            String::new()
+        };
         guide.push_str(&format!(
-            "Fronts are drawn for one point of the world keys at a time ({}), never across them{}. ",
-            design
-                .world_keys
-                .iter()
-                .map(|&k| labels::key(&f.sweep_keys[k]).0)
-                .collect::<Vec<_>>()
-                .join(", "),
-            if worlds.len() < design.worlds.len() {
-                format!(
-                    "; {} of the {} world points are shown, pareto.csv (from jitterlab recommend) holds every one",
-                    worlds.len(),
-                    design.worlds.len()
-                )
-            } else {
-                String::new()
-            }
+            "Fronts are drawn for one point of the world keys at a time ({}), never across them{some}. ",
+            keys.join(", ")
         ));
     }
     let recommended: Vec<&Dot> = (panels.iter())
@@ -179,7 +207,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
     } else if !recommended.is_empty() {
         guide.push_str("Rings mark recommend's choice at each world point.");
     } else {
-        let missing: usize = (panels.iter())
+        let missing = (panels.iter())
             .filter(|p| !p.dots.iter().any(|d| d.eligible))
             .count();
         if missing > 0 {
@@ -189,21 +217,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
             ));
         }
     }
-    let subtitle = if panels.len() == 1 {
-        panels[0].caption.clone()
-    } else {
-        String::new()
-    };
-    Some((
-        title,
-        guide.trim_end().to_string(),
-        Pareto {
-            panels,
-            strategies,
-            floor,
-            subtitle,
-        },
-    ))
+    guide.trim_end().to_string()
 }
 
 impl Pareto {
@@ -321,8 +335,21 @@ fn draw_panel<DB: DrawingBackend>(
         }
         Ok(())
     })?;
-    // Labels: the recommended dot first, then the front left to right, each only where it
-    // fits in the panel and does not overlap a label already placed.
+    label_front(&mut chart, panel, unit)?;
+    for d in panel.dots.iter().filter(|d| d.recommended) {
+        chart.draw_series(std::iter::once(Circle::new(at(d), 15, INK.stroke_width(3))))?;
+    }
+    Ok(())
+}
+
+/// Labels the recommended dot first, then the front left to right, each only where it fits in
+/// the panel and does not overlap a label already placed.
+fn label_front<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    panel: &Panel,
+    unit: style::TimeUnit,
+) -> DrawResult {
+    let at = |d: &Dot| (d.amplification, d.p99_ms / unit.div);
     let plot = chart.plotting_area().get_pixel_range();
     let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
     let mut order: Vec<&Dot> = (panel.dots.iter())
@@ -358,9 +385,6 @@ fn draw_panel<DB: DrawingBackend>(
                     style::text(style::NOTE_SIZE, &MUTED).pos(Pos::new(pos, VPos::Bottom)),
                 ),
         ))?;
-    }
-    for d in panel.dots.iter().filter(|d| d.recommended) {
-        chart.draw_series(std::iter::once(Circle::new(at(d), 15, INK.stroke_width(3))))?;
     }
     Ok(())
 }

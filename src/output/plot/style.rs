@@ -494,10 +494,12 @@ pub(crate) fn fmt_metric(metric: Metric, v: f64) -> String {
     }
 }
 
-/// `s` with its first letter in upper case, for a label that starts a title.
+/// `s` with its first letter in upper case, for a label that starts a title; a name such as
+/// `p99 latency` stays as it is.
 pub(crate) fn capitalize(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
+        _ if s.chars().nth(1).is_some_and(|d| d.is_ascii_digit()) => s.to_string(),
         Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
     }
