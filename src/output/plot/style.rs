@@ -37,7 +37,7 @@ pub(crate) const NOTE_SIZE: f64 = 17.0;
 
 static REGISTER: Once = Once::new();
 
-/// Registers the embedded DejaVu Sans with plotters for every style, as [`FONT`] and as
+/// Registers the embedded DejaVu Sans with plotters for every style, as `FONT` and as
 /// "sans-serif" (once per process), for plotters charts drawn without our canvas (criterion's
 /// in the benches): text then draws the same on every machine, with no system font.
 pub fn ensure_fonts() {
