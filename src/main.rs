@@ -456,16 +456,19 @@ fn recommend(args: RecommendArgs) -> Result<()> {
     Ok(())
 }
 
-/// Draws every chart and the report of a result folder.
+/// Draws every chart and the report of a result folder, and warns of each chart that breaks
+/// a rule of legible charts (always, as warnings about the input are).
 fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
     let started = std::time::Instant::now();
-    let charts = jitterlab::output::plot::draw_all(dir)?;
-    let report = jitterlab::output::report::write_report(dir)?;
+    let drawn = jitterlab::output::plot::draw_with_report(dir)?;
+    for p in &drawn.problems {
+        eprintln!("warning: chart {p}");
+    }
     if !quiet {
         eprintln!(
             "drew {} chart files and {} in {:.2} s",
-            charts.len(),
-            report.display(),
+            drawn.files.len(),
+            drawn.report.display(),
             started.elapsed().as_secs_f64()
         );
     }

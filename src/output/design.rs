@@ -8,6 +8,8 @@
 //! single-point charts compare candidates of one world point only. The *success target* is
 //! the scenario's `recommend.min_success`, else [`DEFAULT_TARGET`].
 
+use std::collections::HashMap;
+
 use crate::metric::Metric;
 use crate::output::labels;
 use crate::output::results::ResultFolder;
@@ -48,6 +50,12 @@ pub struct Design {
     pub worlds: Vec<World>,
     /// The success target.
     pub target: f64,
+    /// The world point of each sweep point, by point index.
+    world_by_point: HashMap<u32, usize>,
+    /// The candidates of each world point ([`Design::candidates`]).
+    candidates: Vec<Vec<Candidate>>,
+    /// The world point single-point charts show ([`Design::showcase`]).
+    showcase: usize,
 }
 
 impl Design {
@@ -59,54 +67,71 @@ impl Design {
         };
         let (world_keys, choice_keys): (Vec<usize>, Vec<usize>) =
             (0..roles.len()).partition(|&i| roles[i] == Role::World);
+        // Each point's world point, found through a map of the world values seen so far.
         let mut worlds: Vec<World> = Vec::new();
+        let mut by_values: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut world_by_point = HashMap::with_capacity(folder.points.len());
         for p in &folder.points {
             let values: Vec<String> = world_keys.iter().map(|&k| p.values[k].clone()).collect();
-            match worlds.iter_mut().find(|w| w.values == values) {
-                Some(w) => w.points.push(p.index),
-                None => worlds.push(World {
+            let w = *by_values.entry(values.clone()).or_insert_with(|| {
+                worlds.push(World {
                     values,
-                    points: vec![p.index],
-                }),
-            }
+                    points: Vec::new(),
+                });
+                worlds.len() - 1
+            });
+            worlds[w].points.push(p.index);
+            world_by_point.insert(p.index, w);
         }
+        let candidates = (worlds.iter())
+            .map(|w| {
+                let mut out = Vec::new();
+                for &point in &w.points {
+                    for (color, s) in folder.strategies.iter().enumerate() {
+                        if folder.aggregate_of(point, s, Metric::Requests).is_some() {
+                            out.push(Candidate {
+                                point,
+                                strategy: s.clone(),
+                                color,
+                            });
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
         let target = folder
             .scenario
             .as_ref()
             .and_then(|s| s.min_success)
             .unwrap_or(DEFAULT_TARGET);
-        Design {
+        let mut design = Design {
             world_keys,
             choice_keys,
             worlds,
             target,
-        }
+            world_by_point,
+            candidates,
+            showcase: 0,
+        };
+        design.showcase = design.pick_showcase(folder);
+        design
     }
 
     /// The world point of a sweep point.
     pub fn world_of(&self, point: u32) -> Option<usize> {
-        self.worlds.iter().position(|w| w.points.contains(&point))
+        self.world_by_point.get(&point).copied()
     }
 
     /// The candidates of world point `world`: each of its points × each strategy with results
     /// there, point-major in strategy order.
-    pub fn candidates(&self, folder: &ResultFolder, world: usize) -> Vec<Candidate> {
-        let Some(w) = self.worlds.get(world) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for &point in &w.points {
-            for (color, s) in folder.strategies.iter().enumerate() {
-                if folder.aggregate_of(point, s, Metric::Requests).is_some() {
-                    out.push(Candidate {
-                        point,
-                        strategy: s.clone(),
-                        color,
-                    });
-                }
-            }
-        }
-        out
+    pub fn candidates(&self, world: usize) -> &[Candidate] {
+        self.candidates.get(world).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every candidate of every world point, world by world.
+    pub fn all_candidates(&self) -> impl Iterator<Item = (usize, &Candidate)> {
+        (self.candidates.iter().enumerate()).flat_map(|(w, cs)| cs.iter().map(move |c| (w, c)))
     }
 
     /// A candidate's name: the strategy, and its choice values when the sweep has choice keys
@@ -170,10 +195,14 @@ impl Design {
     /// where the candidates differ most in the share of runs that recovered, then in success
     /// rate, then in amplification (relative); the first such in grid order. World point 0
     /// without a world key.
-    pub fn showcase(&self, folder: &ResultFolder) -> usize {
+    pub fn showcase(&self) -> usize {
+        self.showcase
+    }
+
+    fn pick_showcase(&self, folder: &ResultFolder) -> usize {
         let spread = |w: usize, metric: Metric| {
             let values: Vec<f64> = self
-                .candidates(folder, w)
+                .candidates(w)
                 .iter()
                 .map(|c| Design::mean(folder, c, metric))
                 .filter(|v| v.is_finite())
@@ -187,7 +216,7 @@ impl Design {
             }
         };
         let works = |w: usize| {
-            let any = (self.candidates(folder, w).iter()).any(|c| self.meets_target(folder, c));
+            let any = (self.candidates(w).iter()).any(|c| self.meets_target(folder, c));
             if any { 1.0 } else { 0.0 }
         };
         let score = |w: usize| {
@@ -220,9 +249,9 @@ impl Design {
     /// there are at most `max`, else each strategy at its best choice values (the first of
     /// [`Design::rank`]).
     pub fn shown(&self, folder: &ResultFolder, world: usize, max: usize) -> Vec<Candidate> {
-        let all = self.candidates(folder, world);
+        let all = self.candidates(world);
         if all.len() <= max {
-            return all;
+            return all.to_vec();
         }
         let mut out = Vec::new();
         for s in &folder.strategies {

@@ -106,14 +106,19 @@ impl Chart {
         }
     }
 
+    /// The chart's height, px (its width is [`WIDTH`]).
+    pub(crate) fn height(&self) -> u32 {
+        HEIGHT
+    }
+
     /// The chart as an SVG document.
     pub(crate) fn svg(&self, path: &Path) -> Result<String> {
-        render_svg(path, |root| self.draw(root))
+        render_svg(path, (WIDTH, self.height()), |root| self.draw(root))
     }
 
     /// The chart as PNG bytes.
     pub(crate) fn png(&self, path: &Path) -> Result<Vec<u8>> {
-        render_png(path, |root| self.draw(root))
+        render_png(path, (WIDTH, self.height()), |root| self.draw(root))
     }
 }
 
@@ -127,11 +132,15 @@ fn plot_error(path: &Path, e: DrawErr) -> Error {
 /// The drawing area of a chart: plotters' back end under our text layout.
 type Area<'a, DB> = DrawingArea<canvas::Canvas<DB>, Shift>;
 
-fn render_svg(path: &Path, draw: impl FnOnce(&Area<SVGBackend>) -> DrawResult) -> Result<String> {
+fn render_svg(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<SVGBackend>) -> DrawResult,
+) -> Result<String> {
     style::ensure_fonts();
     let mut out = String::new();
     {
-        let backend = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT));
+        let backend = SVGBackend::with_string(&mut out, size);
         let root = canvas::Canvas::new(backend, false).into_drawing_area();
         draw(&root).map_err(|e| plot_error(path, e))?;
         root.present().map_err(|e| plot_error(path, e.into()))?;
@@ -141,17 +150,18 @@ fn render_svg(path: &Path, draw: impl FnOnce(&Area<SVGBackend>) -> DrawResult) -
 
 fn render_png(
     path: &Path,
+    (width, height): (u32, u32),
     draw: impl FnOnce(&Area<BitMapBackend>) -> DrawResult,
 ) -> Result<Vec<u8>> {
     style::ensure_fonts();
-    let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
+    let mut rgb = vec![255u8; (width * height * 3) as usize];
     {
-        let backend = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT));
+        let backend = BitMapBackend::with_buffer(&mut rgb, (width, height));
         let root = canvas::Canvas::new(backend, true).into_drawing_area();
         draw(&root).map_err(|e| plot_error(path, e))?;
         root.present().map_err(|e| plot_error(path, e.into()))?;
     }
-    encode_png(&rgb, WIDTH, HEIGHT).map_err(|message| Error::Plot {
+    encode_png(&rgb, width, height).map_err(|message| Error::Plot {
         path: path.to_path_buf(),
         message,
     })
@@ -209,9 +219,8 @@ fn headline(f: &ResultFolder, design: &Design, charts: &[Chart]) -> Option<usize
 
 /// Plans every chart that the folder's data allow, in the order of the report: the headline
 /// chart first ([`headline`]).
-pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
-    let design = Design::of(folder);
-    let traces = series::select(folder, &design);
+pub(crate) fn plan(folder: &ResultFolder, design: &Design) -> Vec<Chart> {
+    let traces = series::select(folder, design);
     let mut charts = Vec::new();
     let mut push = |stem: String, (title, guide, kind): (String, String, Kind)| {
         charts.push(Chart {
@@ -226,10 +235,10 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
         push("live_vs_sim".into(), (t, g, Kind::LiveVsSim(c)));
     }
     if let Some(traces) = &traces {
-        if let Some((t, g, c)) = goodput::build(folder, &design, traces) {
+        if let Some((t, g, c)) = goodput::build(folder, design, traces) {
             push("goodput".into(), (t, g, Kind::Goodput(c)));
         }
-        if let Some((title, guide, c)) = herd::build(folder, &design, traces, None) {
+        if let Some((title, guide, c)) = herd::build(folder, design, traces, None) {
             let log = c.wants_log().then(|| c.log_scale());
             push("herd".into(), (title.clone(), guide, Kind::Herd(c)));
             if let Some(log) = log {
@@ -241,58 +250,140 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
             }
         }
         for layer in herd::layers(traces) {
-            if let Some((t, g, c)) = herd::build(folder, &design, traces, Some(layer)) {
+            if let Some((t, g, c)) = herd::build(folder, design, traces, Some(layer)) {
                 push(format!("herd_layer{layer}"), (t, g, Kind::Herd(c)));
             }
         }
-        if let Some((t, g, c)) = resync::build(folder, &design, traces) {
+        if let Some((t, g, c)) = resync::build(folder, design, traces) {
             push("resync".into(), (t, g, Kind::Resync(c)));
         }
     }
     match folder.sweep_keys.len() {
         0 => {
-            if let Some((t, g, c)) = load::build_bars(folder, &design) {
+            if let Some((t, g, c)) = load::build_bars(folder, design) {
                 push("load".into(), (t, g, Kind::Bars(c)));
             }
         }
         1 => {
-            if let Some((t, g, c)) = load::build_sweep_panels(folder, &design) {
+            if let Some((t, g, c)) = load::build_sweep_panels(folder, design) {
                 push("load".into(), (t, g, Kind::Sweep(c)));
             }
         }
         _ => {}
     }
-    if let Some((t, g, c)) = dist::build_latency(folder, &design) {
+    if let Some((t, g, c)) = dist::build_latency(folder, design) {
         push("latency".into(), (t, g, Kind::Latency(c)));
     }
-    if let Some((t, g, c)) = dist::build_attempts(folder, &design) {
+    if let Some((t, g, c)) = dist::build_attempts(folder, design) {
         push("attempts".into(), (t, g, Kind::Bars(c)));
     }
-    if let Some((t, g, c)) = layers::build(folder, &design) {
+    if let Some((t, g, c)) = layers::build(folder, design) {
         push("layers".into(), (t, g, Kind::Bars(c)));
     }
     if folder.sweep_keys.len() == 1 {
-        for (metric, t, g, c) in load::build_sweep_metrics(folder, &design) {
+        for (metric, t, g, c) in load::build_sweep_metrics(folder, design) {
             push(format!("sweep_{metric}"), (t, g, Kind::Sweep(c)));
         }
     }
     if folder.sweep_keys.len() == 2 {
-        for (metric, t, g, c) in phase::build(folder, &design) {
+        for (metric, t, g, c) in phase::build(folder, design) {
             push(format!("phase_{metric}"), (t, g, Kind::Heatmap(c)));
         }
-        for (metric, t, g, c) in heatmap::build(folder, &design) {
+        for (metric, t, g, c) in heatmap::build(folder, design) {
             push(format!("heatmap_{metric}"), (t, g, Kind::Heatmap(c)));
         }
     }
-    if let Some((t, g, c)) = pareto::build(folder, &design) {
+    if let Some((t, g, c)) = pareto::build(folder, design) {
         push("pareto".into(), (t, g, Kind::Pareto(c)));
     }
-    if let Some(i) = headline(folder, &design, &charts) {
+    if let Some(i) = headline(folder, design, &charts) {
         let mut first = charts.remove(i);
         first.headline = true;
         charts.insert(0, first);
     }
     charts
+}
+
+/// A chart rendered: its PNG, its SVG when asked for, and what in it breaks the rules of a
+/// legible chart ([`check`]), as `"<rule>: <problem>"`.
+pub(crate) struct Rendered {
+    pub png: Vec<u8>,
+    pub svg: Option<String>,
+    pub problems: Vec<String>,
+}
+
+/// A result folder read, planned once and every chart rendered: what the chart files, the
+/// check and the report are made of.
+pub(crate) struct Drawing {
+    pub folder: ResultFolder,
+    pub design: Design,
+    /// The charts in the order of the report, each with its rendering.
+    pub charts: Vec<(Chart, Rendered)>,
+}
+
+impl Drawing {
+    /// Reads the folder `dir`, plans its charts and renders them on every core: the PNG
+    /// (recording what it draws for the check) and, with `svg`, the SVG.
+    pub(crate) fn of(dir: &Path, svg: bool) -> Result<Drawing> {
+        use rayon::prelude::*;
+        let folder = ResultFolder::read(dir)?;
+        let design = Design::of(&folder);
+        let charts = plan(&folder, &design);
+        let rendered: Vec<Result<Rendered>> = charts
+            .par_iter()
+            .map(|chart| {
+                // Recording is per thread: the chart is drawn whole on this one.
+                let png_path = dir.join(format!("{}.png", chart.stem));
+                let size = (WIDTH, chart.height());
+                let (png, recording) = check::record(size, || chart.png(&png_path));
+                let svg = match svg {
+                    true => Some(chart.svg(&dir.join(format!("{}.svg", chart.stem)))?),
+                    false => None,
+                };
+                Ok(Rendered {
+                    png: png?,
+                    svg,
+                    problems: check::problems(&recording),
+                })
+            })
+            .collect();
+        let rendered: Vec<Rendered> = rendered.into_iter().collect::<Result<_>>()?;
+        Ok(Drawing {
+            folder,
+            design,
+            charts: charts.into_iter().zip(rendered).collect(),
+        })
+    }
+
+    /// Every problem of every chart, `"<chart>: <rule>: <problem>"`, in the order of the
+    /// report.
+    pub(crate) fn problems(&self) -> Vec<String> {
+        (self.charts.iter())
+            .flat_map(|(c, r)| r.problems.iter().map(move |p| format!("{}: {p}", c.stem)))
+            .collect()
+    }
+
+    /// Writes every chart, PNG and SVG, into `dir` (atomically), removes the charts of an
+    /// earlier draw that this one does not draw (jitterlab's chart names only) and writes the
+    /// folder's `palette.json`; returns the chart files written.
+    fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::with_capacity(self.charts.len() * 2);
+        for (chart, r) in &self.charts {
+            let png_path = dir.join(format!("{}.png", chart.stem));
+            write_atomic(&png_path, &r.png)?;
+            written.push(png_path);
+            if let Some(svg) = &r.svg {
+                let svg_path = dir.join(format!("{}.svg", chart.stem));
+                write_atomic(&svg_path, svg.as_bytes())?;
+                written.push(svg_path);
+            }
+        }
+        crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
+        // The palette the charts used, for what else draws from the folder (a folder written
+        // before palette.json existed gets one here).
+        crate::output::palette::write(dir, &self.folder.strategies)?;
+        Ok(written)
+    }
 }
 
 /// Draws every chart that the folder's CSVs allow, PNG and SVG each, into `dir`, and returns
@@ -303,67 +394,44 @@ pub(crate) fn plan(folder: &ResultFolder) -> Vec<Chart> {
 /// missing or malformed file is an [`Error::ResultFolder`] naming it. Heatmaps appear only for
 /// a two-key sweep and `sweep_<metric>` charts only for a one-key sweep.
 pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
-    let folder = ResultFolder::read(dir)?;
-    let charts = plan(&folder);
-    type Files = [(PathBuf, Vec<u8>); 2];
-    let rendered: Vec<Result<Files>> = {
-        use rayon::prelude::*;
-        charts
-            .par_iter()
-            .map(|chart| {
-                let png_path = dir.join(format!("{}.png", chart.stem));
-                let svg_path = dir.join(format!("{}.svg", chart.stem));
-                let png = chart.png(&png_path)?;
-                let svg = chart.svg(&svg_path)?;
-                Ok([(png_path, png), (svg_path, svg.into_bytes())])
-            })
-            .collect()
-    };
-    let mut written = Vec::with_capacity(charts.len() * 2);
-    for files in rendered {
-        for (path, bytes) in files? {
-            write_atomic(&path, &bytes)?;
-            written.push(path);
-        }
-    }
-    // A chart of an earlier draw that this one does not draw (a heatmap of another sweep)
-    // would stay beside the new ones: it goes. Only jitterlab's chart names are touched.
-    crate::output::owned::remove_stale(dir, crate::output::owned::is_chart, &written)?;
-    // The palette the charts used, for what else draws from the folder (a folder written
-    // before palette.json existed gets one here).
-    crate::output::palette::write(dir, &folder.strategies)?;
-    Ok(written)
+    Drawing::of(dir, true)?.write(dir)
 }
 
-/// Draws every chart of the result folder `dir` (in memory, as the report does) and checks
-/// what each drew against the rules of a legible chart: no text outside the canvas, no two
-/// texts overlapping, no text below 10 pt, and in each panel that is not a reference panel,
-/// data that reach at least a fifth of its value axis. Returns one sentence per problem,
-/// `"<chart>: <problem>"`, in the order of the report; none when every chart keeps the rules.
+/// What [`draw_with_report`] wrote, and what in the charts breaks the rules of a legible
+/// chart.
+#[derive(Debug)]
+pub struct Drawn {
+    /// The chart files, PNG then SVG per chart, in the order of the report.
+    pub files: Vec<PathBuf>,
+    /// `report.html`.
+    pub report: PathBuf,
+    /// One sentence per problem, `"<chart>: <rule>: <problem>"` (as [`check_charts`]).
+    pub problems: Vec<String>,
+}
+
+/// Draws every chart as [`draw_all`] does and writes the report from the same drawing (the
+/// folder is read, the charts planned and rendered once); returns what [`check_charts`] would
+/// find in them too, so that a normal draw can warn of a chart that breaks a rule.
+pub fn draw_with_report(dir: &Path) -> Result<Drawn> {
+    let drawing = Drawing::of(dir, true)?;
+    let files = drawing.write(dir)?;
+    let report = crate::output::report::write_drawing(dir, &drawing)?;
+    Ok(Drawn {
+        files,
+        report,
+        problems: drawing.problems(),
+    })
+}
+
+/// Draws every chart of the result folder `dir` (in memory) and checks what each drew against
+/// the rules of a legible chart ([`check`]): no text outside the canvas, no two texts
+/// overlapping, no text below 10 pt, no text over data, text and thin lines that stand out
+/// from their background, and in each panel that is not a reference panel, data that reach
+/// at least a fifth of its value axis. Returns one sentence per problem,
+/// `"<chart>: <rule>: <problem>"`, in the order of the report; none when every chart keeps
+/// the rules.
 pub fn check_charts(dir: &Path) -> Result<Vec<String>> {
-    let folder = ResultFolder::read(dir)?;
-    let charts = plan(&folder);
-    let checked: Vec<Result<Vec<String>>> = {
-        use rayon::prelude::*;
-        charts
-            .par_iter()
-            .map(|chart| {
-                // Recording is per thread: the chart is drawn whole on this one.
-                let path = dir.join(format!("{}.svg", chart.stem));
-                let (svg, recording) = check::record((WIDTH, HEIGHT), || chart.svg(&path));
-                svg?;
-                Ok(check::problems(&recording)
-                    .into_iter()
-                    .map(|p| format!("{}: {p}", chart.stem))
-                    .collect())
-            })
-            .collect()
-    };
-    let mut problems = Vec::new();
-    for c in checked {
-        problems.extend(c?);
-    }
-    Ok(problems)
+    Ok(Drawing::of(dir, false)?.problems())
 }
 
 /// Draws the distribution of sleeps per retry number for each jitter kind (one panel per kind,
@@ -388,8 +456,8 @@ pub fn draw_delays(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()> {
         message,
     })?;
     let bytes = match ext.as_deref() {
-        Some("png") => render_png(path, |root| chart.draw(root))?,
-        Some("svg") => render_svg(path, |root| chart.draw(root))?.into_bytes(),
+        Some("png") => render_png(path, (WIDTH, HEIGHT), |root| chart.draw(root))?,
+        Some("svg") => render_svg(path, (WIDTH, HEIGHT), |root| chart.draw(root))?.into_bytes(),
         _ => {
             return Err(Error::Usage {
                 arg: path.display().to_string(),

@@ -1,8 +1,13 @@
-//! `report.html`: one self-contained page (inline SVG and CSS, no script, nothing fetched): the
-//! scenario's headline chart first, a summary table of means and 95 % intervals, every other
-//! chart of [`crate::output::plot`] with a short guide computed from its numbers, the paired
-//! differences the replications support, and the resolved scenario at the end. Tables that
-//! would run long show their top rows and link the CSV file that holds every row.
+//! `report.html`: one self-contained page (CSS inline, each chart's PNG as a data URI, no
+//! script, nothing fetched): the scenario's headline chart first, a summary table of means and
+//! 95 % intervals, every other chart of [`crate::output::plot`] with a short guide computed
+//! from its numbers, the paired differences the replications support, and the resolved
+//! scenario at the end. Tables that would run long show their top rows and link the CSV file
+//! that holds every row.
+//!
+//! The charts are shown as their PNGs, drawn with the embedded DejaVu Sans: the rendering
+//! the chart check measured, the same on every reader's machine (an SVG's text falls back to
+//! whatever font the browser has, and its widths with it). Each links its SVG file.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -44,7 +49,7 @@ th{background:#f2f2f2;position:sticky;top:0}td.s,th.s{text-align:left}
 .swatch{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;vertical-align:-1px}
 .ci{color:#777;font-size:0.9em}
 .tablewrap{overflow-x:auto;max-height:560px;overflow-y:auto;border:1px solid #eee}
-figure{margin:8px 0 0}figure svg{width:100%;height:auto;display:block;border:1px solid #eee}
+figure{margin:8px 0 0}figure img{width:100%;height:auto;display:block;border:1px solid #eee}figcaption{font-size:0.85em;color:#666;text-align:right}
 .guide{background:#f5f8fb;border-left:4px solid #0072B2;padding:8px 12px;margin:6px 0 10px;color:#333}
 td.below{background:#fbeee6}
 section.headline h2{border-bottom:2px solid #0072B2}
@@ -67,24 +72,28 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// Makes a plotters SVG document fit an HTML page: drops any XML prolog, lets CSS size it
-/// (the viewBox keeps its proportions) and labels it for screen readers.
-fn inline_svg(svg: &str, id: &str, title: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    let body = &svg[start..];
-    let body = body.replacen(
-        "<svg",
-        &format!(
-            "<svg id=\"svg-{}\" role=\"img\" aria-label=\"{}\"",
-            esc(id),
-            esc(title)
-        ),
-        1,
-    );
-    body.replacen(
-        &format!("width=\"{}\" height=\"{}\"", plot::WIDTH, plot::HEIGHT),
-        "",
-        1,
+/// A chart's picture for the page: its PNG as a data URI (drawn with the embedded font, the
+/// rendering the chart check measured, so the page shows what was checked whatever fonts the
+/// reader's machine has), labelled for screen readers, with a link to the SVG file beside the
+/// report when it is there.
+fn picture(dir: &Path, chart: &plot::Chart, png: &[u8]) -> String {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(png);
+    let svg = format!("{}.svg", chart.stem);
+    let link = if dir.join(&svg).is_file() {
+        format!(
+            "<figcaption><a href=\"{0}\">{0}</a> (vector)</figcaption>",
+            esc(&svg)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "<img id=\"img-{id}\" alt=\"{alt}\" width=\"{w}\" height=\"{h}\" src=\"data:image/png;base64,{data}\">{link}",
+        id = esc(&chart.stem),
+        alt = esc(&chart.title),
+        w = plot::WIDTH,
+        h = chart.height(),
     )
 }
 
@@ -126,14 +135,12 @@ fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
         .filter(|m| folder.has(*m))
         .collect();
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
-    let all: Vec<Candidate> = (0..design.worlds.len())
-        .flat_map(|w| design.candidates(folder, w))
-        .collect();
-    let world = design.showcase(folder);
-    let rows: Vec<Candidate> = if all.len() <= MAX_ROWS {
+    let all: Vec<&Candidate> = design.all_candidates().map(|(_, c)| c).collect();
+    let world = design.showcase();
+    let rows: Vec<&Candidate> = if all.len() <= MAX_ROWS {
         all.clone()
     } else {
-        design.candidates(folder, world)
+        design.candidates(world).iter().collect()
     };
     let _ = write!(
         out,
@@ -219,7 +226,7 @@ const DIFFERENCE_METRICS: [Metric; 6] = [
 /// when there is none.
 fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     let Some(rows) = &folder.compare else { return };
-    let world = design.showcase(folder);
+    let world = design.showcase();
     let points = design
         .worlds
         .get(world)
@@ -288,32 +295,27 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     out.push_str("</tbody></table></div>\n");
 }
 
-/// One chart's section: title, guide and the SVG inline.
-fn chart_section(chart: &plot::Chart, svg: &str, out: &mut String) {
+/// One chart's section: title, guide and the picture.
+fn chart_section(dir: &Path, chart: &plot::Chart, png: &[u8], out: &mut String) {
     let _ = writeln!(
         out,
-        "<section class=\"chart{class}\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",
+        "<section class=\"chart{class}\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{picture}</figure>\n</section>",
         class = if chart.headline { " headline" } else { "" },
         id = esc(&chart.stem),
         title = esc(&chart.title),
         guide = esc(&chart.guide),
-        svg = inline_svg(svg, &chart.stem, &chart.title),
+        picture = picture(dir, chart, png),
     );
 }
 
-/// Renders the report of a result folder as HTML text.
+/// Renders the report of a result folder as HTML text (its charts drawn in memory).
 pub fn render_report(dir: &Path) -> Result<String> {
-    let folder = ResultFolder::read(dir)?;
-    let design = Design::of(&folder);
-    let charts = plot::plan(&folder);
-    let svgs: Vec<Result<String>> = {
-        use rayon::prelude::*;
-        charts
-            .par_iter()
-            .map(|c| c.svg(&dir.join(format!("{}.svg", c.stem))))
-            .collect()
-    };
-    let svgs: Vec<String> = svgs.into_iter().collect::<Result<_>>()?;
+    Ok(html(dir, &plot::Drawing::of(dir, false)?))
+}
+
+/// The report of a folder already drawn.
+fn html(dir: &Path, drawing: &plot::Drawing) -> String {
+    let (folder, design) = (&drawing.folder, &drawing.design);
     let scenario = folder.scenario.as_ref();
     let name = scenario
         .map(|s| s.name.clone())
@@ -329,10 +331,11 @@ pub fn render_report(dir: &Path) -> Result<String> {
     if let Some(d) = scenario.map(|s| s.description.as_str()) {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
-    facts(&folder, &design, dir, &mut out);
+    facts(folder, design, dir, &mut out);
 
-    let (headline, rest): (Vec<_>, Vec<_>) =
-        charts.iter().zip(&svgs).partition(|(c, _)| c.headline);
+    let (headline, rest): (Vec<_>, Vec<_>) = (drawing.charts.iter())
+        .map(|(c, r)| (c, r.png.as_slice()))
+        .partition(|(c, _)| c.headline);
     out.push_str("<nav>");
     for (c, _) in &headline {
         let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
@@ -344,7 +347,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
     out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
 
     let mut phase_read = false;
-    let mut section = |chart: &plot::Chart, svg: &str, out: &mut String| {
+    let mut section = |chart: &plot::Chart, png: &[u8], out: &mut String| {
         if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
             let _ = writeln!(
                 out,
@@ -352,18 +355,18 @@ pub fn render_report(dir: &Path) -> Result<String> {
                 esc(plot::PHASE_READING)
             );
         }
-        chart_section(chart, svg, out);
+        chart_section(dir, chart, png, out);
     };
-    for (c, svg) in &headline {
-        section(c, svg, &mut out);
+    for (c, png) in &headline {
+        section(c, png, &mut out);
     }
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
-    summary_table(&folder, &design, &mut out);
-    live_table(&folder, dir, &mut out);
-    for (c, svg) in &rest {
-        section(c, svg, &mut out);
+    summary_table(folder, design, &mut out);
+    live_table(folder, dir, &mut out);
+    for (c, png) in &rest {
+        section(c, png, &mut out);
     }
-    compare_table(&folder, &design, &mut out);
+    compare_table(folder, design, &mut out);
 
     out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
     match scenario {
@@ -378,7 +381,7 @@ pub fn render_report(dir: &Path) -> Result<String> {
         None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
     }
     out.push_str("</main>\n</body>\n</html>\n");
-    Ok(out)
+    out
 }
 
 /// The line of facts under the title: strategies, points, what is swept and its roles, the
@@ -463,9 +466,13 @@ fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
 /// Writes `dir/report.html` (atomically) from the folder's CSVs and returns its path. The
 /// charts are drawn again in memory, so the report does not depend on the chart files.
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
-    let html = render_report(dir)?;
+    write_drawing(dir, &plot::Drawing::of(dir, false)?)
+}
+
+/// Writes `dir/report.html` (atomically) from a drawing of the folder.
+pub(crate) fn write_drawing(dir: &Path, drawing: &plot::Drawing) -> Result<PathBuf> {
     let path = dir.join("report.html");
-    write_atomic(&path, html.as_bytes())?;
+    write_atomic(&path, html(dir, drawing).as_bytes())?;
     Ok(path)
 }
 
@@ -474,12 +481,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_and_inlines() {
+    fn escapes() {
         assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
-        let svg = "<?xml version=\"1.0\"?>\n<svg width=\"1200\" height=\"700\" viewBox=\"0 0 1200 700\"></svg>";
-        let s = inline_svg(svg, "herd", "T");
-        assert!(s.starts_with("<svg id=\"svg-herd\""), "{s}");
-        assert!(!s.contains("width=\"1200\""));
-        assert!(s.contains("viewBox"));
     }
 }

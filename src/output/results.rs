@@ -11,8 +11,9 @@
 //! Every problem is an [`Error::ResultFolder`] naming the file, and for a bad value the line
 //! and the column: a missing or malformed file never panics.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub use super::rows::{
     AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
@@ -345,6 +346,16 @@ pub struct ResultFolder {
     pub layer_timeseries: Option<Vec<LayerTimeseriesRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
+    /// `aggregate.csv`'s rows by (point, strategy, metric), built on the first lookup.
+    pub(crate) aggregate_index: OnceLock<AggregateIndex>,
+}
+
+/// Where each (point, strategy, metric) sits in [`ResultFolder::aggregate`], and how many rows
+/// there were when it was built (a vector changed since is searched row by row instead).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AggregateIndex {
+    rows: usize,
+    at: HashMap<(u32, String, Metric), usize>,
 }
 
 #[cfg(test)]
@@ -367,6 +378,7 @@ impl ResultFolder {
             layers: None,
             layer_timeseries: None,
             scenario: None,
+            aggregate_index: OnceLock::new(),
         }
     }
 }
@@ -498,6 +510,7 @@ impl ResultFolder {
             layers,
             layer_timeseries,
             scenario,
+            aggregate_index: OnceLock::new(),
         })
     }
 
@@ -511,21 +524,41 @@ impl ResultFolder {
         self.scenario.as_ref()?.points.get(point as usize)
     }
 
-    /// The point with this index.
+    /// The point with this index (points are kept in index order).
     pub fn point(&self, index: u32) -> Option<&Point> {
-        self.points.iter().find(|p| p.index == index)
+        match self.points.binary_search_by_key(&index, |p| p.index) {
+            Ok(i) => Some(&self.points[i]),
+            // Points built out of order (by hand) are still found.
+            Err(_) => self.points.iter().find(|p| p.index == index),
+        }
     }
 
-    /// The aggregate row for (point, strategy, metric).
+    /// The aggregate row for (point, strategy, metric): a look-up in an index of the rows
+    /// built once, so that charts of large sweeps do not scan the rows for every cell.
     pub fn aggregate_of(
         &self,
         point: u32,
         strategy: &str,
         metric: Metric,
     ) -> Option<&AggregateRow> {
-        self.aggregate
-            .iter()
-            .find(|r| r.point == point && r.strategy == strategy && r.metric == metric)
+        let index = self.aggregate_index.get_or_init(|| AggregateIndex {
+            rows: self.aggregate.len(),
+            at: (self.aggregate.iter().enumerate())
+                .rev() // the first of equal rows wins, as in a scan
+                .map(|(i, r)| ((r.point, r.strategy.clone(), r.metric), i))
+                .collect(),
+        });
+        let is =
+            |r: &&AggregateRow| r.point == point && r.strategy == strategy && r.metric == metric;
+        if index.rows == self.aggregate.len() {
+            let key = (point, strategy.to_string(), metric);
+            let found = index.at.get(&key).and_then(|&i| self.aggregate.get(i));
+            if found.is_none_or(|r| is(&r)) {
+                return found;
+            }
+        }
+        // The rows changed after the index was built (tests do): scan them.
+        self.aggregate.iter().find(is)
     }
 
     /// True when `aggregate.csv` holds the metric.
@@ -941,6 +974,48 @@ bucket = "10ms"
             Some(&aggregate_row(Metric::LatencyP99Ms))
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn aggregate_lookups_agree_with_a_scan_before_and_after_the_rows_change() {
+        let mut f = ResultFolder::empty("index");
+        for point in 0..50 {
+            for strategy in ["a", "b"] {
+                for metric in [Metric::Requests, Metric::SuccessRate] {
+                    f.aggregate.push(AggregateRow {
+                        point,
+                        strategy: strategy.into(),
+                        mean: Some(f64::from(point)),
+                        ..aggregate_row(metric)
+                    });
+                }
+            }
+        }
+        let scan = |f: &ResultFolder, p: u32, s: &str, m: Metric| {
+            f.aggregate
+                .iter()
+                .find(|r| r.point == p && r.strategy == s && r.metric == m)
+                .cloned()
+        };
+        let keys = [
+            (7, "a", Metric::Requests),
+            (49, "b", Metric::SuccessRate),
+            (3, "c", Metric::Requests),
+            (50, "a", Metric::Requests),
+            (1, "a", Metric::Attempts),
+        ];
+        for (p, s, m) in keys {
+            assert_eq!(f.aggregate_of(p, s, m).cloned(), scan(&f, p, s, m));
+        }
+        // Rows removed or replaced after the index was built are never answered from it.
+        f.aggregate.retain(|r| r.point != 7);
+        f.aggregate[0].strategy = "c".into();
+        f.aggregate[0].point = 3;
+        for (p, s, m) in keys {
+            assert_eq!(f.aggregate_of(p, s, m).cloned(), scan(&f, p, s, m));
+        }
+        assert!(f.aggregate_of(7, "a", Metric::Requests).is_none());
+        assert!(f.aggregate_of(3, "c", Metric::Requests).is_some());
     }
 
     #[test]

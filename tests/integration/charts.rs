@@ -1093,7 +1093,12 @@ fn report_is_self_contained_with_every_chart() {
     for id in ids {
         assert!(html.contains(&format!("id=\"chart-{id}\"")), "no {id}");
     }
-    assert_eq!(html.matches("<svg").count(), ids.len());
+    // Each chart is its PNG (the rendering the chart check measures) with a link to its SVG.
+    assert_eq!(html.matches("<img ").count(), ids.len());
+    assert_eq!(
+        html.matches(" src=\"data:image/png;base64,").count(),
+        ids.len()
+    );
     // The headline first (a burst: the herd), then the summary; the scenario last.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
     assert!(at("class=\"chart headline\" id=\"chart-herd\"") < at("id=\"summary-section\""));
@@ -1101,8 +1106,43 @@ fn report_is_self_contained_with_every_chart() {
     assert!(at("id=\"chart-pareto\"") < at("id=\"scenario\""));
     assert!(html.contains("<pre>name = &quot;thundering-herd&quot;"));
     assert!(html.contains("id=\"summary\""));
-    for forbidden in ["<script", "<link", "src=", "@import", "url("] {
+    for forbidden in ["<script", "<link", "@import", "url("] {
         assert!(!html.contains(forbidden), "report uses {forbidden}");
+    }
+    // Nothing fetched: every source is data in the page.
+    assert_eq!(
+        html.matches("src=").count(),
+        html.matches("src=\"data:image/png;base64,").count()
+    );
+}
+
+#[test]
+fn the_report_shows_the_pngs_drawn_once_and_links_their_svgs() {
+    use base64::Engine as _;
+    let f = folder("drawn-once");
+    write_folder(&f.path, &herd_spec());
+    let drawn = plot::draw_with_report(&f.path).unwrap();
+    assert!(drawn.problems.is_empty(), "{:?}", drawn.problems);
+    let html = std::fs::read_to_string(&drawn.report).unwrap();
+    let pngs: Vec<&PathBuf> = (drawn.files.iter())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert_eq!(pngs.len(), html.matches("<img ").count());
+    for png in pngs {
+        // The very bytes of the chart file: the report and the files are one drawing.
+        let data = base64::engine::general_purpose::STANDARD.encode(std::fs::read(png).unwrap());
+        assert!(
+            html.contains(&format!("src=\"data:image/png;base64,{data}\"")),
+            "{} is not the picture in the report",
+            png.display()
+        );
+        let svg = png.with_extension("svg");
+        assert!(svg.is_file());
+        let name = svg.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            html.contains(&format!("<a href=\"{name}\">")),
+            "no link to {name}"
+        );
     }
 }
 
@@ -1185,9 +1225,9 @@ fn report_loads_in_headless_chromium() {
         );
     }
     assert_eq!(
-        dom.matches("<svg").count(),
+        dom.matches("<img ").count(),
         drawn.len(),
-        "one <svg> per chart"
+        "one picture per chart"
     );
     let first = dom.find("<section class=\"chart").expect("a chart section");
     assert!(

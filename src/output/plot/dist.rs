@@ -90,7 +90,7 @@ pub(crate) fn build_latency(
     f: &ResultFolder,
     design: &Design,
 ) -> Option<(String, String, Latency)> {
-    let world = design.showcase(f);
+    let world = design.showcase();
     let shown = design.shown(f, world, MAX_CURVES);
     let dashed = repeats(&shown);
     let mut curves = Vec::new();
@@ -336,7 +336,7 @@ pub(crate) fn build_attempts(
     f: &ResultFolder,
     design: &Design,
 ) -> Option<(String, String, BarChart)> {
-    let world = design.showcase(f);
+    let world = design.showcase();
     let shown = design.shown(f, world, MAX_CURVES);
     let rows = |c: &Candidate| -> Vec<&crate::output::results::AttemptsRow> {
         (f.attempts.iter())

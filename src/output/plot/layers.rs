@@ -19,7 +19,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
     }
     // The candidates of the first world point name the series (every world point has the same
     // candidates: the choice keys and strategies).
-    let first = design.candidates(f, 0);
+    let first = design.candidates(0);
     let series: Vec<Series> = first
         .iter()
         .map(|c| Series {
@@ -78,7 +78,7 @@ fn panel(
     let layers = names.len();
     let mut values = Vec::new();
     let mut last = Vec::new();
-    for c in &design.candidates(f, w) {
+    for c in design.candidates(w) {
         // The mean over replications, layer by layer.
         let mut sums = vec![(0.0, 0u32); layers];
         for r in rows

@@ -106,7 +106,7 @@ fn metric_panel(
 
 /// Without a sweep: amplification and success rate per candidate.
 pub(crate) fn build_bars(f: &ResultFolder, design: &Design) -> Option<(String, String, BarChart)> {
-    let candidates = design.candidates(f, 0);
+    let candidates = design.candidates(0);
     if candidates.is_empty() {
         return None;
     }
@@ -375,9 +375,7 @@ pub(crate) fn build_sweep_metrics(
         }
         // Success at or above the target everywhere, for every strategy, is a flat line the
         // `load` chart's success panel already shows.
-        let all_meet = (0..design.worlds.len())
-            .flat_map(|w| design.candidates(f, w))
-            .all(|c| design.meets_target(f, &c));
+        let all_meet = (design.all_candidates()).all(|(_, c)| design.meets_target(f, c));
         if metric == Metric::SuccessRate && all_meet {
             continue;
         }

@@ -3,6 +3,8 @@
 //! are hollow and never on the front; the front joins the others that nothing beats on both;
 //! `recommend`'s choice is ringed.
 
+use std::collections::HashMap;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -14,7 +16,7 @@ use super::text;
 use crate::metric::Metric;
 use crate::output::design::{Candidate, Design};
 use crate::output::labels;
-use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
+use crate::output::results::{ParetoRow, ResultFolder, fmt_ms, fmt_number};
 use crate::stats::pareto_fronts;
 
 /// At most this many world points get a panel.
@@ -80,9 +82,7 @@ fn panel_worlds(f: &ResultFolder, design: &Design) -> Vec<usize> {
 /// as `recommend` wrote them in `pareto.csv` (when it wrote the `eligible` column), else by
 /// the success target. Fronts are computed per world point, over every world point.
 fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) -> Vec<Panel> {
-    let all: Vec<(usize, Candidate)> = (0..design.worlds.len())
-        .flat_map(|w| design.candidates(f, w).into_iter().map(move |c| (w, c)))
-        .collect();
+    let all: Vec<(usize, &Candidate)> = design.all_candidates().collect();
     let coords: Vec<(f64, f64)> = (all.iter())
         .map(|(_, c)| {
             (
@@ -91,11 +91,11 @@ fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) 
             )
         })
         .collect();
-    let row = |c: &Candidate| {
-        (f.pareto.iter().flatten())
-            .filter(|_| from_file)
-            .find(|r| r.point == c.point && r.strategy == c.strategy)
-    };
+    let rows: HashMap<(u32, &str), &ParetoRow> = (f.pareto.iter().flatten())
+        .filter(|_| from_file)
+        .map(|r| ((r.point, r.strategy.as_str()), r))
+        .collect();
+    let row = |c: &Candidate| rows.get(&(c.point, c.strategy.as_str())).copied();
     let eligible: Vec<bool> = (all.iter())
         .map(|(_, c)| match row(c) {
             Some(r) => r.eligible == Some(true),

@@ -167,7 +167,7 @@ fn rerun(f: &ResultFolder, c: &Candidate, replication: u32) -> Option<Trace> {
 
 /// The traces at the folder's showcase world point ([`Design::showcase`]).
 pub(crate) fn select(f: &ResultFolder, design: &Design) -> Option<Traces> {
-    let world = design.showcase(f);
+    let world = design.showcase();
     let candidates = design.shown(f, world, MAX_PANELS);
     // Each candidate: replication 0, and (when its runs differ in kind) one run of the other
     // kind, stuck first.
