@@ -106,9 +106,15 @@ impl Chart {
         }
     }
 
-    /// The chart's height, px (its width is [`WIDTH`]).
+    /// The chart's height, px (its width is [`WIDTH`]): [`HEIGHT`], or more for a
+    /// time-series chart with more rows of runs than that holds.
     pub(crate) fn height(&self) -> u32 {
-        HEIGHT
+        match &self.kind {
+            Kind::Herd(c) => c.height(),
+            Kind::Goodput(c) => c.height(),
+            Kind::Resync(c) => c.height(),
+            _ => HEIGHT,
+        }
     }
 
     /// The chart as an SVG document.

@@ -129,6 +129,11 @@ pub(crate) fn build(
 }
 
 impl Goodput {
+    /// The chart's height, px ([`style::run_chart_height`]).
+    pub(crate) fn height(&self) -> u32 {
+        style::run_chart_height(self.panels.len(), self.paired)
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

@@ -226,6 +226,11 @@ impl Herd {
             .fold(0.0, f64::max)
     }
 
+    /// The chart's height, px ([`style::run_chart_height`]).
+    pub(crate) fn height(&self) -> u32 {
+        style::run_chart_height(self.panels.len(), self.paired)
+    }
+
     /// The same chart with a logarithmic count axis.
     pub(crate) fn log_scale(&self) -> Herd {
         Herd {

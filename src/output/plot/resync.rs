@@ -48,10 +48,17 @@ pub(crate) fn build(
             .zip(t.dispersion.iter().copied())
             .collect();
         let mut defined: Vec<f64> = rows.iter().filter_map(|r| r.1).collect();
-        let Some(m) = median(&mut defined) else {
-            continue;
-        };
-        medians.push((t.label.clone(), m));
+        // A run of a pair keeps its (empty) panel, so that the pair stays on its row.
+        let in_pair = traces.paired
+            && (traces.traces.iter())
+                .filter(|u| u.candidate == t.candidate)
+                .count()
+                == 2;
+        match median(&mut defined) {
+            Some(m) => medians.push((t.label.clone(), m)),
+            None if in_pair => {}
+            None => continue,
+        }
         // Thin each run of defined buckets, keeping its peaks.
         let runs = rows
             .split(|r| r.1.is_none())
@@ -71,10 +78,10 @@ pub(crate) fn build(
             runs,
         });
     }
-    if panels.is_empty() {
+    if medians.is_empty() {
         return None;
     }
-    let paired = traces.paired && panels.len() == traces.traces.len();
+    let paired = traces.paired;
     let title = "Re-synchronisation: how clumped retries arrive (dispersion over 1 s)".to_string();
     let mut guide = String::from(
         "Each panel is one run: the index of dispersion (variance / mean) of the retries reaching the server per bucket, \
@@ -108,6 +115,11 @@ pub(crate) fn build(
 }
 
 impl Resync {
+    /// The chart's height, px ([`style::run_chart_height`]).
+    pub(crate) fn height(&self) -> u32 {
+        style::run_chart_height(self.panels.len(), self.paired)
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

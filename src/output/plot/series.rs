@@ -7,13 +7,17 @@
 //! any machine) and used only if the run's counts equal its row of `summary.csv`; a folder
 //! written by a version whose runs differ keeps replication 0 alone.
 
-use crate::metric::Metric;
+use crate::metric::{Metric, PerMetric};
 use crate::output::design::{Candidate, Design};
 use crate::output::results::ResultFolder;
+use crate::output::rows::SummaryRow;
 use crate::scenario::ScenarioDoc;
-use crate::sim::{self, RunSpec};
+use crate::sim::{self, RunResult, RunSpec};
+use crate::sweep::Unit;
+use crate::sweep::journal::UnitRecord;
 
-/// At most this many panels in a time-series chart.
+/// At most this many candidates in a time-series chart (a candidate whose replications differ
+/// in kind takes a row of two panels; the chart grows to hold them).
 pub(crate) const MAX_PANELS: usize = 8;
 
 /// One run's series: a candidate's replication, in ms buckets.
@@ -124,18 +128,11 @@ fn rerun(f: &ResultFolder, c: &Candidate, replication: u32) -> Option<Trace> {
         replication,
         keep_series: true,
     });
-    let same = [
-        (Metric::Requests, result.counts.requests),
-        (Metric::Attempts, result.counts.attempts),
-        (Metric::Succeeded, result.counts.succeeded),
-    ]
-    .iter()
-    .all(|&(m, n)| row.metrics[m] == n as f64);
-    if !same {
-        return None;
-    }
     let series = result.series.as_ref()?;
     let bucket_ms = series.bucket.as_millis_f64();
+    if !same_run(row, &result) || f.bucket_ms() != Some(bucket_ms) {
+        return None;
+    }
     let floats = |v: &Vec<u32>| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
     let layers = (result.layers.iter().enumerate().skip(1))
         .filter_map(|(i, l)| {
@@ -165,12 +162,30 @@ fn rerun(f: &ResultFolder, c: &Candidate, replication: u32) -> Option<Trace> {
     })
 }
 
-/// The traces at the folder's showcase world point ([`Design::showcase`]).
+/// Whether a run gives every metric of `row` (its `summary.csv` row) exactly: the CSV's
+/// numbers are the shortest text that reads back as the same `f64`, an empty cell NaN.
+fn same_run(row: &SummaryRow, result: &RunResult) -> bool {
+    let unit = Unit {
+        // The unit's place in the sweep and its strategy's: no metric depends on them.
+        index: 0,
+        point: row.point as usize,
+        strategy: 0,
+        replication: row.replication,
+    };
+    let record = UnitRecord::new(unit, row.seed, result);
+    let again = PerMetric::measure(&record);
+    (row.metrics.iter().zip(again.iter()))
+        .all(|((_, a), (_, b))| a == b || (a.is_nan() && b.is_nan()))
+}
+
+/// The traces at the folder's showcase world point ([`Design::showcase`]): at most
+/// [`MAX_PANELS`] candidates, each with replication 0 and, where its replications differ in
+/// kind, a run of the other kind beside it (the chart grows a row for each pair rather than
+/// leave one out). Every panel of such a candidate names its replication and kind
+/// (`replication 3, stuck (5 of 10)`), also when the other run could not be re-run.
 pub(crate) fn select(f: &ResultFolder, design: &Design) -> Option<Traces> {
     let world = design.showcase();
     let candidates = design.shown(f, world, MAX_PANELS);
-    // Each candidate: replication 0, and (when its runs differ in kind) one run of the other
-    // kind, stuck first.
     let mut groups: Vec<Vec<Trace>> = Vec::new();
     let mut not_rerun = Vec::new();
     for c in &candidates {
@@ -180,14 +195,11 @@ pub(crate) fn select(f: &ResultFolder, design: &Design) -> Option<Traces> {
         let kinds = kinds(f, c);
         zero.recovered = kinds.iter().find(|k| k.0 == 0).and_then(|k| k.1);
         let name = design.candidate_label(f, c);
-        let other = zero.recovered.and_then(|r0| {
-            kinds
-                .iter()
-                .find(|k| k.1 == Some(!r0))
-                .map(|k| (k.0, !r0, kinds.len()))
-        });
+        let other = zero
+            .recovered
+            .and_then(|r0| kinds.iter().find(|k| k.1 == Some(!r0)).map(|k| (k.0, !r0)));
         let mut group = vec![zero];
-        if let Some((rep, recovered, _)) = other {
+        if let Some((rep, recovered)) = other {
             match rerun(f, c, rep) {
                 Some(mut t) => {
                     t.recovered = Some(recovered);
@@ -197,15 +209,14 @@ pub(crate) fn select(f: &ResultFolder, design: &Design) -> Option<Traces> {
                 None => not_rerun.push(name.clone()),
             }
         }
-        let pair = group.len() == 2;
         let runs = kinds.len();
         let stuck = kinds.iter().filter(|k| k.1 == Some(false)).count();
+        let recovered = kinds.iter().filter(|k| k.1 == Some(true)).count();
         for t in &mut group {
-            t.label = if pair {
-                let what = if t.recovered == Some(true) {
-                    format!("recovered ({} of {runs})", runs - stuck)
-                } else {
-                    format!("stuck ({stuck} of {runs})")
+            t.label = if other.is_some() {
+                let what = match t.recovered {
+                    Some(true) => format!("recovered ({recovered} of {runs})"),
+                    _ => format!("stuck ({stuck} of {runs})"),
                 };
                 format!("{name}: replication {}, {what}", t.replication)
             } else {
@@ -217,26 +228,8 @@ pub(crate) fn select(f: &ResultFolder, design: &Design) -> Option<Traces> {
     if groups.is_empty() {
         return None;
     }
-    // Pairs sit side by side on rows of two: keep as many as fit in the panels allowed.
-    let rows = |gs: &[Vec<Trace>]| {
-        let pairs = gs.iter().filter(|g| g.len() == 2).count();
-        pairs + (gs.len() - pairs).div_ceil(2)
-    };
-    while rows(&groups) * 2 > MAX_PANELS {
-        let Some(last) = groups.iter().rposition(|g| g.len() == 2) else {
-            break;
-        };
-        let keep = groups[last]
-            .iter()
-            .position(|t| t.replication == 0)
-            .unwrap_or(0);
-        let mut t = groups[last].swap_remove(keep);
-        groups[last].clear();
-        t.label = design.candidate_label(f, &t.candidate);
-        groups[last].push(t);
-    }
     let paired = groups.iter().any(|g| g.len() == 2);
-    // Singles fill rows of two after the pairs keep theirs: order pairs first.
+    // Pairs take a row each; singles fill rows of two after them.
     if paired {
         groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
     }

@@ -364,17 +364,38 @@ pub(crate) fn panels_with<DB: DrawingBackend>(
         .collect())
 }
 
-/// The panels of a time-series chart, one per run of [`super::series`]: two to a row when
-/// runs come in pairs (a stuck and a recovered replication side by side), else
-/// [`grid`]; the y description shared at the left.
+/// The grid of a time-series chart's `n` run panels: two to a row when runs come in pairs (a
+/// stuck and a recovered replication side by side, pairs first), else [`grid`].
+pub(crate) fn run_grid(n: usize, paired: bool) -> (usize, usize) {
+    if paired { (n.div_ceil(2), 2) } else { grid(n) }
+}
+
+/// Rows of run panels the default chart height holds; each row beyond adds [`RUN_ROW`] px.
+const RUN_ROWS: usize = 4;
+/// The height a row of run panels takes, px.
+const RUN_ROW: u32 = 140;
+
+/// The height of a time-series chart of `n` run panels, px: the default, grown by a row's
+/// height for every row beyond [`RUN_ROWS`], so that no pair has to be left out.
+pub(crate) fn run_chart_height(n: usize, paired: bool) -> u32 {
+    let rows = run_grid(n, paired).0;
+    super::HEIGHT + RUN_ROW * rows.saturating_sub(RUN_ROWS) as u32
+}
+
+/// The panels of a time-series chart, one per run of [`super::series`], on [`run_grid`]; the
+/// y description shared at the left.
 pub(crate) fn run_panels<DB: DrawingBackend>(
     body: &DrawingArea<DB, Shift>,
     n: usize,
     paired: bool,
     y_desc: &str,
 ) -> DrawResult<Vec<Cell<DB>>> {
-    let grid = if paired { (n.div_ceil(2), 2) } else { grid(n) };
-    panels(&body.margin(0, 10, 6, 10), n, grid, Some(y_desc))
+    panels(
+        &body.margin(0, 10, 6, 10),
+        n,
+        run_grid(n, paired),
+        Some(y_desc),
+    )
 }
 
 /// How many y labels a panel `height` px tall holds (one every 45 px, 2 to 6).
