@@ -18,6 +18,44 @@ pub enum Kind {
     Plain,
 }
 
+/// A share (0 to 1) with `decimals` decimals, or more where that many would round it onto
+/// the other side of `target` (`0.94996` against `0.95` is `0.94996`, not `0.9500`): a value
+/// shown as meeting a target meets it.
+pub fn share_digits(x: f64, target: Option<f64>, decimals: usize) -> String {
+    fixed_near(x, target, decimals)
+}
+
+/// A share as a percentage, `98.4 %`, with the digits [`share_digits`] would add near
+/// `target`.
+pub fn percent_near(x: f64, target: f64) -> String {
+    let short = crate::output::results::fmt_number(x * 100.0);
+    let same_side = |text: &str| {
+        let shown = text
+            .replace(' ', "")
+            .parse::<f64>()
+            .map_or(f64::NAN, |p| p / 100.0);
+        (x < target) == (shown < target - 1e-12)
+    };
+    if !x.is_finite() || same_side(&short) {
+        return format!("{short} %");
+    }
+    format!("{} %", fixed_near(x * 100.0, Some(target * 100.0), 2))
+}
+
+/// `x` with `decimals` decimals, more (up to 9) until it is on the side of `target` it is.
+fn fixed_near(x: f64, target: Option<f64>, decimals: usize) -> String {
+    let mut d = decimals;
+    loop {
+        let text = format!("{x:.d$}");
+        let shown: f64 = text.parse().unwrap_or(x);
+        let agrees = target.is_none_or(|t| (x < t) == (shown < t - 1e-12 * t.abs().max(1.0)));
+        if agrees || d >= 9 || !x.is_finite() {
+            return text;
+        }
+        d += 1;
+    }
+}
+
 /// The name of a dotted key and the kind of its values.
 pub fn key(key: &str) -> (String, Kind) {
     // `faults[0].share` → ("faults", Some(0), "share"); `workload.rate` → ("workload", None, "rate").
@@ -241,5 +279,16 @@ mod tests {
             long.chars().count() <= MAX_VALUE && long.ends_with('…'),
             "{long}"
         );
+    }
+
+    #[test]
+    fn a_share_near_its_target_shows_the_side_it_is_on() {
+        assert_eq!(share_digits(0.94996, Some(0.95), 4), "0.94996");
+        assert_eq!(share_digits(0.95, Some(0.95), 4), "0.9500");
+        assert_eq!(share_digits(0.9824, Some(0.95), 4), "0.9824");
+        assert_eq!(percent_near(0.94996, 0.95), "94.996 %");
+        assert_eq!(percent_near(0.9986, 0.999), "99.86 %");
+        assert_eq!(percent_near(0.999, 0.999), "99.9 %");
+        assert_eq!(percent_near(0.984, 0.999), "98.4 %");
     }
 }

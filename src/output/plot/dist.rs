@@ -136,9 +136,9 @@ pub(crate) fn build_latency(
         guide.push_str(&format!(
             "{} succeeded for {} of requests, {} for {}. ",
             hi.name,
-            pct(hi.success),
+            crate::output::labels::percent_near(hi.success, design.target),
             lo.name,
-            pct(lo.success)
+            crate::output::labels::percent_near(lo.success, design.target)
         ));
     }
     let below: Vec<&str> = (curves.iter())
@@ -194,7 +194,7 @@ impl Latency {
                     format!(
                         "{}: {} succeeded{below}; {}",
                         c.name,
-                        pct(c.success),
+                        crate::output::labels::percent_near(c.success, self.target),
                         marks.join(", ")
                     ),
                 )
@@ -318,7 +318,7 @@ impl Latency {
             chart.draw_series(std::iter::once(
                 EmptyElement::at((x1, c.success * 100.0))
                     + Text::new(
-                        pct(c.success),
+                        crate::output::labels::percent_near(c.success, self.target),
                         (6, 0),
                         style::text(style::NOTE_SIZE, &style::color(c.color))
                             .pos(Pos::new(HPos::Left, VPos::Center)),

@@ -107,7 +107,7 @@ fn panel(
                 "{} {} ({} succeeded)",
                 design.candidate_label(f, c),
                 fmt_number(b.mean),
-                super::dist::pct(success)
+                crate::output::labels::percent_near(success, design.target)
             ));
         }
         values.push(means);

@@ -149,10 +149,10 @@ pub(crate) fn build_bars(f: &ResultFolder, design: &Design) -> Option<(String, S
             "{} sends the fewest ({}×, {} succeeded) and {} the most ({}×, {} succeeded).",
             lo.0,
             fmt_number(lo.1),
-            super::dist::pct(lo.2),
+            crate::output::labels::percent_near(lo.2, design.target),
             hi.0,
             fmt_number(hi.1),
-            super::dist::pct(hi.2)
+            crate::output::labels::percent_near(hi.2, design.target)
         ));
     }
     Some((
