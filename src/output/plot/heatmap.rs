@@ -145,6 +145,22 @@ impl Heatmap {
             .map(|p| &p.cells)
     }
 
+    /// True when the cells below the success target are drawn grey, out of the colour
+    /// scale: in a map of a cost (latency, load, time to recover), not in one of a share on
+    /// a fixed scale (success, recovered) whose colour is itself the outcome.
+    fn greys_below(&self) -> bool {
+        self.range.is_none()
+    }
+
+    /// A cell's value as printed in it; a success rate with the digits that keep it on its
+    /// side of the target.
+    fn value_text(&self, v: f64) -> String {
+        match self.metric {
+            Metric::SuccessRate => crate::output::labels::percent_near(v, self.target),
+            _ => style::fmt_metric(self.metric, v),
+        }
+    }
+
     /// True when lower values are better (latency, load): the colour scale is turned round
     /// so that better is the bright end in every heat map.
     fn lower_is_better(&self) -> bool {
@@ -196,8 +212,13 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         );
         if any_below {
             guide.push_str(&format!(
-                "A ring in a cell's corner marks a strategy below the {} success target there: read its other numbers with that in mind. ",
-                super::dist::pct(design.target)
+                "A ring in a cell's corner marks a strategy below the {} success target there{}. ",
+                super::dist::pct(design.target),
+                if metric == Metric::SuccessRate {
+                    ""
+                } else {
+                    "; such a cell is grey and left out of the colour scale, so that a policy that drops requests never looks cheap"
+                }
             ));
         }
         guide.push_str(&format!(
@@ -283,13 +304,22 @@ impl Heatmap {
         title: &str,
     ) -> DrawResult {
         let body = style::frame(root, title, None, &[])?;
-        let values: Vec<f64> = (self.panels.iter())
-            .flat_map(|p| p.cells.iter().flatten())
-            .filter_map(|c| match c {
-                Cell::Value(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
+        // The colour scale spans the cells that meet the success target (all cells when
+        // none does): a policy that drops requests neither looks cheap nor stretches it.
+        let values_where = |eligible_only: bool| -> Vec<f64> {
+            (self.panels.iter())
+                .flat_map(|p| p.cells.iter().flatten().zip(p.below.iter().flatten()))
+                .filter(|(_, below)| !(eligible_only && **below))
+                .filter_map(|(c, _)| match c {
+                    Cell::Value(v) => Some(*v),
+                    _ => None,
+                })
+                .collect()
+        };
+        let values = match values_where(self.greys_below()) {
+            v if v.is_empty() => values_where(false),
+            v => v,
+        };
         let (lo, hi) = self.range.unwrap_or_else(|| {
             (
                 values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -394,9 +424,7 @@ impl Heatmap {
             && (self.panels.iter())
                 .flat_map(|p| p.cells.iter().flatten())
                 .all(|c| match c {
-                    Cell::Value(v) => {
-                        width(&style::fmt_metric(self.metric, *v), cell_text) <= cell_w - 6
-                    }
+                    Cell::Value(v) => width(&self.value_text(*v), cell_text) <= cell_w - 6,
                     _ => width("no data", cell_text) <= cell_w - 6,
                 });
         let seg = |v: &SegmentValue<i32>, labels: &[String], stride: i32| match v {
@@ -447,10 +475,13 @@ impl Heatmap {
         let centre = (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi));
         let centred = Pos::new(HPos::Center, VPos::Center);
         let (fill, text) = match cell {
+            Cell::Value(v) if below && self.greys_below() => {
+                (INK.mix(0.12), (self.value_text(v), style::MUTED))
+            }
             Cell::Value(v) => {
                 let t = (look.scale)(v);
                 let ink = if t > 0.6 { BLACK } else { WHITE };
-                let value = style::fmt_metric(self.metric, v);
+                let value = self.value_text(v);
                 (viridis(t).to_rgba(), (value, ink))
             }
             Cell::Stuck => (INK.mix(0.18), ("stuck".to_string(), style::MUTED)),
@@ -612,8 +643,13 @@ impl Heatmap {
                 (x1 + 8, y + 10),
                 Pos::new(HPos::Left, VPos::Center),
             ))?;
+            let what = if self.greys_below() {
+                "success (grey)"
+            } else {
+                "success"
+            };
             area.draw(&small(
-                "success",
+                what,
                 (x1 + 8, y + 32),
                 Pos::new(HPos::Left, VPos::Center),
             ))?;
