@@ -44,14 +44,15 @@ h1{font-size:1.8em;margin:0.2em 0 0.1em}h2{font-size:1.3em;margin:1.6em 0 0.3em;
 .meta{color:#666;font-size:0.9em}
 nav{font-size:0.92em;margin:10px 0}nav a{margin-right:14px;color:#0072B2;text-decoration:none}
 table{border-collapse:collapse;font-size:0.88em;margin:8px 0;font-variant-numeric:tabular-nums}
-th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-th{background:#f2f2f2;position:sticky;top:0}td.s,th.s{text-align:left}
+th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+th{background:#f2f2f2;position:sticky;top:0;white-space:normal;vertical-align:bottom;max-width:9em;font-weight:600}
+th .u{font-weight:normal;color:#666}td .ci{display:inline-block;margin-top:1px}td.s,th.s{text-align:left}
 .swatch{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;vertical-align:-1px}
 .ci{color:#777;font-size:0.9em}
 .tablewrap{overflow-x:auto;max-height:560px;overflow-y:auto;border:1px solid #eee}
 figure{margin:8px 0 0}figure img{width:100%;height:auto;display:block;border:1px solid #eee}figcaption{font-size:0.85em;color:#666;text-align:right}
 .guide{background:#f5f8fb;border-left:4px solid #0072B2;padding:8px 12px;margin:6px 0 10px;color:#333}
-td.below{background:#fbeee6}
+td.below{background:#fbeee6}td.wrap{white-space:normal;min-width:8em}
 section.headline h2{border-bottom:2px solid #0072B2}
 pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:0.85em;border:1px solid #e6e6e6}
 ";
@@ -97,26 +98,68 @@ fn picture(dir: &Path, chart: &plot::Chart, png: &[u8]) -> String {
     )
 }
 
-/// A metric's mean and interval as table text, in the metric's unit.
-fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: Metric) -> String {
-    let Some(row) = folder.aggregate_of(point, strategy, metric) else {
+/// How a column of a metric is written: values times `scale`, in `unit` (named once, in the
+/// column's header): seconds for times that reach 2 s in the column, else ms.
+#[derive(Clone, Copy)]
+struct ColumnUnit {
+    scale: f64,
+    unit: &'static str,
+}
+
+impl ColumnUnit {
+    /// The unit of `metric` for a column whose values (in the metric's own unit) reach
+    /// `largest` in absolute value.
+    fn of(metric: Metric, largest: f64) -> ColumnUnit {
+        let (scale, unit) = match metric.unit() {
+            Unit::Millis if largest >= 2000.0 => (0.001, "s"),
+            Unit::Millis => (1.0, "ms"),
+            Unit::Share => (100.0, "%"),
+            Unit::Times => (1.0, "×"),
+            Unit::Count => (1.0, ""),
+        };
+        ColumnUnit { scale, unit }
+    }
+
+    /// A column header: the metric's label, its unit on a line of its own, the column's name
+    /// in `summary.csv` as a tooltip.
+    fn header(self, metric: Metric) -> String {
+        let unit = match self.unit {
+            "" => String::new(),
+            u => format!("<br><span class=\"u\">({u})</span>"),
+        };
+        format!(
+            "<th title=\"{}\">{}{unit}</th>",
+            esc(metric.name()),
+            esc(metric.label())
+        )
+    }
+}
+
+/// A metric's mean (and ± half its 95 % interval on a second line) in its column's unit; a
+/// success rate with the digits that keep it on its side of the target.
+fn cell(
+    folder: &ResultFolder,
+    c: &Candidate,
+    metric: Metric,
+    col: ColumnUnit,
+    target: f64,
+) -> String {
+    let Some(row) = folder.aggregate_of(c.point, &c.strategy, metric) else {
         return "–".to_string();
     };
     let Some(mean) = row.mean else {
         return "–".to_string();
     };
-    let (scale, unit) = match metric.unit() {
-        Unit::Millis if mean.abs() >= 2000.0 => (0.001, " s"),
-        Unit::Millis => (1.0, " ms"),
-        Unit::Share => (100.0, " %"),
-        Unit::Times => (1.0, "×"),
-        Unit::Count => (1.0, ""),
+    let main = match metric {
+        Metric::SuccessRate => labels::percent_near(mean, target)
+            .trim_end_matches(" %")
+            .to_string(),
+        _ => fmt_number(mean * col.scale),
     };
-    let main = format!("{}{unit}", fmt_number(mean * scale));
     match (row.ci95_low, row.ci95_high) {
         (Some(lo), Some(hi)) if hi > lo => {
-            let half = (hi - lo) / 2.0 * scale;
-            format!("{main} <span class=\"ci\">± {}</span>", fmt_number(half))
+            let half = (hi - lo) / 2.0 * col.scale;
+            format!("{main}<br><span class=\"ci\">± {}</span>", fmt_number(half))
         }
         _ => main,
     }
@@ -162,16 +205,24 @@ fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     out.push_str("</p>\n");
     out.push_str("<div class=\"tablewrap\"><table id=\"summary\"><thead><tr>");
     for k in &folder.sweep_keys {
-        let _ = write!(
-            out,
-            "<th title=\"{0}\">{1}</th>",
-            esc(k),
-            esc(&labels::key(k).0)
-        );
+        let (name, kind) = labels::key(k);
+        let unit = match kind {
+            labels::Kind::Rate => "<br><span class=\"u\">(requests/s)</span>",
+            _ => "",
+        };
+        let _ = write!(out, "<th title=\"{}\">{}{unit}</th>", esc(k), esc(&name));
     }
     out.push_str("<th class=\"s\">strategy</th>");
-    for m in &metrics {
-        let _ = write!(out, "<th>{}</th>", esc(m.name()));
+    let columns: Vec<ColumnUnit> = (metrics.iter())
+        .map(|&m| {
+            let largest = (rows.iter())
+                .filter_map(|c| folder.aggregate_of(c.point, &c.strategy, m)?.mean)
+                .fold(0.0, |a: f64, v| a.max(v.abs()));
+            ColumnUnit::of(m, largest)
+        })
+        .collect();
+    for (m, col) in metrics.iter().zip(&columns) {
+        out.push_str(&col.header(*m));
     }
     out.push_str("</tr></thead><tbody>\n");
     for c in &rows {
@@ -192,14 +243,11 @@ fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
             "<td class=\"s\"><span class=\"swatch\" style=\"background:{color}\"></span>{}</td>",
             esc(&c.strategy)
         );
-        for m in &metrics {
+        for (m, col) in metrics.iter().zip(&columns) {
             let below = *m == Metric::SuccessRate && !design.meets_target(folder, c);
             let class = if below { " class=\"below\"" } else { "" };
-            let _ = write!(
-                out,
-                "<td{class}>{}</td>",
-                cell(folder, c.point, &c.strategy, *m)
-            );
+            let text = cell(folder, c, *m, *col, design.target);
+            let _ = write!(out, "<td{class}>{text}</td>");
         }
         out.push_str("</tr>\n");
     }
@@ -272,7 +320,17 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     out.push_str("</p>\n");
     out.push_str("<div class=\"tablewrap\"><table><thead><tr><th class=\"s\">metric</th><th class=\"s\">a</th><th class=\"s\">b</th><th>mean a − b</th><th>95 % interval</th></tr></thead><tbody>\n");
     for r in supported.iter().take(MAX_DIFFERENCES) {
-        let f = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt_number);
+        let largest = [r.mean_diff, r.ci95_low, r.ci95_high]
+            .into_iter()
+            .flatten()
+            .fold(0.0, |a: f64, v| a.max(v.abs()));
+        let col = ColumnUnit::of(r.metric, largest);
+        let unit = match (r.metric.unit(), col.unit) {
+            (Unit::Share, _) => " (percentage points)".to_string(),
+            (_, "") => String::new(),
+            (_, u) => format!(" ({u})"),
+        };
+        let f = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| fmt_number(v * col.scale));
         let pair = |s: &str| {
             let c = Candidate {
                 point: r.point,
@@ -283,8 +341,8 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
         };
         let _ = writeln!(
             out,
-            "<tr><td class=\"s\">{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
-            esc(r.metric.name()),
+            "<tr><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
+            esc(&format!("{}{unit}", r.metric.label())),
             pair(&r.strategy_a),
             pair(&r.strategy_b),
             f(r.mean_diff),

@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock};
 use jitterlab::output::{plot, report};
 use jitterlab::scenario::library::SCENARIOS;
 
-use crate::common::{TempDir, jitterlab, stderr, stdout};
+use crate::common::{TempDir, chromium, chromium_dom, jitterlab, stderr, stdout};
 
 /// The headline chart each built-in scenario's report opens with.
 const HEADLINES: [(&str, &str); 11] = [
@@ -178,6 +178,62 @@ fn collapse_spike_shows_immediate_retries_worse_and_a_stuck_run() {
         herd.iter().any(|t| t.starts_with("Attempts reaching")),
         "a spike is no thundering herd: {herd:?}"
     );
+}
+
+/// Appended to a copy of a report: lists what is wider than its box once laid out (the page,
+/// or a table's scrolling box) in an element `#width-check`, `OVERFLOW[...]`.
+const WIDTH_PROBE: &str = "<script>(function(){var bad=[];var de=document.documentElement;\
+if(de.scrollWidth>de.clientWidth+1)bad.push('page '+de.scrollWidth+' > '+de.clientWidth);\
+document.querySelectorAll('.tablewrap').forEach(function(t){if(t.scrollWidth>t.clientWidth+1)\
+bad.push((t.previousElementSibling||t).textContent.slice(0,50)+': table '+t.scrollWidth+' > '+t.clientWidth);});\
+var d=document.createElement('pre');d.id='width-check';d.textContent='OVERFLOW['+bad.join(' | ')+']';\
+document.body.appendChild(d);})();</script>";
+
+/// What of the report of `dir` overflows its box in headless Chromium `width` px wide.
+fn overflow(browser: &Path, dir: &Path, width: u32) -> String {
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let probe = dir.join("width-probe.html");
+    std::fs::write(&probe, format!("{html}{WIDTH_PROBE}")).unwrap();
+    let dom = chromium_dom(browser, &probe, width, &dir.join("chromium-profile"));
+    let mark = "id=\"width-check\">OVERFLOW[";
+    let at = dom.find(mark).expect("the probe ran") + mark.len();
+    let end = dom[at..].find("]</pre>").expect("the probe's end");
+    dom[at..at + end].to_string()
+}
+
+#[test]
+fn reports_fit_a_1024_px_window_in_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "NOTICE: chromium not found (apt-get install -y chromium); skipping the width check"
+        );
+        return;
+    };
+    let tmp = TempDir::new("width");
+    let names = [
+        "metastable-phase-map",
+        "layered-retries",
+        "brooker-2022-budgets",
+        "collapse-spike",
+        "thundering-herd",
+    ];
+    for name in names {
+        let dir = tmp.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        for e in std::fs::read_dir(folder(name)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+            }
+        }
+        report::write_report(&dir).unwrap();
+        let wide = overflow(&browser, &dir, 1024);
+        assert_eq!(wide, "", "{name}: wider than a 1024 px window");
+        // The probe sees an overflow where there is one: a window too narrow for the table.
+        if name == "metastable-phase-map" {
+            assert_ne!(overflow(&browser, &dir, 480), "", "the probe saw nothing");
+        }
+    }
 }
 
 /// The captions of the goodput panels of `immediate` in `dir`, drawn again.

@@ -11,13 +11,15 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jitterlab::Error;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::output::{plot, report};
 use jitterlab::rng::{from_seed, splitmix64};
 use jitterlab::time::SimDuration;
+
+use crate::common::{chromium, chromium_dom};
 
 // ---------------------------------------------------------------------------------------
 // Toy simulation
@@ -1146,17 +1148,6 @@ fn the_report_shows_the_pngs_drawn_once_and_links_their_svgs() {
     }
 }
 
-fn chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.is_file())
-}
-
 #[test]
 fn report_loads_in_headless_chromium() {
     let Some(browser) = chromium() else {
@@ -1168,45 +1159,7 @@ fn report_loads_in_headless_chromium() {
     let f = folder("chromium");
     write_folder(&f.path, &two_key_spec());
     let html = report::write_report(&f.path).unwrap();
-    let profile = f.path.join("chromium-profile");
-    std::fs::create_dir_all(&profile).unwrap();
-    let mut child = std::process::Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", html.canonicalize().unwrap().display()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let dom = reader.join().unwrap().unwrap();
+    let dom = chromium_dom(&browser, &html, 1400, &f.path.join("chromium-profile"));
     assert!(
         dom.contains("id=\"title\""),
         "chromium dumped no report: {}",
