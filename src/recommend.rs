@@ -383,6 +383,21 @@ fn same_value(written: &str, typed: &str) -> bool {
 
 /// The points `at` keeps, or an error naming the `--at` that names no sweep key or value.
 fn select(folder: &ResultFolder, at: &[At]) -> Result<Vec<u32>> {
+    for (i, a) in at.iter().enumerate() {
+        if let Some(b) =
+            (at[..i].iter()).find(|b| b.key == a.key && !same_value(&b.value, &a.value))
+        {
+            return Err(Error::invalid(
+                "--at",
+                format!("{:?}", format!("{}={}", a.key, a.value)),
+                format!(
+                    "one value per key: {} is already given as {} (a world point has one value of each key; \
+                     leave --at out to see every point)",
+                    a.key, b.value
+                ),
+            ));
+        }
+    }
     for a in at {
         let text = format!("{}={}", a.key, a.value);
         let Some(k) = folder.sweep_keys.iter().position(|s| *s == a.key) else {
@@ -463,6 +478,17 @@ pub fn recommend_at(
             (filled, source)
         }
     };
+    if kept.is_empty() {
+        let given: Vec<String> = at
+            .iter()
+            .map(|a| format!("{}={}", a.key, a.value))
+            .collect();
+        return Err(Error::invalid(
+            "--at",
+            given.join(" "),
+            "values that some point of the sweep has together (each exists, but no point has all of them)",
+        ));
+    }
     let mut candidates = candidates(&folder, &design, &kept);
     if candidates.is_empty() {
         return Err(Error::ResultFolder {

@@ -119,34 +119,29 @@ fn detail(
     }
 }
 
-/// Several world points: one line each, and how to see one in full.
+/// Several world points: one line each (a table whose columns fit their cells), and how to
+/// see one in full.
 fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], dir: &str) {
-    let label_w = worlds
-        .iter()
-        .map(|w| w.label.chars().count())
-        .max()
-        .unwrap_or(10);
-    let _ = writeln!(text, "\n{} world points, one answer each:", worlds.len());
-    let _ = writeln!(
-        text,
-        "  {:<label_w$}  {:<28} {:>12} {:>10} {:>9}",
-        "world point", "recommended", "amplification", "p99_ms", "success"
-    );
-    let mut recommended = 0;
+    let floor = answer.constraints.min_success;
+    let metrics = [
+        Metric::Amplification,
+        Metric::LatencyP99Ms,
+        Metric::SuccessRate,
+    ];
+    let mut head = vec!["world point".to_string(), "recommended".to_string()];
+    head.extend(metrics.iter().map(|m| m.short().to_string()));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut misses: Vec<(String, String)> = Vec::new();
     for w in worlds {
         match w.best() {
             Some(i) => {
-                recommended += 1;
                 let c = &answer.candidates[i];
-                let _ = writeln!(
-                    text,
-                    "  {:<label_w$}  {:<28} {:>12} {:>10} {:>9}",
-                    w.label,
-                    choice_name(c),
-                    number_short(c.mean(Metric::Amplification)),
-                    number_short(c.mean(Metric::LatencyP99Ms)),
-                    format!("{:.4}", c.mean(Metric::SuccessRate)),
-                );
+                let mut row = vec![w.label.clone(), choice_name(c)];
+                row.extend(metrics.iter().map(|&m| match m {
+                    Metric::SuccessRate => share(c.mean(m), floor),
+                    _ => number_short(c.mean(m)),
+                }));
+                rows.push(row);
             }
             None => {
                 let why = w.closest.first().map_or(String::new(), |c| {
@@ -156,21 +151,78 @@ fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], d
                         choice_name(&answer.candidates[c.candidate])
                     )
                 });
-                let _ = writeln!(
-                    text,
-                    "  {:<label_w$}  none meets the constraints{why}",
-                    w.label
-                );
+                misses.push((w.label.clone(), format!("none meets the constraints{why}")));
             }
         }
     }
+    let width = |i: usize| {
+        (rows.iter().map(|r| r[i].chars().count()))
+            .chain([head[i].chars().count()])
+            .chain(
+                (i == 0)
+                    .then(|| misses.iter().map(|m| m.0.chars().count()))
+                    .into_iter()
+                    .flatten(),
+            )
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..head.len()).map(width).collect();
+    let line = |cells: &[String]| {
+        let mut l = String::from(" ");
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let _ = match i {
+                0 => write!(l, " {cell:<w$}"),
+                1 => write!(l, "  {cell:<w$}"),
+                _ => write!(l, "  {cell:>w$}"),
+            };
+        }
+        l.trim_end().to_string()
+    };
+    let _ = writeln!(text, "\n{} world points, one answer each:", worlds.len());
+    let _ = writeln!(text, "{}", line(&head));
+    let mut rows = rows.iter();
+    for w in worlds {
+        if w.best().is_some() {
+            if let Some(r) = rows.next() {
+                let _ = writeln!(text, "{}", line(r));
+            }
+        } else if let Some((label, why)) = misses.iter().find(|m| m.0 == w.label) {
+            let _ = writeln!(text, "  {label:<w0$}  {why}", w0 = widths[0]);
+        }
+    }
+    let recommended = worlds.iter().filter(|w| w.best().is_some()).count();
     let _ = writeln!(
         text,
         "\nrecommended at {recommended} of {} world points. The full ranking at one of them:",
         worlds.len()
     );
-    let at: Vec<String> = worlds[0].at.iter().map(|a| format!("--at {a}")).collect();
-    let _ = writeln!(text, "  jitterlab recommend {dir} {}", at.join(" "));
+    let at: Vec<String> = (worlds[0].at.iter())
+        .map(|a| format!("--at {}", shell_quote(a)))
+        .collect();
+    let _ = writeln!(
+        text,
+        "  jitterlab recommend {} {}",
+        shell_quote(dir),
+        at.join(" ")
+    );
+}
+
+/// `text` as one word of a POSIX shell: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a quote inside written `'\\''`).
+fn shell_quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/=:,+@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// A success share with four decimals, or more where four would round it onto the other side
+/// of the floor (`0.94996` against `0.95` is `0.94996`, not `0.9500`).
+fn share(x: f64, floor: Option<f64>) -> String {
+    jitterlab::output::labels::share_digits(x, floor, 4)
 }
 
 /// `lowest p99 latency, then lowest amplification`.
@@ -219,7 +271,10 @@ fn miss(m: &Miss) -> String {
     format!(
         "{} {} {} {}",
         m.limit.metric.short(),
-        number_short(m.mean),
+        match m.limit.metric.unit() {
+            Unit::Share => share(m.mean, Some(m.limit.bound)),
+            _ => number_short(m.mean),
+        },
         if m.limit.is_floor() { "<" } else { ">" },
         number_short(m.limit.bound)
     )
@@ -232,7 +287,7 @@ fn cell(c: &Candidate, metric: Metric) -> String {
     let i = c.metrics[metric];
     let f = |x: f64| {
         if metric.unit() == Unit::Share {
-            format!("{x:.4}")
+            share(x, None)
         } else {
             number_short(x)
         }
@@ -309,5 +364,16 @@ mod tests {
         // Inside the range nothing changes.
         let c = candidate(2.0, 1.5, 2.5);
         assert_eq!(cell(&c, Metric::Amplification), "2.000 [1.500, 2.500]");
+    }
+
+    #[test]
+    fn a_hint_is_quoted_only_where_a_shell_needs_it() {
+        assert_eq!(shell_quote("workload.rate=27.0"), "workload.rate=27.0");
+        assert_eq!(shell_quote("out/my run"), "'out/my run'");
+        assert_eq!(
+            shell_quote(r#"faults=[{ kind = "outage" }]"#),
+            r#"'faults=[{ kind = "outage" }]'"#
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

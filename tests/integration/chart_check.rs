@@ -390,6 +390,30 @@ fn metastable_fronts_and_recommendations_stay_within_a_load_and_above_the_floor(
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("\nrecommended: "), "{}", stdout(&o));
+    // The hint of the summary is a command a shell runs as printed.
+    assert!(
+        text.contains("--at workload.rate=27.0 --at workload.spike.length=1s\n"),
+        "{text}"
+    );
+    // Two values of one key name no world point: said so, not "no rows".
+    let o = jitterlab(
+        dir.parent().unwrap(),
+        &[
+            "recommend",
+            &out,
+            "--no-plots",
+            "--at",
+            "workload.rate=27",
+            "--at",
+            "workload.rate=63",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("one value per key: workload.rate is already given as 27"),
+        "{}",
+        stderr(&o)
+    );
     // The Pareto chart draws one panel per world point it shows, never one front across.
     plot::draw_all(&dir).unwrap();
     let pareto = texts(&dir.join("pareto.svg"));
