@@ -278,7 +278,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
     );
     let mut compare =
         String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high,n\n");
-    let mut front_input: Vec<(usize, Jitter, f64, f64)> = Vec::new();
+    let mut front_input: Vec<(usize, Jitter, f64, f64, bool)> = Vec::new();
 
     for (pi, values) in grid(&spec.sweep).iter().enumerate() {
         let mut params = spec.base;
@@ -379,6 +379,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
             let n = per_rep.len();
             let mut amp = 0.0;
             let mut p99 = 0.0;
+            let mut success = f64::NAN;
             for (m, metric) in METRICS.iter().enumerate() {
                 let xs: Vec<f64> = per_rep
                     .iter()
@@ -396,6 +397,9 @@ fn write_folder(dir: &Path, spec: &Spec) {
                 }
                 if *metric == "latency_p99_ms" {
                     p99 = mean;
+                }
+                if *metric == "success_rate" {
+                    success = mean;
                 }
                 if xs.len() > 1 {
                     let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
@@ -426,7 +430,8 @@ fn write_folder(dir: &Path, spec: &Spec) {
             assert!(n > 0);
             if p99 > 0.0 {
                 // pareto.csv holds only (point, strategy) pairs with a p99 (some requests succeeded)
-                front_input.push((pi, jitter, amp, p99));
+                // Eligible as recommend writes it by default: success at the 99.9 % target.
+                front_input.push((pi, jitter, amp, p99, success >= 0.999));
             }
             for (a, count) in success_on.iter().enumerate().skip(1) {
                 writeln!(
@@ -480,9 +485,9 @@ fn write_folder(dir: &Path, spec: &Spec) {
     let on_front: Vec<bool> = front_input
         .iter()
         .map(|p| {
-            !front_input
+            p.4 && !front_input
                 .iter()
-                .any(|q| q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3))
+                .any(|q| q.4 && q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3))
         })
         .collect();
     let best = front_input
@@ -496,12 +501,13 @@ fn write_folder(dir: &Path, spec: &Spec) {
         let vals: String = points[p.0].iter().map(|v| format!(",{v}")).collect();
         writeln!(
             pareto,
-            "{},{}{vals},{:.4},{:.4},{front},{},,true",
+            "{},{}{vals},{:.4},{:.4},{front},{},,{}",
             p.0,
             p.1.name(),
             p.2,
             p.3,
-            best == Some((p.0, p.1))
+            best == Some((p.0, p.1)),
+            p.4
         )
         .unwrap();
     }

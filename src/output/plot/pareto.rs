@@ -131,9 +131,22 @@ fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) 
 
 pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String, Pareto)> {
     let worlds = panel_worlds(f, design);
-    // From pareto.csv when `recommend` wrote one with its constraints, else the default floor.
-    let from_file =
-        (f.pareto.as_ref()).is_some_and(|rows| rows.iter().all(|r| r.eligible.is_some()));
+    // One success definition for every chart: the success target. pareto.csv's front and
+    // recommendation are drawn when `recommend` wrote them under that same rule (its
+    // eligibility is the target's everywhere), else the chart computes its own fronts and
+    // says that the file answers other constraints.
+    let written = (f.pareto.as_ref()).filter(|rows| rows.iter().all(|r| r.eligible.is_some()));
+    let same_rule = written.is_some_and(|rows| {
+        rows.iter().all(|r| {
+            let c = Candidate {
+                point: r.point,
+                strategy: r.strategy.clone(),
+                color: 0,
+            };
+            r.eligible == Some(design.meets_target(f, &c))
+        })
+    });
+    let from_file = written.is_some() && same_rule;
     let panels = panels(f, design, &worlds, from_file);
     if panels.is_empty() {
         return None;
@@ -141,13 +154,16 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
     let strategies: Vec<(String, usize)> = (f.strategies.iter().enumerate())
         .map(|(i, s)| (s.clone(), i))
         .collect();
-    let floor = if from_file {
-        "recommend's constraints".to_string()
-    } else {
-        format!("success ≥ {}", super::dist::pct(design.target))
-    };
+    let floor = format!("success ≥ {}", super::dist::pct(design.target));
     let shown = (worlds.len(), design.worlds.len());
-    let guide = guide(f, design, &panels, &floor, shown);
+    let mut guide = guide(f, design, &panels, &floor, shown);
+    if written.is_some() && !same_rule {
+        guide.push_str(&format!(
+            " pareto.csv holds the answer of jitterlab recommend under other constraints (a success floor other than the target, \
+             or a limit on latency or amplification); this chart keeps to the {floor} target of every other chart and \
+             computes its fronts itself: run recommend without constraints to draw its answer here."
+        ));
+    }
     let subtitle = if panels.len() == 1 {
         panels[0].caption.clone()
     } else {
