@@ -94,9 +94,10 @@ struct RecommendArgs {
 struct PlotArgs {
     /// A result folder (as written by `jitterlab run`).
     dir: PathBuf,
-    /// Draw nothing; check that every chart is legible (no text outside the canvas or
-    /// overlapping, none below 10 pt, data reaching a fifth of each panel's value axis) and
-    /// list what is not; exit 1 if anything is.
+    /// Draw nothing; check that every chart is legible (no text outside the canvas,
+    /// overlapping, over a data line, below 10 pt or faint against its background; data
+    /// reaching a fifth of each panel's value axis) and list what is not; exit 1 if anything
+    /// is.
     #[arg(long)]
     check: bool,
 }

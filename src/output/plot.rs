@@ -122,9 +122,9 @@ impl Chart {
         render_svg(path, (WIDTH, self.height()), |root| self.draw(root))
     }
 
-    /// The chart as PNG bytes.
-    pub(crate) fn png(&self, path: &Path) -> Result<Vec<u8>> {
-        render_png(path, (WIDTH, self.height()), |root| self.draw(root))
+    /// The chart as PNG bytes, and its pixels (RGB, row by row) for the chart check.
+    pub(crate) fn png(&self, path: &Path) -> Result<(Vec<u8>, Vec<u8>)> {
+        render_png_pixels(path, (WIDTH, self.height()), |root| self.draw(root))
     }
 }
 
@@ -156,9 +156,18 @@ fn render_svg(
 
 fn render_png(
     path: &Path,
-    (width, height): (u32, u32),
+    size: (u32, u32),
     draw: impl FnOnce(&Area<BitMapBackend>) -> DrawResult,
 ) -> Result<Vec<u8>> {
+    render_png_pixels(path, size, draw).map(|(png, _)| png)
+}
+
+/// The PNG bytes of a drawing and its pixels.
+fn render_png_pixels(
+    path: &Path,
+    (width, height): (u32, u32),
+    draw: impl FnOnce(&Area<BitMapBackend>) -> DrawResult,
+) -> Result<(Vec<u8>, Vec<u8>)> {
     style::ensure_fonts();
     let mut rgb = vec![255u8; (width * height * 3) as usize];
     {
@@ -167,10 +176,11 @@ fn render_png(
         draw(&root).map_err(|e| plot_error(path, e))?;
         root.present().map_err(|e| plot_error(path, e.into()))?;
     }
-    encode_png(&rgb, width, height).map_err(|message| Error::Plot {
+    let png = encode_png(&rgb, width, height).map_err(|message| Error::Plot {
         path: path.to_path_buf(),
         message,
-    })
+    })?;
+    Ok((png, rgb))
 }
 
 fn encode_png(rgb: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8>, String> {
@@ -341,16 +351,15 @@ impl Drawing {
                 // Recording is per thread: the chart is drawn whole on this one.
                 let png_path = dir.join(format!("{}.png", chart.stem));
                 let size = (WIDTH, chart.height());
-                let (png, recording) = check::record(size, || chart.png(&png_path));
+                let (drawn, recording) = check::record(size, || chart.png(&png_path));
+                let (png, pixels) = drawn?;
+                let mut problems = check::problems(&recording);
+                problems.extend(check::drawn_problems(&recording, Some(&pixels)));
                 let svg = match svg {
                     true => Some(chart.svg(&dir.join(format!("{}.svg", chart.stem)))?),
                     false => None,
                 };
-                Ok(Rendered {
-                    png: png?,
-                    svg,
-                    problems: check::problems(&recording),
-                })
+                Ok(Rendered { png, svg, problems })
             })
             .collect();
         let rendered: Vec<Rendered> = rendered.into_iter().collect::<Result<_>>()?;

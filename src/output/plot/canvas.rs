@@ -64,6 +64,7 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
         style: &S,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         check::shape(hull(&[from, to], 0));
+        check::line(&[from, to]);
         self.inner.draw_line(from, to, style)
     }
 
@@ -85,6 +86,7 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         let points: Vec<BackendCoord> = path.into_iter().collect();
         check::shape(hull(&points, 0));
+        check::line(&points);
         self.inner.draw_path(points, style)
     }
 
@@ -121,7 +123,8 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
         }
         let rotation = style.transform();
         let placed = text::place(text, style.size(), style.anchor(), rotation.clone(), pos);
-        check::text(text, placed.line.em, placed.bounds);
+        let rgb = [color.rgb.0, color.rgb.1, color.rgb.2];
+        check::text(text, placed.line.em, placed.bounds, rgb);
         if !self.raster {
             return self.inner.draw_text(text, style, pos);
         }

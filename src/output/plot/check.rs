@@ -12,7 +12,11 @@
 //! - no text is smaller than 10 pt (an em of 13.3 px at 96 px per inch);
 //! - in every panel that is not a reference panel, the data reach at least a fifth of the
 //!   value axis (up from its bottom), so that a scale set by something else (a capacity line
-//!   far above the data) cannot leave them as a line on the floor.
+//!   far above the data) cannot leave them as a line on the floor;
+//! - no data line crosses a text box (a label written over a curve);
+//! - every text stands out from what it is drawn on, in the bitmap as drawn: a contrast ratio
+//!   (WCAG's relative luminance) of at least [`MIN_CONTRAST`] against the commonest other
+//!   colour of its box. Okabe–Ito yellow (#F0E442) on white is 1.3:1 and fails.
 
 use std::cell::{Cell, RefCell};
 
@@ -22,6 +26,8 @@ pub(crate) struct TextBox {
     pub text: String,
     pub em: f64,
     pub bounds: (f64, f64, f64, f64),
+    /// Its colour.
+    pub rgb: [u8; 3],
 }
 
 /// A panel: its name, its plotting area in pixels `(x0, y0, x1, y1)` (the value axis runs
@@ -41,6 +47,8 @@ pub(crate) struct Recording {
     pub panels: Vec<Panel>,
     /// Bounding boxes of the shapes drawn as data.
     pub data: Vec<(i32, i32, i32, i32)>,
+    /// The segments of the lines drawn as data, `(from, to)`.
+    pub lines: Vec<((i32, i32), (i32, i32))>,
 }
 
 thread_local! {
@@ -101,14 +109,27 @@ pub(crate) fn shape(bounds: Option<(i32, i32, i32, i32)>) {
     });
 }
 
+/// Called by the canvas for every line or path: its segments, when drawn as data.
+pub(crate) fn line(points: &[(i32, i32)]) {
+    if !DRAWING_DATA.with(Cell::get) {
+        return;
+    }
+    RECORDING.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.lines.extend(points.windows(2).map(|w| (w[0], w[1])));
+        }
+    });
+}
+
 /// Called by the canvas for every text.
-pub(crate) fn text(text: &str, em: f64, bounds: (f64, f64, f64, f64)) {
+pub(crate) fn text(text: &str, em: f64, bounds: (f64, f64, f64, f64), rgb: [u8; 3]) {
     RECORDING.with(|r| {
         if let Some(rec) = r.borrow_mut().as_mut() {
             rec.texts.push(TextBox {
                 text: text.to_string(),
                 em,
                 bounds,
+                rgb,
             });
         }
     });
@@ -120,6 +141,103 @@ pub(crate) const MIN_EM_PX: f64 = 10.0 * 96.0 / 72.0;
 pub(crate) const MIN_REACH: f64 = 0.2;
 /// Overlaps of at most this many px (anti-aliasing, rounding) are not counted.
 const SLACK: f64 = 1.0;
+/// The least contrast ratio of a text against what it is drawn on. WCAG asks 3:1 of
+/// graphics; the colour-blind-safe palette's orange and sky blue reach 2.1:1 on white (their
+/// captions always name what they colour), its yellow 1.3:1, which this rule refuses.
+pub(crate) const MIN_CONTRAST: f64 = 2.0;
+
+/// WCAG's relative luminance of an sRGB colour.
+fn luminance(c: [u8; 3]) -> f64 {
+    let lin = |v: u8| {
+        let v = f64::from(v) / 255.0;
+        if v <= 0.03928 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2])
+}
+
+/// The contrast ratio of two colours, 1 to 21.
+pub(crate) fn contrast(a: [u8; 3], b: [u8; 3]) -> f64 {
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
+/// What a text is drawn on in `rgb` (the chart's pixels, `width` wide): the commonest colour
+/// of its box that is not near its own.
+fn background(rgb: &[u8], width: u32, t: &TextBox) -> Option<[u8; 3]> {
+    let height = rgb.len() as u32 / 3 / width.max(1);
+    let (x0, y0) = (t.bounds.0.max(0.0) as u32, t.bounds.1.max(0.0) as u32);
+    let (x1, y1) = (
+        (t.bounds.2.max(0.0) as u32).min(width),
+        (t.bounds.3.max(0.0) as u32).min(height),
+    );
+    let mut counts: std::collections::HashMap<[u8; 3], u32> = std::collections::HashMap::new();
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let i = ((y * width + x) * 3) as usize;
+            let c = [rgb[i], rgb[i + 1], rgb[i + 2]];
+            let near = (0..3).all(|k| c[k].abs_diff(t.rgb[k]) < 40);
+            if !near {
+                *counts.entry(c).or_default() += 1;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(c, n)| (*n, *c))
+        .map(|(c, _)| c)
+}
+
+/// Whether the segment `a`–`b` crosses the box `(x0, y0, x1, y1)` (Liang–Barsky clipping).
+fn crosses((a, b): ((i32, i32), (i32, i32)), (x0, y0, x1, y1): (f64, f64, f64, f64)) -> bool {
+    let (ax, ay) = (f64::from(a.0), f64::from(a.1));
+    let (dx, dy) = (f64::from(b.0) - ax, f64::from(b.1) - ay);
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let r = q / p;
+            if p < 0.0 {
+                lo = lo.max(r);
+            } else {
+                hi = hi.min(r);
+            }
+        }
+    }
+    lo <= hi
+}
+
+/// What breaks the rules that look at the pixels drawn (`rgb`, the chart's bitmap) and the
+/// data lines: texts over data lines, texts that do not stand out.
+pub(crate) fn drawn_problems(rec: &Recording, rgb: Option<&[u8]>) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &rec.texts {
+        // The box less its anti-aliased edge.
+        let b = t.bounds;
+        let inner = (b.0 + 2.0, b.1 + 2.0, b.2 - 2.0, b.3 - 2.0);
+        if inner.0 < inner.2 && inner.1 < inner.3 && rec.lines.iter().any(|l| crosses(*l, inner)) {
+            out.push(format!("text {:?} lies over a data line", t.text));
+        }
+        if let Some(bg) = rgb.and_then(|px| background(px, rec.size.0, t)) {
+            let ratio = contrast(t.rgb, bg);
+            if ratio < MIN_CONTRAST {
+                out.push(format!(
+                    "text {:?} in {} on {}: contrast {ratio:.1}:1, below {MIN_CONTRAST}:1",
+                    t.text,
+                    crate::output::palette::hex(t.rgb),
+                    crate::output::palette::hex(bg)
+                ));
+            }
+        }
+    }
+    out
+}
 
 /// What breaks the rules in a recording, one sentence each.
 pub(crate) fn problems(rec: &Recording) -> Vec<String> {
@@ -198,6 +316,7 @@ mod tests {
             text: t.into(),
             em,
             bounds,
+            rgb: [0x33, 0x33, 0x33],
         }
     }
 
@@ -215,6 +334,49 @@ mod tests {
                 reference: false,
             }],
             data: vec![(60, 150, 80, 250)],
+            lines: vec![((60, 250), (80, 150))],
+        }
+    }
+
+    /// A white 400×300 bitmap with the texts of `r` drawn as solid boxes of their colour
+    /// (their middle third), as text pixels sit among their background's.
+    fn bitmap(r: &Recording) -> Vec<u8> {
+        let mut px = vec![255u8; 400 * 300 * 3];
+        for t in &r.texts {
+            let (x0, x1) = (t.bounds.0 as usize, t.bounds.2 as usize);
+            let (y0, y1) = (t.bounds.1 as usize, t.bounds.3 as usize);
+            for y in y0 + (y1 - y0) / 3..y1 - (y1 - y0) / 3 {
+                for x in x0..x1 {
+                    px[(y * 400 + x) * 3..(y * 400 + x) * 3 + 3].copy_from_slice(&t.rgb);
+                }
+            }
+        }
+        px
+    }
+
+    #[test]
+    fn text_over_a_data_line_and_faint_text_fail() {
+        let r = clean();
+        assert!(drawn_problems(&r, Some(&bitmap(&r))).is_empty());
+        let mut r = clean();
+        r.lines.push(((0, 15), (400, 15)));
+        assert_eq!(
+            drawn_problems(&r, None),
+            [
+                "text \"title\" lies over a data line",
+                "text \"tick\" lies over a data line"
+            ]
+        );
+        let mut r = clean();
+        r.texts[1].rgb = [0xF0, 0xE4, 0x42];
+        assert_eq!(
+            drawn_problems(&r, Some(&bitmap(&r))),
+            ["text \"tick\" in #f0e442 on #ffffff: contrast 1.3:1, below 2:1"]
+        );
+        // The palette's other colours pass on white; yellow alone fails.
+        for (name, c) in crate::output::palette::OKABE_ITO {
+            let ok = contrast(c, [255, 255, 255]) >= MIN_CONTRAST;
+            assert_eq!(ok, name != "yellow", "{name}");
         }
     }
 
