@@ -29,8 +29,9 @@ pub const OKABE_ITO: [(&str, [u8; 3]); 8] = [
 
 /// First attempts in the herd chart.
 pub const FIRST_ATTEMPTS: [u8; 3] = [0xB8, 0xB8, 0xB8];
-/// Fault windows and triggers (vermillion, drawn light).
-pub const FAULT: [u8; 3] = [0xD5, 0x5E, 0x00];
+/// Fault windows and triggers: a neutral grey, drawn light, so that no band takes the colour
+/// of a strategy (vermillion and orange are two of them).
+pub const FAULT: [u8; 3] = [0x80, 0x80, 0x80];
 /// Text, axes and reference lines.
 pub const INK: [u8; 3] = [0x33, 0x33, 0x33];
 
