@@ -142,7 +142,10 @@ class Result:
         as in the report."""
         path = self.dir / "palette.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no palette.json; run the scenario again with this jitterlab")
+            raise FileNotFoundError(
+                f"{path}: no such file (a folder written before palette.json existed); "
+                f"`jitterlab plot {self.dir}` writes it from the folder's CSV files"
+            )
         with open(path) as f:
             return json.load(f)
 
