@@ -113,7 +113,16 @@ pub(crate) fn build(
         let rows: Vec<(f64, f64, f64)> = (t.t_ms.iter().zip(first).zip(retries))
             .map(|((&ms, &a), &r)| (ms, a, a + r))
             .collect();
-        peaks.push((t.label.clone(), retries.iter().copied().fold(0.0, f64::max)));
+        // A run of a pair is named by its replication; the panel says stuck or recovered.
+        let name = match traces.paired && t.label.contains(": replication ") {
+            true => format!(
+                "{}, replication {}",
+                design.candidate_label(f, &t.candidate),
+                t.replication
+            ),
+            false => t.label.clone(),
+        };
+        peaks.push((name, retries.iter().copied().fold(0.0, f64::max)));
         panels.push(Panel {
             name: t.label.clone(),
             color: t.candidate.color,
@@ -166,7 +175,7 @@ pub(crate) fn build(
 impl Herd {
     /// The reading guide: what the panels hold, and only the sentences this chart's numbers
     /// give a meaning (a capacity, faults, a spread of peaks).
-    fn guide(&self, layer: bool, burst: bool, mut peaks: Vec<(String, f64)>) -> String {
+    fn guide(&self, layer: bool, burst: bool, peaks: Vec<(String, f64)>) -> String {
         let mut guide = String::from(
             "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
         );
@@ -202,20 +211,7 @@ impl Herd {
                 "The strip below is the offered rate (new requests per second) on the same time axis. ",
             );
         }
-        peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
-        if let (Some(hi), Some(lo)) = (peaks.first(), peaks.last())
-            && hi.1 > 0.0
-            && hi.1 > lo.1 * 1.1
-            && peaks.len() > 1
-        {
-            guide.push_str(&format!(
-                "The largest retry spike is {} per bucket ({}), against {} ({}).",
-                fmt_number(hi.1),
-                hi.0,
-                fmt_number(lo.1),
-                lo.0
-            ));
-        }
+        guide.push_str(&peak_sentence(peaks));
         guide.trim_end().to_string()
     }
 
@@ -457,6 +453,47 @@ pub(crate) fn offered_strip<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The sentence on retry spikes: the largest (every run that reaches it named) against the
+/// smallest, or the runs that send no retry at all; empty when the runs do not differ by a
+/// tenth or there is one run.
+fn peak_sentence(mut peaks: Vec<(String, f64)>) -> String {
+    peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (Some(hi), Some(lo)) = (peaks.first().map(|p| p.1), peaks.last().map(|p| p.1)) else {
+        return String::new();
+    };
+    if peaks.len() < 2 || hi <= 0.0 || hi <= lo * 1.1 {
+        return String::new();
+    }
+    let names = |v: f64| -> String {
+        let of: Vec<&str> = (peaks.iter().filter(|p| p.1 == v))
+            .map(|p| p.0.as_str())
+            .collect();
+        match of.as_slice() {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        }
+    };
+    if lo == 0.0 {
+        let none = peaks.iter().filter(|p| p.1 == 0.0).count();
+        format!(
+            "The largest retry spike is {} per bucket ({}); {} {} none.",
+            fmt_number(hi),
+            names(hi),
+            names(0.0),
+            if none == 1 { "has" } else { "have" }
+        )
+    } else {
+        format!(
+            "The largest retry spike is {} per bucket ({}), against {} ({}).",
+            fmt_number(hi),
+            names(hi),
+            fmt_number(lo),
+            names(lo)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,5 +517,21 @@ mod tests {
         assert!(d.len() <= 600);
         assert!(d.iter().any(|p| p.2 == 500.0 && p.0 == 12340.0));
         assert_eq!(decimate_peaks(&points[..10], 600).len(), 10);
+    }
+
+    #[test]
+    fn the_spike_sentence_names_ties_and_runs_without_retries() {
+        let p = |v: &[(&str, f64)]| v.iter().map(|(n, x)| (n.to_string(), *x)).collect();
+        assert_eq!(
+            peak_sentence(p(&[("a", 9.0), ("b", 0.0)])),
+            "The largest retry spike is 9 per bucket (a); b has none."
+        );
+        assert_eq!(
+            peak_sentence(p(&[("a", 9.0), ("b", 9.0), ("c", 3.0), ("d", 3.0)])),
+            "The largest retry spike is 9 per bucket (a and b), against 3 (c and d)."
+        );
+        assert_eq!(peak_sentence(p(&[("a", 0.0), ("b", 0.0)])), "");
+        assert_eq!(peak_sentence(p(&[("a", 9.0), ("b", 8.5)])), "");
+        assert_eq!(peak_sentence(p(&[("a", 9.0)])), "");
     }
 }
