@@ -14,7 +14,7 @@ use jitterlab::delays::{DelaysRequest, parse_jitters};
 use jitterlab::param::ParamError;
 use std::path::{Path, PathBuf};
 
-use jitterlab::recommend::{Constraints, Objective};
+use jitterlab::recommend::{At, Constraints, Objective};
 use jitterlab::runner::{self, RunOptions, RunReport};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::scenario::library::{self, Source};
@@ -67,9 +67,14 @@ struct RecommendArgs {
     /// Attempts per request at most this (e.g. 1.5).
     #[arg(long, allow_hyphen_values = true)]
     max_amplification: Option<f64>,
-    /// Success rate at least this (e.g. 0.999).
+    /// Success rate at least this (e.g. 0.999) [default: the scenario's
+    /// recommend.min_success, else 0.999].
     #[arg(long, allow_hyphen_values = true)]
     min_success: Option<f64>,
+    /// Only the points where a sweep key has this value (repeatable), e.g.
+    /// --at workload.rate=50: one point of the world keys gets its full ranking.
+    #[arg(long, value_name = "KEY=VALUE")]
+    at: Vec<String>,
     /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
     #[arg(long, allow_hyphen_values = true)]
     deadline: Option<String>,
@@ -89,6 +94,12 @@ struct RecommendArgs {
 struct PlotArgs {
     /// A result folder (as written by `jitterlab run`).
     dir: PathBuf,
+    /// Draw nothing; check that every chart is legible (no text outside the canvas,
+    /// overlapping, over a data line, below 10 pt or faint against its background; data
+    /// reaching a fifth of each panel's value axis) and list what is not; exit 1 if anything
+    /// is.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -343,6 +354,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Init(args) => init(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
+        Command::Plot(args) if args.check => check_charts(&args.dir),
         Command::Plot(args) => plot(&args.dir, false, &CancelToken::new()),
         Command::Recommend(args) => recommend(args),
     }
@@ -520,10 +532,16 @@ fn recommend(args: RecommendArgs) -> Result<()> {
             .transpose()?,
     };
     let objective: Objective = args.objective.parse()?;
-    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective)?;
+    let at: Vec<At> = args
+        .at
+        .iter()
+        .map(|a| a.parse())
+        .collect::<jitterlab::error::Result<_>>()?;
+    let answer = jitterlab::recommend::recommend_at(&args.dir, &constraints, objective, &at)?;
+    let dir = args.dir.display().to_string();
     print!(
         "{}",
-        cli::recommend::render(&answer, &constraints, objective, args.top)
+        cli::recommend::render(&answer, objective, args.top, &dir)
     );
     say(&format!("wrote {}", answer.pareto_csv.display()));
     if !args.no_plots {
@@ -532,25 +550,46 @@ fn recommend(args: RecommendArgs) -> Result<()> {
     Ok(())
 }
 
-/// Draws every chart and the report of a result folder. Once `cancel` is cancelled, no
-/// further file is written, and the interruption says that the results are complete.
+/// Draws every chart and the report of a result folder, and warns of each chart that breaks
+/// a rule of legible charts (always, as warnings about the input are). Once `cancel` is
+/// cancelled, no further file is written, and the interruption says that the results are
+/// complete.
 fn plot(dir: &std::path::Path, quiet: bool, cancel: &CancelToken) -> Result<()> {
     let started = std::time::Instant::now();
-    let interrupted = |e: Error| match e {
-        Error::Interrupted => Error::ChartsInterrupted(dir.to_path_buf()),
-        other => other,
-    };
-    let charts = jitterlab::output::plot::draw_all_until(dir, cancel).map_err(interrupted)?;
-    let report = jitterlab::output::report::write_report_until(dir, cancel).map_err(interrupted)?;
+    let drawn =
+        jitterlab::output::plot::draw_with_report_until(dir, cancel).map_err(|e| match e {
+            Error::Interrupted => Error::ChartsInterrupted(dir.to_path_buf()),
+            other => other,
+        })?;
+    for p in &drawn.problems {
+        eprintln!("warning: chart {p}");
+    }
     if !quiet {
         say(&format!(
             "drew {} chart files and {} in {:.2} s",
-            charts.len(),
-            report.display(),
+            drawn.files.len(),
+            drawn.report.display(),
             started.elapsed().as_secs_f64()
         ));
     }
     Ok(())
+}
+
+/// `plot --check`: every chart drawn in memory and held to the legibility rules.
+fn check_charts(dir: &std::path::Path) -> Result<()> {
+    let problems = jitterlab::output::plot::check_charts(dir)?;
+    for p in &problems {
+        println!("{p}");
+    }
+    if problems.is_empty() {
+        eprintln!("every chart of {} is legible", dir.display());
+        Ok(())
+    } else {
+        Err(Error::Plot {
+            path: dir.to_path_buf(),
+            message: format!("{} problems in its charts (listed above)", problems.len()),
+        })
+    }
 }
 
 fn check(args: CheckArgs) -> Result<()> {

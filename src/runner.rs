@@ -115,7 +115,7 @@ impl Prepared {
         let units = plan.units();
         let header = Header {
             jitterlab_journal: 1,
-            fingerprint: journal::fingerprint(&resolved),
+            fingerprint: journal::fingerprint(&base.to_toml_for_runs(doc.sweep_table())),
             units: units.len(),
             shard: None,
         };
@@ -126,6 +126,17 @@ impl Prepared {
             units,
             header,
         })
+    }
+
+    /// `palette.json`: the colour of each strategy, in the scenario's order.
+    fn write_palette(&self, dir: &Path) -> Result<PathBuf> {
+        let names: Vec<String> = self
+            .base
+            .strategies
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        crate::output::palette::write(dir, &names)
     }
 
     /// meta.json with the fields every command fills the same way.
@@ -473,7 +484,12 @@ fn run_staged(
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    let (files, points) = prep.write_results(stage.path(), &header, &records, &written, threads)?;
+    let (mut files, points) =
+        prep.write_results(stage.path(), &header, &records, &written, threads)?;
+    // A shard or an interrupted run writes no palette, as it writes no CSV file.
+    if records.len() == prep.units.len() {
+        files.push(prep.write_palette(stage.path())?);
+    }
     let figures = Figures {
         units_run: ran,
         threads,
@@ -537,6 +553,7 @@ impl Folder {
                 threads,
             )?;
             files.extend(more(stage.path())?);
+            files.push(self.prep.write_palette(stage.path())?);
             Ok((files, points))
         };
         let (files, points) = match staged() {
@@ -619,7 +636,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
             &stage.path().join("scenario.toml"),
             prep.resolved.as_bytes(),
         )?;
-        prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)
+        let (mut files, points) =
+            prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)?;
+        files.push(prep.write_palette(stage.path())?);
+        Ok((files, points))
     };
     let (files, points) = match staged() {
         Ok(written) => written,

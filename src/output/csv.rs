@@ -1,4 +1,4 @@
-//! Writes the CSV files of a result folder (DESIGN §6) from the finished units, each file
+//! Writes the CSV files of a result folder (docs/results.md) from the finished units, each file
 //! through its row type ([`super::rows`]), which defines its columns for the reader too.
 
 use std::io::Write;

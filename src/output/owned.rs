@@ -5,8 +5,9 @@
 //! journal header, or the staging folder ([`STAGE`]) of a run in progress or interrupted: `run`
 //! and `merge` write the journal before anything else, so every folder they wrote, finished,
 //! sharded or interrupted, has one. jitterlab **owns** only the files it writes there, by
-//! name: `scenario.toml`, `units.jsonl`, `meta.json`, the CSVs of DESIGN §6, `pareto.csv`,
-//! `report.html`, the live mode's `live_vs_sim.csv` and observed samples
+//! name: `scenario.toml`, `units.jsonl`, `meta.json`, `palette.json`, the CSVs of
+//! `docs/results.md`, `pareto.csv`, `report.html`, the live mode's `live_vs_sim.csv` and
+//! observed samples
 //! ([`OBSERVED_SERVICE`], [`OBSERVED_LATENCY`]), and the charts (`herd`, `herd_log`,
 //! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
 //! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`).
@@ -61,6 +62,7 @@ pub fn is_owned(name: &str) -> bool {
         "scenario.toml",
         JOURNAL,
         "meta.json",
+        super::palette::FILE,
         "report.html",
         SummaryRow::FILE,
         AggregateRow::FILE,

@@ -404,7 +404,20 @@ pub(super) fn check(
         },
         strategies,
         backoff_defaults: backoff_defaults(&file.backoff)?,
+        min_success: min_success(file.recommend.as_ref())?,
     })
+}
+
+/// `recommend.min_success`: a share above 0, at most 1 (absent: `recommend`'s default).
+fn min_success(file: Option<&super::file::RecommendFile>) -> Result<Option<f64>> {
+    match file.and_then(|r| r.min_success) {
+        Some(x) if !(x > 0.0 && x <= 1.0) => Err(Error::invalid(
+            "recommend.min_success",
+            x,
+            "a number above 0 and at most 1",
+        )),
+        other => Ok(other),
+    }
 }
 
 /// The span whose recovery is measured: from the first fault window's start to the last

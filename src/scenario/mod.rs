@@ -18,6 +18,7 @@ mod file;
 pub mod library;
 mod locate;
 mod resolved;
+pub mod roles;
 mod sweep;
 mod warn;
 mod wording;
@@ -25,6 +26,7 @@ mod wording;
 use std::path::{Path, PathBuf};
 
 pub use check::DEFAULT_STRATEGIES;
+pub use roles::Role;
 pub use sweep::{Sweep, format_value};
 
 use crate::backoff::BackoffParams;
@@ -53,6 +55,10 @@ pub struct Scenario {
     pub strategies: Vec<Strategy>,
     /// The `[backoff]` keys shared by the strategies (written back in the resolved file).
     pub backoff_defaults: BackoffParams,
+    /// `recommend.min_success`: the success rate this scenario's results are read against
+    /// (`recommend`'s default floor, the charts' success target); `None`: the default, 0.999.
+    /// It changes no run, so the journal's fingerprint leaves it out.
+    pub min_success: Option<f64>,
 }
 
 /// One sweep point: its values of the sweep keys and its checked scenario.

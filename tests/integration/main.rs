@@ -1,9 +1,10 @@
-//! The integration test binary: one binary, one module per concern (DESIGN §2).
+//! The integration test binary: one binary, one module per concern.
 //!
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
 mod builtins;
+mod chart_check;
 mod charts;
 mod cli;
 mod common;
