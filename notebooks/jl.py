@@ -2,7 +2,9 @@
 `jitterlab` command a notebook shows, and load the result folder's CSV files with pandas.
 
 Nothing here computes a result: every number a notebook shows comes from the CSV files that the
-printed command wrote. The binary is, in order:
+printed command wrote, and every colour from the folder's `palette.json` (one colour per
+strategy, the CLI's colour-blind-safe Okabe-Ito palette) or `heat_cmap` (viridis, bright is
+better). The binary is, in order:
 
 1. `$JITTERLAB`, when set (a path to a `jitterlab` binary);
 2. the repository's own release build, after `cargo build --release` in the repository root
@@ -134,6 +136,25 @@ class Result:
         return list(dict.fromkeys(self.summary.strategy))
 
     @property
+    def palette(self) -> dict:
+        """`palette.json`: the colours the run's charts use (docs/results.md). Every figure of
+        the notebooks takes its colours from here, so a strategy looks the same in a notebook
+        as in the report."""
+        path = self.dir / "palette.json"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path}: no such file (a folder written before palette.json existed); "
+                f"`jitterlab plot {self.dir}` writes it from the folder's CSV files"
+            )
+        with open(path) as f:
+            return json.load(f)
+
+    @property
+    def colors(self) -> dict[str, str]:
+        """Each strategy's colour (Okabe-Ito, fixed by its place in the run), as in the charts."""
+        return {s["name"]: s["color"] for s in self.palette["strategies"]}
+
+    @property
     def capacity_per_bucket(self) -> float | None:
         """Attempts a queue server completes per output bucket with every worker busy
         (workers / mean service time x bucket): the herd chart's capacity line."""
@@ -185,6 +206,15 @@ def delays(*options: str) -> pd.DataFrame:
     delay_ms)."""
     proc = _exec(["delays", *options])
     return pd.read_csv(StringIO(proc.stdout))
+
+
+def heat_cmap(better: str) -> str:
+    """The colour map of a heat map, as the CLI's charts draw them: viridis with its bright
+    (yellow) end the better one, so `better="high"` (success, recovered) is `viridis` and
+    `better="low"` (latency, load) is `viridis_r`."""
+    if better not in ("high", "low"):
+        raise ValueError(f"better is 'high' or 'low', not {better!r}")
+    return "viridis" if better == "high" else "viridis_r"
 
 
 def duration_ms(text: str) -> float:

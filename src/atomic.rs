@@ -53,7 +53,7 @@ impl AtomicFile {
     /// Starts writing `path` (created under a temporary name).
     pub fn create(path: &Path) -> Result<AtomicFile> {
         let tmp = temp_name(path)?;
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let file = create_temp(path, &tmp)?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             tmp,
@@ -116,15 +116,91 @@ fn temp_name(path: &Path) -> Result<PathBuf> {
             message: "not a file name".to_string(),
         })?
         .to_string_lossy();
-    Ok(dir.join(format!(".{name}.tmp{}", std::process::id())))
+    Ok(dir.join(format!(".{name}{}", temp_suffix())))
+}
+
+/// The end of this process's temporary names: `.tmp-HOST-NS-PID`, the host, the PID
+/// namespace (the inode of `/proc/self/ns/pid`, 0 where there is none) and the process id.
+/// A process id alone names no process in a folder shared between hosts or containers:
+/// only a temporary file of this host and namespace is ever taken for a dead process's.
+pub(crate) fn temp_suffix() -> &'static str {
+    static SUFFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SUFFIX.get_or_init(|| {
+        let (host, namespace) = host_and_namespace();
+        format!(".tmp-{host}-{namespace}-{}", std::process::id())
+    })
+}
+
+/// This process's host name (letters, digits, `.` and `-` only; `_` for any other byte)
+/// and PID namespace, as temporary names carry them ([`temp_suffix`]).
+pub(crate) fn host_and_namespace() -> (String, u64) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    let host: String = host
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let host = if host.is_empty() { "_".into() } else { host };
+    // `pid:[4026531836]`
+    let namespace = std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+        })
+        .unwrap_or(0);
+    (host, namespace)
+}
+
+/// Creates the temporary file `tmp` of `path`: a new file, never opened through a link or
+/// over a file (an old one of this name, a dead process's, is removed first). Errors name
+/// `path`, the file the user knows, never the temporary name.
+fn create_temp(path: &Path, tmp: &Path) -> Result<File> {
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+    };
+    let file = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Removing a link removes the link, not what it points at.
+            let _ = std::fs::remove_file(tmp);
+            create()
+        }
+        other => other,
+    };
+    file.map_err(|e| {
+        let folder = tmp.parent().filter(|p| !p.as_os_str().is_empty());
+        match folder {
+            Some(folder) if e.kind() == std::io::ErrorKind::NotFound && !folder.exists() => {
+                Error::io(
+                    path,
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("its folder {} does not exist", folder.display()),
+                    ),
+                )
+            }
+            _ => Error::io(path, e),
+        }
+    })
 }
 
 /// Writes `bytes` to a temporary name beside `path` and returns that name.
 fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = temp_name(path)?;
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        file.write_all(bytes).map_err(|e| Error::io(&tmp, e))
+        let mut file = create_temp(path, &tmp)?;
+        file.write_all(bytes).map_err(|e| Error::io(path, e))
     })();
     match result {
         Ok(()) => Ok(tmp),

@@ -83,6 +83,14 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C); finished work units are kept for `--resume`.
     #[error("interrupted; finished work is kept, continue with --resume")]
     Interrupted,
+    #[cfg(feature = "sim")]
+    /// Drawing the charts of a result folder was interrupted (Ctrl-C) before they were written:
+    /// the results are complete; `jitterlab plot` draws the charts.
+    #[error(
+        "interrupted while drawing the charts; the results in {} are complete: draw the charts with `jitterlab plot {}`",
+        .0.display(), .0.display()
+    )]
+    ChartsInterrupted(PathBuf),
     /// An I/O error on a named file.
     #[error("{path}: {source}")]
     Io {
@@ -180,6 +188,9 @@ impl Error {
             | Error::ResultFolder { .. }
             | Error::TooMuchWork { .. }
             | Error::TooLarge { .. } => true,
+            // A FIFO, a device or a folder given where a file is read ([`crate::input`]).
+            #[cfg(feature = "sim")]
+            Error::Io { source, .. } => crate::input::is_not_regular(source),
             _ => false,
         }
     }

@@ -1,11 +1,15 @@
 //! Bounded reading: every file jitterlab reads goes through [`read`] or [`read_text`], which
-//! refuse a file larger than the limit of its kind before reading it whole.
+//! refuse a file larger than the limit of its kind before reading it whole, and anything that
+//! is not a regular file before opening it.
 //!
-//! The size on disk is checked first; then the file is read through a reader that stops one
-//! byte past the limit, because a device or a pipe (`/dev/zero`, `/dev/stdin`) has no size
-//! on disk and would otherwise be read until memory runs out. The limits, documented in
-//! docs/cli.md, are far above any file jitterlab writes for a sane run and far below what
-//! would hurt a machine.
+//! A FIFO (named pipe) blocks its reader until a writer comes, and a device or a socket has no
+//! end (`/dev/zero`) or no size: none is a file jitterlab wrote or a scenario, so each is
+//! refused by its type, found before the file is opened ([`regular`]); the file is then opened
+//! without blocking and its type checked again on the open file, so that one swapped in
+//! between cannot block either. The size on disk is checked next, and the file is read
+//! through a reader that stops one byte past the limit (a file that grows while it is read).
+//! The limits, documented in docs/cli.md, are far above any file jitterlab writes for a sane
+//! run and far below what would hurt a machine.
 
 use std::io::Read;
 use std::path::Path;
@@ -75,12 +79,99 @@ impl Limit {
     }
 }
 
-/// The bytes of `path`, refused with [`Error::TooLarge`] when larger than `limit`.
+/// What a file that is not a regular file is, for the refusal: `a FIFO (named pipe)`.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The error for `path`, which is `meta`'s kind of file and not a regular file: an
+/// [`Error::Io`] of kind `InvalidInput` whose cause is a [`NotRegular`] (each caller names the
+/// file as its kind of input); bad input, exit code 2, wherever it is read.
+fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            NotRegular(format!(
+                "is {}, not a regular file; jitterlab reads only regular files",
+                kind_of(meta)
+            )),
+        ),
+    )
+}
+
+/// The cause of the refusal of a file that is not a regular file ([`regular`]).
+#[derive(Debug)]
+pub struct NotRegular(String);
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// True when `e` is the refusal of a file that is not a regular file ([`regular`]).
+pub fn is_not_regular(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|cause| cause.is::<NotRegular>())
+}
+
+/// Refuses `path` unless it is a regular file (a symbolic link to one is followed), by its
+/// type, without opening it: a FIFO would block the open, a device never ends.
+pub fn regular(path: &Path) -> Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_file() {
+        Ok(meta)
+    } else {
+        Err(not_regular(path, &meta))
+    }
+}
+
+/// Opens `path`, a regular file ([`regular`]), for reading: without blocking (a FIFO put in
+/// its place since would otherwise block the open), and checked again once open.
+pub fn open(path: &Path) -> Result<std::fs::File> {
+    regular(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // No effect on a regular file.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    Ok(file)
+}
+
+/// The bytes of `path`, refused with [`Error::TooLarge`] when larger than `limit`, and with an
+/// [`Error::Io`] of kind `InvalidInput` when it is not a regular file ([`regular`]).
 pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    // Refused before reading when the size is known; a device reports 0.
+    let file = open(path)?;
+    // Refused before reading when the size is known.
     if let Ok(meta) = file.metadata()
-        && meta.is_file()
         && meta.len() > limit.bytes
     {
         return Err(limit.refuse(path));
@@ -131,13 +222,25 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("larger than 4 bytes"), "{e}");
-        // No size on disk: the reader stops one byte past the limit.
+        // Not a regular file: refused by its type, never opened (a FIFO blocks the open).
         let e = read(Path::new("/dev/zero"), SCENARIO).unwrap_err();
         assert!(
-            e.to_string()
-                .contains("1 MiB, the limit for a scenario file"),
+            e.to_string().contains("is a device, not a regular file"),
             "{e}"
         );
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let e = read(&fifo, SCENARIO).unwrap_err();
+                assert!(e.to_string().contains("is a FIFO (named pipe)"), "{e}");
+                let e = open(&fifo).unwrap_err();
+                assert!(e.to_string().contains("not a regular file"), "{e}");
+            }
+        }
+        let e = read(&dir, SCENARIO).unwrap_err();
+        assert!(e.to_string().contains("is a folder"), "{e}");
         std::fs::write(&fits, [0xff, 0xfe]).unwrap();
         assert!(
             read_text(&fits, TINY)

@@ -76,6 +76,8 @@ pub mod sim;
 pub mod stats;
 #[cfg(feature = "sim")]
 pub mod sweep;
+#[cfg(feature = "sim")]
+pub mod text;
 
 pub use error::{Error, Result};
 

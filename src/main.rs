@@ -14,7 +14,7 @@ use jitterlab::delays::{DelaysRequest, parse_jitters};
 use jitterlab::param::ParamError;
 use std::path::{Path, PathBuf};
 
-use jitterlab::recommend::{Constraints, Objective};
+use jitterlab::recommend::{At, Constraints, Objective};
 use jitterlab::runner::{self, RunOptions, RunReport};
 use jitterlab::scenario::ScenarioDoc;
 use jitterlab::scenario::library::{self, Source};
@@ -67,9 +67,14 @@ struct RecommendArgs {
     /// Attempts per request at most this (e.g. 1.5).
     #[arg(long, allow_hyphen_values = true)]
     max_amplification: Option<f64>,
-    /// Success rate at least this (e.g. 0.999).
+    /// Success rate at least this (e.g. 0.999) [default: the scenario's
+    /// recommend.min_success, else 0.999].
     #[arg(long, allow_hyphen_values = true)]
     min_success: Option<f64>,
+    /// Only the points where a sweep key has this value (repeatable), e.g.
+    /// --at workload.rate=50: one point of the world keys gets its full ranking.
+    #[arg(long, value_name = "KEY=VALUE")]
+    at: Vec<String>,
     /// 99.9 % of succeeded requests finish within this (p99.9 at most; e.g. 5s).
     #[arg(long, allow_hyphen_values = true)]
     deadline: Option<String>,
@@ -78,7 +83,7 @@ struct RecommendArgs {
     #[arg(long, default_value = "amplification")]
     objective: String,
     /// How many pairs to print.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = whole::<usize>)]
     top: usize,
     /// Do not redraw the charts and report.
     #[arg(long)]
@@ -89,6 +94,12 @@ struct RecommendArgs {
 struct PlotArgs {
     /// A result folder (as written by `jitterlab run`).
     dir: PathBuf,
+    /// Draw nothing; check that every chart is legible (no text outside the canvas,
+    /// overlapping, over a data line, below 10 pt or faint against its background; data
+    /// reaching a fifth of each panel's value axis) and list what is not; exit 1 if anything
+    /// is.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -100,16 +111,16 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: Option<u64>,
     /// Replications per point and strategy (overrides `replications`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>)]
     replications: Option<u32>,
     /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Worker threads, 1 to 1024 [default: one per core]; never more than the runs to do.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
     /// Run only shard I of N (I from 0); merge the shards with `jitterlab merge`.
     #[arg(long, value_name = "I/N")]
@@ -137,7 +148,7 @@ struct LiveArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Master seed, 0 to 18446744073709551615 (overrides the scenario's `seed`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: Option<u64>,
     /// Override any key: KEY=VALUE, VALUE read as TOML (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -223,35 +234,111 @@ struct DelaysArgs {
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     factor: f64,
     /// Retries per sample (k = 1..=retries).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<u32>)]
     retries: u32,
     /// Fresh requests per jitter kind.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<u32>)]
     samples: u32,
     /// Master seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: u64,
     /// Also draw the distributions to this file (.png or .svg): one panel per jitter kind.
+    /// An existing file is never replaced without --force.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Replace the --plot FILE when it exists (a link is replaced by the chart, never what it
+    /// points at).
+    #[arg(long)]
+    force: bool,
+}
+
+/// A whole number of `T` for a flag: `-1` or `1.5` is refused naming the range, as any value
+/// out of range is (clap would otherwise read `-1` as a flag of its own).
+fn whole<T>(text: &str) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + num_range::Max,
+{
+    text.trim().parse().map_err(|_| {
+        format!(
+            "{}: a whole number from 0 to {}",
+            jitterlab::text::shown(text),
+            T::MAX_TEXT
+        )
+    })
+}
+
+/// The largest value of each integer type a flag takes, as text for [`whole`]'s message.
+mod num_range {
+    pub trait Max {
+        const MAX_TEXT: &'static str;
+    }
+    impl Max for u32 {
+        const MAX_TEXT: &'static str = "4294967295";
+    }
+    impl Max for u64 {
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
+    impl Max for usize {
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let live = matches!(cli.command, Command::Live(_));
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // A live run has nothing to resume: it says so instead of `--resume`.
+        Err(Error::Interrupted) if live => {
+            say(
+                "error: interrupted; nothing was written (a live run cannot be resumed: run it again)",
+            );
+            ExitCode::from(130)
+        }
         Err(err) => {
             // Complete as is: every variant that has a cause includes its message, so walking
             // `source()` would print it again.
-            eprintln!("error: {err}");
+            say(&format!("error: {err}"));
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
-                Error::Interrupted => 130,
+                Error::Interrupted | Error::ChartsInterrupted(_) => 130,
                 _ if err.is_user_error() => 2,
                 _ => 1,
             })
         }
     }
+}
+
+/// Prints clap's answer to bad arguments, escaped like every line for a person, with a hint
+/// when a negative number was read as a flag (`run -1`); exit code 2. Help and version are
+/// printed as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    for line in e.render().to_string().lines() {
+        say(line);
+    }
+    let number = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.parse::<f64>().is_ok().then(|| arg.clone()),
+        _ => None,
+    };
+    if let (ErrorKind::UnknownArgument, Some(arg)) = (e.kind(), number) {
+        say(&format!(
+            "hint: `{arg}` starts with `-`, so it was read as a flag, and there is none of that name; a value of a flag goes after it (`--seed 7`), no count or seed is negative, and a file of that name is written `./{arg}`"
+        ));
+    }
+    ExitCode::from(2)
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
@@ -267,9 +354,16 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Init(args) => init(args),
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
-        Command::Plot(args) => plot(&args.dir, false).map(|_| ()),
+        Command::Plot(args) if args.check => check_charts(&args.dir),
+        Command::Plot(args) => plot(&args.dir, false, &CancelToken::new()),
         Command::Recommend(args) => recommend(args),
     }
+}
+
+/// Prints a line for a person on stderr, escaped and shortened ([`jitterlab::text`]): names,
+/// values and paths of any length or content never reach the terminal raw.
+fn say(line: &str) {
+    eprintln!("{}", jitterlab::text::for_terminal(line));
 }
 
 fn command_line() -> String {
@@ -284,7 +378,7 @@ fn load(scenario: Option<&Path>, sets: &[String], quiet: bool) -> Result<Scenari
         None => Source::Builtin(library::default()),
     };
     if scenario.is_some() && source.is_ambiguous() && !quiet {
-        eprintln!("using {source}");
+        say(&format!("using {source}"));
     }
     let mut doc = source.load()?;
     for s in sets {
@@ -301,7 +395,15 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(r) = args.replications {
         doc.set_replications(r)?;
     }
-    warn(&doc)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
+    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
+    // every unit, still resumes. Set before the sweep's points are checked, which a sweep of
+    // 100000 points takes seconds to do (once: their warnings come from the same points).
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    let points = doc.points_until(&cancel)?;
+    warn(&points);
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -314,19 +416,14 @@ fn run(args: RunArgs) -> Result<()> {
         force: args.force,
         command: command_line(),
     };
-    let cancel = CancelToken::new();
-    // Ctrl-C starts no further unit; the finished ones stay in the journal for --resume. Were
-    // the handler refused, Ctrl-C would end the process at once: the journal, flushed after
-    // every unit, still resumes.
-    let on_interrupt = cancel.clone();
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
-    let report = runner::run(
+    let report = runner::run_points(
         &doc,
+        points,
         &options,
         &cancel,
         &cli::progress::Bar::new(args.quiet),
     )?;
-    finish(&report, args.no_plots, args.quiet, &shard)
+    finish(&report, args.no_plots, args.quiet, &shard, &cancel)
 }
 
 fn live(args: LiveArgs) -> Result<()> {
@@ -334,27 +431,29 @@ fn live(args: LiveArgs) -> Result<()> {
     if let Some(seed) = args.seed {
         doc.set_seed(seed)?;
     }
-    warn(&doc)?;
+    let cancel = CancelToken::new();
+    // Ctrl-C stops the live run within 50 ms; its sockets and tasks close, nothing is written.
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    // A sweep is refused before its points are checked; the one point is, for its warnings.
+    jitterlab::live::check_one_point(&doc)?;
+    warn(&doc.points_until(&cancel)?);
     let options = jitterlab::live::LiveOptions {
         out: args.out.clone(),
         force: args.force,
         command: command_line(),
     };
-    let cancel = CancelToken::new();
-    // Ctrl-C stops the live run within 50 ms; its sockets and tasks close, nothing is written.
-    let on_interrupt = cancel.clone();
-    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
     let quiet = args.quiet;
     let report = jitterlab::live::live(&doc, &options, &cancel, &|note| {
         if !quiet {
-            eprintln!("{note}");
+            say(note);
         }
     })?;
     if report.replications_skipped > 0 && !quiet {
-        eprintln!(
+        say(&format!(
             "note: live runs replication 0 only ({} more in the scenario not run)",
             report.replications_skipped
-        );
+        ));
     }
     print!("{}", cli::table::render(&report.run.points));
     println!();
@@ -363,40 +462,46 @@ fn live(args: LiveArgs) -> Result<()> {
         eprintln!("{}", cli::live::timers(&report.timers));
     }
     if !args.no_plots {
-        plot(&report.run.dir, quiet)?;
+        plot(&report.run.dir, quiet, &cancel)?;
     }
     if !quiet {
-        eprintln!("results in {}", report.run.dir.display());
+        say(&format!("results in {}", report.run.dir.display()));
     }
     Ok(())
 }
 
-/// Says on stderr what in the scenario can never act (always: it is about the input).
-fn warn(doc: &ScenarioDoc) -> Result<()> {
-    for w in doc.warnings()? {
-        eprintln!("warning: {w}");
+/// Says on stderr what in the scenario's points can never act (always: it is about the
+/// input).
+fn warn(points: &[jitterlab::scenario::Point]) {
+    for w in ScenarioDoc::warnings_of(points) {
+        say(&format!("warning: {w}"));
     }
-    Ok(())
 }
 
-fn finish(report: &RunReport, no_plots: bool, quiet: bool, shard: &Shard) -> Result<()> {
+fn finish(
+    report: &RunReport,
+    no_plots: bool,
+    quiet: bool,
+    shard: &Shard,
+    cancel: &CancelToken,
+) -> Result<()> {
     if !report.complete {
         if !quiet {
-            eprintln!(
+            say(&format!(
                 "shard {}/{} written to {}; combine the shards with `jitterlab merge DIR... --out DIR`",
                 shard.index,
                 shard.count,
                 report.dir.display()
-            );
+            ));
         }
         return Ok(());
     }
     print!("{}", cli::table::render(&report.points));
     if !no_plots {
-        plot(&report.dir, quiet)?;
+        plot(&report.dir, quiet, cancel)?;
     }
     if !quiet {
-        eprintln!("results in {}", report.dir.display());
+        say(&format!("results in {}", report.dir.display()));
     }
     Ok(())
 }
@@ -427,50 +532,82 @@ fn recommend(args: RecommendArgs) -> Result<()> {
             .transpose()?,
     };
     let objective: Objective = args.objective.parse()?;
-    let answer = jitterlab::recommend::recommend(&args.dir, &constraints, objective)?;
+    let at: Vec<At> = args
+        .at
+        .iter()
+        .map(|a| a.parse())
+        .collect::<jitterlab::error::Result<_>>()?;
+    let answer = jitterlab::recommend::recommend_at(&args.dir, &constraints, objective, &at)?;
+    let dir = args.dir.display().to_string();
     print!(
         "{}",
-        cli::recommend::render(&answer, &constraints, objective, args.top)
+        cli::recommend::render(&answer, objective, args.top, &dir)
     );
-    eprintln!("wrote {}", answer.pareto_csv.display());
+    say(&format!("wrote {}", answer.pareto_csv.display()));
     if !args.no_plots {
-        plot(&args.dir, false)?;
+        plot(&args.dir, false, &CancelToken::new())?;
     }
     Ok(())
 }
 
-/// Draws every chart and the report of a result folder.
-fn plot(dir: &std::path::Path, quiet: bool) -> Result<()> {
+/// Draws every chart and the report of a result folder, and warns of each chart that breaks
+/// a rule of legible charts (always, as warnings about the input are). Once `cancel` is
+/// cancelled, no further file is written, and the interruption says that the results are
+/// complete.
+fn plot(dir: &std::path::Path, quiet: bool, cancel: &CancelToken) -> Result<()> {
     let started = std::time::Instant::now();
-    let charts = jitterlab::output::plot::draw_all(dir)?;
-    let report = jitterlab::output::report::write_report(dir)?;
+    let drawn =
+        jitterlab::output::plot::draw_with_report_until(dir, cancel).map_err(|e| match e {
+            Error::Interrupted => Error::ChartsInterrupted(dir.to_path_buf()),
+            other => other,
+        })?;
+    for p in &drawn.problems {
+        eprintln!("warning: chart {p}");
+    }
     if !quiet {
-        eprintln!(
+        say(&format!(
             "drew {} chart files and {} in {:.2} s",
-            charts.len(),
-            report.display(),
+            drawn.files.len(),
+            drawn.report.display(),
             started.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
+}
+
+/// `plot --check`: every chart drawn in memory and held to the legibility rules.
+fn check_charts(dir: &std::path::Path) -> Result<()> {
+    let problems = jitterlab::output::plot::check_charts(dir)?;
+    for p in &problems {
+        println!("{p}");
+    }
+    if problems.is_empty() {
+        eprintln!("every chart of {} is legible", dir.display());
+        Ok(())
+    } else {
+        Err(Error::Plot {
+            path: dir.to_path_buf(),
+            message: format!("{} problems in its charts (listed above)", problems.len()),
+        })
+    }
 }
 
 fn check(args: CheckArgs) -> Result<()> {
     let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
-    warn(&doc)?;
+    warn(&points);
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
     let units: usize = points
         .iter()
         .map(|p| p.scenario.strategies.len() * p.scenario.replications as usize)
         .sum();
-    eprintln!(
+    say(&format!(
         "ok: {} point(s), {} strategies, {} run(s)",
         points.len(),
         base.strategies.len(),
         units
-    );
+    ));
     Ok(())
 }
 
@@ -481,23 +618,27 @@ fn list(args: ListArgs) -> Result<()> {
         None => Some(Path::new("sims")).filter(|d| d.is_dir()),
     };
     let entries = library::catalog(local)?;
+    // A local file's name and text are anyone's: shown escaped and shortened.
+    use jitterlab::text::{for_terminal, pad, shown};
     let files: Vec<String> = entries
         .iter()
         .map(|e| match &e.file {
-            Some(p) if e.differs => format!("{} (differs)", p.display()),
-            Some(p) => p.display().to_string(),
+            Some(p) if e.differs => format!("{} (differs)", shown(&p.display().to_string())),
+            Some(p) => shown(&p.display().to_string()),
             None => String::new(),
         })
         .collect();
-    let name_width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
-    let file_width = files.iter().map(String::len).max().unwrap_or(0);
-    for (entry, file) in entries.iter().zip(&files) {
+    let names: Vec<String> = entries.iter().map(|e| shown(&e.name)).collect();
+    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let file_width = files.iter().map(|f| f.chars().count()).max().unwrap_or(0);
+    for ((entry, name), file) in entries.iter().zip(&names).zip(&files) {
         let kind = if entry.builtin { "built-in" } else { "local" };
-        let mut line = format!("{:<name_width$}  {kind:<8}  ", entry.name);
+        let mut line = format!("{}  {kind:<8}  ", pad(name, name_width, false));
         if file_width > 0 {
-            line += &format!("{file:<file_width$}  ");
+            line += &pad(file, file_width, false);
+            line += "  ";
         }
-        line += &entry.description;
+        line += &for_terminal(&entry.description);
         println!("{}", line.trim_end());
     }
     Ok(())
@@ -509,18 +650,24 @@ fn init(args: InitArgs) -> Result<()> {
         .file
         .unwrap_or_else(|| PathBuf::from(format!("{}.toml", builtin.name)));
     builtin.write_new(&file)?;
-    eprintln!(
+    say(&format!(
         "wrote {} (built-in scenario {}); edit it, then `jitterlab run {}`",
         file.display(),
         builtin.name,
         file.display()
-    );
+    ));
     Ok(())
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
     let report = runner::merge(&args.dirs, &args.out, &command_line(), args.force)?;
-    finish(&report, args.no_plots, false, &Shard::ALL)
+    finish(
+        &report,
+        args.no_plots,
+        false,
+        &Shard::ALL,
+        &CancelToken::new(),
+    )
 }
 
 /// Names a backoff parameter by the `delays` flag that set it: each flag is named after its
@@ -559,7 +706,11 @@ fn delays(args: DelaysArgs) -> Result<()> {
             samples.push((s.jitter, s.retry, s.delay_ns as f64 / 1e6));
             Ok(())
         })?;
-        jitterlab::output::plot::draw_delays(&samples, path)?;
+        if args.force {
+            jitterlab::output::plot::draw_delays(&samples, path)?;
+        } else {
+            jitterlab::output::plot::draw_delays_new(&samples, path)?;
+        }
     }
     let stdout = std::io::stdout().lock();
     match request.write_csv(stdout) {

@@ -2,10 +2,17 @@
 //! user's constraints, ranked by a stated objective, and the Pareto front of amplification
 //! against p99 latency (`pareto.csv`).
 //!
+//! Only what a user chooses is compared: the strategies and the sweep keys that are choices
+//! ([`crate::scenario::roles`]), at one point of the keys that describe the world (load,
+//! faults) at a time, never across them: each world point gets its own ranking, front and
+//! recommendation, and `--at KEY=VALUE` narrows the folder to some of them. A success floor
+//! always applies: `--min-success`, else the scenario's `recommend.min_success`, else 0.999,
+//! so that a policy that drops requests is never the cheap answer.
+//!
 //! Constraints are checked on the means across replications; a candidate whose 95 % interval
 //! crosses a limit is marked borderline, so a choice that only just passes is visible as such.
-//! When nothing meets the constraints the answer lists every pair by how far it misses them.
-//! The answer is data ([`Recommendation`]); the binary prints it.
+//! When nothing meets the constraints at a world point the answer lists its pairs by how far
+//! they miss them. The answer is data ([`Recommendation`]); the binary prints it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,9 +21,11 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::metric::{Better, Metric, PerMetric, names};
 use crate::output::csv::write_rows;
-use crate::output::results::{ParetoRow, ResultFolder};
+use crate::output::design::Design;
+use crate::output::results::{ParetoRow, ResultFolder, sweep_value_number};
+use crate::output::rows::Row;
 use crate::output::rows::defined;
-use crate::stats::pareto_front;
+use crate::stats::pareto_fronts;
 use crate::time::SimDuration;
 
 /// What the recommendation optimises among the pairs that meet the constraints: one metric,
@@ -116,7 +125,7 @@ pub struct Constraints {
     pub p99: Option<SimDuration>,
     /// Attempts per request at most this.
     pub max_amplification: Option<f64>,
-    /// Success rate at least this.
+    /// Success rate at least this (`None`: the scenario's success target, else 0.999).
     pub min_success: Option<f64>,
     /// 99.9 % of succeeded requests finish within this (p99.9 latency at most this).
     pub deadline: Option<SimDuration>,
@@ -196,11 +205,19 @@ pub struct Candidate {
     pub label: String,
     /// The point's sweep values, in key order.
     pub values: Vec<String>,
+    /// `key=value, ...` of the sweep keys that are choices (empty when none are swept).
+    pub choice: String,
     /// Strategy name.
     pub strategy: String,
     /// Every metric across replications, as in `aggregate.csv`.
     pub metrics: PerMetric<Interval>,
-    /// True when no other candidate has both lower amplification and lower p99.
+    /// Its world point (an index into [`Recommendation::worlds`]' numbering of the folder's
+    /// world points, [`crate::output::design::Design::worlds`]).
+    pub world: usize,
+    /// Meets every constraint (the success floor among them).
+    pub eligible: bool,
+    /// True when no other eligible candidate of its world point has both lower (or equal, one
+    /// lower) amplification and p99.
     pub on_front: bool,
 }
 
@@ -259,35 +276,284 @@ pub struct Closest {
     pub misses: Vec<Miss>,
 }
 
+/// Where the success floor came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloorSource {
+    /// `--min-success`.
+    Flag,
+    /// The scenario's `recommend.min_success`.
+    Scenario,
+    /// The default, [`crate::output::design::DEFAULT_TARGET`].
+    Default,
+}
+
+/// The answer at one world point.
+#[derive(Debug, Clone)]
+pub struct WorldAnswer {
+    /// The world point's index among the folder's world points.
+    pub world: usize,
+    /// Its values as a reader reads them (`offered load 27/s, spike length 1 s`); empty
+    /// without world keys.
+    pub label: String,
+    /// `KEY=VALUE` of each world key, as `--at` takes them.
+    pub at: Vec<String>,
+    /// The candidates that meet every constraint, best first.
+    pub ranked: Vec<Ranked>,
+    /// When none does: the candidates, the closest (least total excess) first.
+    pub closest: Vec<Closest>,
+}
+
+impl WorldAnswer {
+    /// The chosen pair's index into [`Recommendation::candidates`], if any meets the
+    /// constraints.
+    pub fn best(&self) -> Option<usize> {
+        self.ranked.first().map(|r| r.candidate)
+    }
+}
+
 /// The result of [`recommend`].
 #[derive(Debug)]
 pub struct Recommendation {
-    /// Every (point, strategy), by point and then in strategy order, the front marked.
+    /// Every (point, strategy) selected (all of them without `--at`), by point and then in
+    /// strategy order, each with its world point and the front of its world point marked.
     pub candidates: Vec<Candidate>,
-    /// The candidates that meet every constraint, best first.
-    pub ranked: Vec<Ranked>,
-    /// When none does: every candidate, the closest (least total excess) first.
-    pub closest: Vec<Closest>,
+    /// One answer per world point selected, in grid order.
+    pub worlds: Vec<WorldAnswer>,
+    /// The sweep keys that describe the world (none: one world point).
+    pub world_keys: Vec<String>,
+    /// The sweep keys that are the user's choice besides the strategy.
+    pub choice_keys: Vec<String>,
+    /// The constraints applied, the success floor filled in.
+    pub constraints: Constraints,
+    /// Where the success floor came from.
+    pub floor: FloorSource,
     /// The `pareto.csv` written.
     pub pareto_csv: PathBuf,
 }
 
 impl Recommendation {
-    /// The chosen pair, if any meets the constraints.
+    /// The chosen pair when the selection is one world point and a pair meets the
+    /// constraints there.
     pub fn best(&self) -> Option<&Candidate> {
-        self.ranked.first().map(|r| &self.candidates[r.candidate])
+        match &self.worlds[..] {
+            [one] => one.best().map(|i| &self.candidates[i]),
+            _ => None,
+        }
     }
 }
 
-/// Reads `dir`, ranks the pairs that meet `constraints` by `objective`, writes `pareto.csv`.
+/// `--at KEY=VALUE`: keep the points whose sweep value of `KEY` is `VALUE` (as written, or
+/// the same number or duration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    /// The sweep key.
+    pub key: String,
+    /// The value, as typed.
+    pub value: String,
+}
+
+impl FromStr for At {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<At> {
+        let (key, value) = text.split_once('=').ok_or_else(|| {
+            Error::invalid(
+                "--at",
+                format!("{text:?}"),
+                "KEY=VALUE, a sweep key and one of its values (--at workload.rate=50)",
+            )
+        })?;
+        Ok(At {
+            key: key.trim().to_string(),
+            value: value.trim().to_string(),
+        })
+    }
+}
+
+/// True when a sweep value as written and a value as typed are the same.
+fn same_value(written: &str, typed: &str) -> bool {
+    let bare = |t: &str| t.trim().trim_matches('"').to_string();
+    if bare(written) == bare(typed) {
+        return true;
+    }
+    match (sweep_value_number(written), sweep_value_number(typed)) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+        _ => false,
+    }
+}
+
+/// The points `at` keeps, or an error naming the `--at` that names no sweep key or value.
+fn select(folder: &ResultFolder, at: &[At]) -> Result<Vec<u32>> {
+    for (i, a) in at.iter().enumerate() {
+        if let Some(b) =
+            (at[..i].iter()).find(|b| b.key == a.key && !same_value(&b.value, &a.value))
+        {
+            return Err(Error::invalid(
+                "--at",
+                format!("{:?}", format!("{}={}", a.key, a.value)),
+                format!(
+                    "one value per key: {} is already given as {} (a world point has one value of each key; \
+                     leave --at out to see every point)",
+                    a.key, b.value
+                ),
+            ));
+        }
+    }
+    for a in at {
+        let text = format!("{}={}", a.key, a.value);
+        let Some(k) = folder.sweep_keys.iter().position(|s| *s == a.key) else {
+            let allowed = if folder.sweep_keys.is_empty() {
+                "nothing: this folder has no sweep".to_string()
+            } else {
+                format!(
+                    "KEY=VALUE with a sweep key of this folder: {}",
+                    folder.sweep_keys.join(", ")
+                )
+            };
+            return Err(Error::invalid("--at", format!("{text:?}"), allowed));
+        };
+        if !folder
+            .points
+            .iter()
+            .any(|p| same_value(&p.values[k], &a.value))
+        {
+            let mut values: Vec<&str> = Vec::new();
+            for p in &folder.points {
+                if !values.contains(&p.values[k].as_str()) {
+                    values.push(&p.values[k]);
+                }
+            }
+            return Err(Error::invalid(
+                "--at",
+                format!("{text:?}"),
+                format!("a value of {} in this folder: {}", a.key, values.join(", ")),
+            ));
+        }
+    }
+    Ok((folder.points.iter())
+        .filter(|p| {
+            at.iter().all(|a| {
+                let k = folder.sweep_keys.iter().position(|s| *s == a.key);
+                k.is_some_and(|k| same_value(&p.values[k], &a.value))
+            })
+        })
+        .map(|p| p.index)
+        .collect())
+}
+
+/// Reads `dir`, ranks the pairs that meet `constraints` by `objective` at each world point,
+/// writes `pareto.csv`. The same as [`recommend_at`] without `--at`.
 pub fn recommend(
     dir: &Path,
     constraints: &Constraints,
     objective: Objective,
 ) -> Result<Recommendation> {
+    recommend_at(dir, constraints, objective, &[])
+}
+
+/// Reads `dir`, keeps the points `at` selects, and at each of their world points ranks the
+/// pairs that meet `constraints` (the success floor filled in from the scenario or the
+/// default) by `objective`; writes `pareto.csv` for the pairs kept.
+pub fn recommend_at(
+    dir: &Path,
+    constraints: &Constraints,
+    objective: Objective,
+    at: &[At],
+) -> Result<Recommendation> {
+    crate::output::stage::recover(dir)?;
     let folder = ResultFolder::read(dir)?;
+    crate::output::owned::guard(dir, [ParetoRow::FILE])?;
+    let design = Design::of(&folder);
+    let kept = select(&folder, at)?;
+    let (constraints, floor) = match constraints.min_success {
+        Some(_) => (*constraints, FloorSource::Flag),
+        None => {
+            let from_scenario = folder.scenario.as_ref().and_then(|s| s.min_success);
+            let source = if from_scenario.is_some() {
+                FloorSource::Scenario
+            } else {
+                FloorSource::Default
+            };
+            let filled = Constraints {
+                min_success: Some(design.target),
+                ..*constraints
+            };
+            (filled, source)
+        }
+    };
+    if kept.is_empty() {
+        let given: Vec<String> = at
+            .iter()
+            .map(|a| format!("{}={}", a.key, a.value))
+            .collect();
+        return Err(Error::invalid(
+            "--at",
+            given.join(" "),
+            "values that some point of the sweep has together (each exists, but no point has all of them)",
+        ));
+    }
+    let mut candidates = candidates(&folder, &design, &kept);
+    if candidates.is_empty() {
+        return Err(Error::ResultFolder {
+            path: dir.into(),
+            message: "aggregate.csv holds no rows".into(),
+        });
+    }
+    let limits = constraints.limits();
+    let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(&limits)).collect();
+    for (c, (misses, _)) in candidates.iter_mut().zip(&checked) {
+        c.eligible = misses.is_empty();
+    }
+    let coords: Vec<(f64, f64)> = (candidates.iter())
+        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
+        .collect();
+    let groups: Vec<usize> = candidates.iter().map(|c| c.world).collect();
+    let eligible: Vec<bool> = candidates.iter().map(|c| c.eligible).collect();
+    for (c, on) in candidates
+        .iter_mut()
+        .zip(pareto_fronts(&coords, &groups, &eligible))
+    {
+        c.on_front = on;
+    }
+    let mut worlds: Vec<usize> = groups.clone();
+    worlds.dedup();
+    let answers: Vec<WorldAnswer> = worlds
+        .into_iter()
+        .map(|w| answer(&folder, &design, w, &candidates, &checked, objective))
+        .collect();
+    let best: Vec<usize> = answers.iter().filter_map(WorldAnswer::best).collect();
+    let rows: Vec<ParetoRow> = (candidates.iter().enumerate())
+        .map(|(i, c)| ParetoRow {
+            point: c.point,
+            strategy: c.strategy.clone(),
+            sweep: c.values.clone(),
+            amplification: defined(c.mean(Metric::Amplification)),
+            latency_p99_ms: defined(c.mean(Metric::LatencyP99Ms)),
+            on_front: c.on_front,
+            recommended: best.contains(&i),
+            success_rate: defined(c.mean(Metric::SuccessRate)),
+            eligible: Some(c.eligible),
+        })
+        .collect();
+    // Recorded before it is written: cut short, it is still proven jitterlab's.
+    crate::output::owned::record(dir, &[dir.join(ParetoRow::FILE)], false)?;
+    let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
+    let names = |keys: &[usize]| keys.iter().map(|&k| folder.sweep_keys[k].clone()).collect();
+    Ok(Recommendation {
+        candidates,
+        worlds: answers,
+        world_keys: names(&design.world_keys),
+        choice_keys: names(&design.choice_keys),
+        constraints,
+        floor,
+        pareto_csv,
+    })
+}
+
+/// Every (point, strategy) of the points kept, by point and then in strategy order.
+fn candidates(folder: &ResultFolder, design: &Design, kept: &[u32]) -> Vec<Candidate> {
     let mut by_pair: BTreeMap<(u32, String), Candidate> = BTreeMap::new();
-    for row in &folder.aggregate {
+    for row in folder.aggregate.iter().filter(|r| kept.contains(&r.point)) {
         let point = folder.point(row.point);
         let candidate = by_pair
             .entry((row.point, row.strategy.clone()))
@@ -297,8 +563,16 @@ pub fn recommend(
                     .map(|p| p.label(&folder.sweep_keys))
                     .unwrap_or_default(),
                 values: point.map(|p| p.values.clone()).unwrap_or_default(),
+                choice: point.map_or_else(String::new, |p| {
+                    (design.choice_keys.iter())
+                        .map(|&k| format!("{}={}", folder.sweep_keys[k], p.values[k]))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
                 strategy: row.strategy.clone(),
                 metrics: PerMetric::default(),
+                world: design.world_of(row.point).unwrap_or(0),
+                eligible: false,
                 on_front: false,
             });
         candidate.metrics[row.metric] = Interval {
@@ -308,37 +582,32 @@ pub fn recommend(
         };
     }
     let order = |s: &str| {
-        folder
-            .strategies
-            .iter()
+        (folder.strategies.iter())
             .position(|x| x == s)
             .unwrap_or(usize::MAX)
     };
     let mut candidates: Vec<Candidate> = by_pair.into_values().collect();
-    candidates.sort_by_key(|c| (c.point, order(&c.strategy)));
-    if candidates.is_empty() {
-        return Err(Error::ResultFolder {
-            path: dir.into(),
-            message: "aggregate.csv holds no rows".into(),
-        });
-    }
-    let coords: Vec<(f64, f64)> = candidates
-        .iter()
-        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
-        .collect();
-    for (c, on) in candidates.iter_mut().zip(pareto_front(&coords)) {
-        c.on_front = on;
-    }
+    candidates.sort_by_key(|c| (c.world, c.point, order(&c.strategy)));
+    candidates
+}
 
-    let limits = constraints.limits();
-    let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(&limits)).collect();
-    let mut ranked: Vec<Ranked> = checked
-        .iter()
-        .enumerate()
-        .filter(|(_, (misses, _))| misses.is_empty())
-        .map(|(candidate, &(_, borderline))| Ranked {
-            candidate,
-            borderline,
+/// The ranking (or the closest misses) at world point `world`.
+fn answer(
+    folder: &ResultFolder,
+    design: &Design,
+    world: usize,
+    candidates: &[Candidate],
+    checked: &[(Vec<Miss>, bool)],
+    objective: Objective,
+) -> WorldAnswer {
+    let mine: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].world == world)
+        .collect();
+    let mut ranked: Vec<Ranked> = (mine.iter())
+        .filter(|&&i| checked[i].0.is_empty())
+        .map(|&i| Ranked {
+            candidate: i,
+            borderline: checked[i].1,
         })
         .collect();
     // Stable sorts: ties keep the order of the candidates.
@@ -350,10 +619,11 @@ pub fn recommend(
     });
     let mut closest: Vec<Closest> = Vec::new();
     if ranked.is_empty() {
-        closest = checked
-            .into_iter()
-            .enumerate()
-            .map(|(candidate, (misses, _))| Closest { candidate, misses })
+        closest = (mine.iter())
+            .map(|&i| Closest {
+                candidate: i,
+                misses: checked[i].0.clone(),
+            })
             .collect();
         let total = |c: &Closest| c.misses.iter().map(|m| m.excess).sum::<f64>();
         closest.sort_by(|a, b| {
@@ -362,26 +632,11 @@ pub fn recommend(
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
-
-    let best = ranked.first().map(|r| r.candidate);
-    let rows: Vec<ParetoRow> = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ParetoRow {
-            point: c.point,
-            strategy: c.strategy.clone(),
-            sweep: c.values.clone(),
-            amplification: defined(c.mean(Metric::Amplification)),
-            latency_p99_ms: defined(c.mean(Metric::LatencyP99Ms)),
-            on_front: c.on_front,
-            recommended: best == Some(i),
-        })
-        .collect();
-    let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
-    Ok(Recommendation {
-        candidates,
+    WorldAnswer {
+        world,
+        label: design.world_label(folder, world),
+        at: design.world_assignments(folder, world),
         ranked,
         closest,
-        pareto_csv,
-    })
+    }
 }

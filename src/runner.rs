@@ -11,8 +11,9 @@ use crate::atomic::write_atomic;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::metric::{PerMetric, estimates};
+use crate::output::stage::Stage;
 use crate::output::{csv, owned};
-use crate::scenario::{Scenario, ScenarioDoc};
+use crate::scenario::{Point, Scenario, ScenarioDoc};
 use crate::sim::DelaySource;
 use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
@@ -87,6 +88,9 @@ struct Meta<'a> {
     wall_seconds: f64,
     events: u64,
     events_per_second: f64,
+    /// The files of the result, `meta.json` included: what jitterlab can prove it wrote
+    /// there ([`owned::Ownership`]); `plot` and `recommend` add theirs.
+    files: Vec<String>,
 }
 
 /// A scenario document ready to run: its checked points, the resolved text and the journal
@@ -100,15 +104,21 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(doc: &ScenarioDoc) -> Result<Prepared> {
+    fn new(doc: &ScenarioDoc, cancel: &CancelToken) -> Result<Prepared> {
+        Prepared::of_points(doc, doc.points_until(cancel)?)
+    }
+
+    /// The work of `doc`, whose points are `points` (checked already).
+    fn of_points(doc: &ScenarioDoc, points: Vec<Point>) -> Result<Prepared> {
         let base = doc.base()?;
-        let plan = Plan::new(doc.sweep()?, doc.points()?)?;
+        let plan = Plan::new(doc.sweep()?, points)?;
         let resolved = base.to_toml(doc.sweep_table());
         let units = plan.units();
         let header = Header {
             jitterlab_journal: 1,
-            fingerprint: journal::fingerprint(&resolved),
+            fingerprint: journal::fingerprint(&base.to_toml_for_runs(doc.sweep_table())),
             units: units.len(),
+            shard: None,
         };
         Ok(Prepared {
             base,
@@ -148,6 +158,17 @@ impl Prepared {
         Ok(())
     }
 
+    /// `palette.json`: the colour of each strategy, in the scenario's order.
+    fn write_palette(&self, dir: &Path) -> Result<PathBuf> {
+        let names: Vec<String> = self
+            .base
+            .strategies
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        crate::output::palette::write(dir, &names)
+    }
+
     /// meta.json with the fields every command fills the same way.
     fn meta<'a>(&self, command: &'a str, scenario: String) -> Meta<'a> {
         Meta {
@@ -165,6 +186,7 @@ impl Prepared {
             wall_seconds: 0.0,
             events: 0,
             events_per_second: 0.0,
+            files: Vec::new(),
         }
     }
 
@@ -177,12 +199,13 @@ impl Prepared {
     fn write_results(
         &self,
         dir: &Path,
+        header: &Header,
         records: &[UnitRecord],
         written: &Written,
         threads: usize,
     ) -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
         let complete = records.len() == self.units.len();
-        let journal = || journal::finalize(dir, &self.header, records, written);
+        let journal = || journal::finalize(dir, header, records, written);
         let series = || {
             complete
                 .then(|| csv::write_timeseries(dir, &self.plan, records))
@@ -223,23 +246,129 @@ impl Prepared {
     }
 }
 
-fn write_meta(dir: &Path, meta: &Meta<'_>) -> Result<PathBuf> {
-    let path = dir.join("meta.json");
-    let text = serde_json::to_string_pretty(meta).map_err(|e| Error::io(&path, e.into()))?;
+/// Writes `meta` (with `extra`'s fields added) as the staged `meta.json`, listing `files` and
+/// itself, then commits the stage: the new results replace the old ones whole. Returns the
+/// files in the result folder.
+fn commit(
+    stage: Stage,
+    mut meta: Meta<'_>,
+    files: &[PathBuf],
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<PathBuf>> {
+    let path = stage.path().join("meta.json");
+    meta.files = files
+        .iter()
+        .filter_map(|f| f.file_name()?.to_str().map(str::to_string))
+        .chain(["meta.json".to_string()])
+        .collect();
+    let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.extend(extra);
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
     write_atomic(&path, text.as_bytes())?;
-    Ok(path)
+    stage.commit()
+}
+
+/// Why a journal of a result folder is not of `prep`'s work: the first line where the
+/// resolved scenario it was run with (the `scenario.toml` beside it) differs.
+fn other_work(dir: &Path, prep: &Prepared) -> Error {
+    let before = crate::input::read_text(&dir.join("scenario.toml"), crate::input::SCENARIO);
+    let difference = before.ok().and_then(|old| {
+        let (mut a, mut b) = (old.lines(), prep.resolved.lines());
+        (1..).find_map(|n| match (a.next(), b.next()) {
+            (None, None) => Some(None),
+            (x, y) if x == y => None,
+            (x, y) => Some(Some(format!(
+                " (scenario.toml line {n}: {} there, {} now)",
+                x.map_or("nothing".into(), |l| format!("`{}`", crate::text::shown(l))),
+                y.map_or("nothing".into(), |l| format!("`{}`", crate::text::shown(l))),
+            ))),
+        })?
+    });
+    Error::ResultFolder {
+        path: dir.to_path_buf(),
+        message: format!(
+            "its journal is of a different scenario or options{}; run without --resume to start over",
+            difference.unwrap_or_default()
+        ),
+    }
+}
+
+/// `shard 0/2`, or `the whole run`.
+fn describe_shard(shard: Shard) -> String {
+    if shard.is_all() {
+        "the whole run".into()
+    } else {
+        format!("shard {}/{}", shard.index, shard.count)
+    }
+}
+
+/// The units a `--resume` keeps: those of the interrupted run in the stage, else those of the
+/// folder's own journal (a finished run or shard, which the resumed run's stage starts from);
+/// none without a journal. A journal of other work is refused with the reason, and so is one
+/// holding a unit that this run's shard does not: a resume never discards a finished unit.
+/// The records decide, not the header's shard: a shard's journal written before headers named
+/// their shard reads as the whole run's. Also says whether the stage's journal can be
+/// appended to as it is (it is there, and its header names this run's shard).
+fn resumed(
+    dir: &Path,
+    stage: &Stage,
+    prep: &Prepared,
+    shard: Shard,
+) -> Result<(Vec<UnitRecord>, bool)> {
+    let staged = stage.has_journal();
+    let from = if staged { stage.path() } else { dir };
+    if from.join(journal::JOURNAL).symlink_metadata().is_err() {
+        return Ok((Vec::new(), false));
+    }
+    let (found, records) = journal::read_checked(from, &prep.header, &prep.plan)?
+        .ok_or_else(|| other_work(from, prep))?;
+    if let Some(foreign) = records.iter().find(|r| !shard.owns(r.unit)) {
+        return Err(not_this_shard(dir, found, &records, foreign.unit, shard));
+    }
+    Ok((records, staged && found == shard))
+}
+
+/// The refusal to resume, as `shard`, a journal of `records` (its header says `found`) that
+/// holds `unit`, which is not one of `shard`'s.
+fn not_this_shard(
+    dir: &Path,
+    found: Shard,
+    records: &[UnitRecord],
+    unit: usize,
+    shard: Shard,
+) -> Error {
+    // A header without a shard is the whole run's, or a shard's from before headers named
+    // theirs: its records say which units it holds, not which shard it was.
+    let advice = if found.is_all() {
+        "resume with the --shard it was run with (its meta.json says which)".to_string()
+    } else {
+        format!("resume with --shard {}/{}", found.index, found.count)
+    };
+    Error::ResultFolder {
+        path: dir.to_path_buf(),
+        message: format!(
+            "its journal holds {} finished units, unit {unit} among them, which {} does not hold: a resume keeps every finished unit, so {advice}, or run {} into a folder of its own and combine the shards with `jitterlab merge`",
+            records.len(),
+            describe_shard(shard),
+            describe_shard(shard),
+        ),
+    }
 }
 
 /// Runs a scenario document (overrides already applied) into its result folder, reporting to
-/// `progress` as units finish. Once `cancel` is cancelled no further unit starts and the call
-/// returns [`Error::Interrupted`], with the finished units kept in the journal for `--resume`.
+/// `progress` as units finish. Once `cancel` is cancelled the runs in flight stop, and the call
+/// returns [`Error::Interrupted`], with the finished units kept in the journal of the folder's
+/// stage ([`Stage`]) for `--resume`. The old results in the folder stay until the new ones
+/// are complete, then are replaced whole.
 pub fn run(
     doc: &ScenarioDoc,
     options: &RunOptions,
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
-    run_with_sources(doc, options, &[], cancel, progress)
+    run_points(doc, doc.points_until(cancel)?, options, cancel, progress)
 }
 
 /// [`run`], with user-supplied backoffs: each `(name, source)` replaces the backoff of the
@@ -256,32 +385,135 @@ pub fn run_with_sources(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
-    let mut prep = Prepared::new(doc)?;
+    let mut prep = Prepared::new(doc, cancel)?;
     prep.attach(sources)?;
+    run_prepared(doc, prep, options, cancel, progress)
+}
+
+/// [`run`] of `doc`'s points checked already ([`ScenarioDoc::points_until`]), so that a
+/// caller that looked at them first (for their warnings) does not check a large sweep twice.
+pub fn run_points(
+    doc: &ScenarioDoc,
+    points: Vec<Point>,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
+    run_prepared(
+        doc,
+        Prepared::of_points(doc, points)?,
+        options,
+        cancel,
+        progress,
+    )
+}
+
+/// Runs `prep`, the work of `doc`, into its result folder.
+fn run_prepared(
+    doc: &ScenarioDoc,
+    prep: Prepared,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
     // Refused before anything is written.
     let owned = prep.units.iter().filter(|u| options.shard.owns(u.index));
     let threads = sweep::threads_for(options.threads, owned.count())?;
     if !options.force {
-        prep.plan.check_work(threads)?;
+        prep.plan.check_share(threads, options.shard)?;
     }
     let dir = options
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
     owned::claim(&dir, "--out", options.force)?;
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-
-    let mut done: BTreeMap<usize, UnitRecord> = BTreeMap::new();
-    // A resume without a journal starts from the beginning; a file that is not a jitterlab
-    // journal, or the journal of other work, is refused rather than replaced.
-    if options.resume && dir.join(journal::JOURNAL).exists() {
-        let records = journal::read_checked(&dir, &prep.header, &prep.plan)?.ok_or_else(|| Error::ResultFolder {
-            path: dir.clone(),
-            message: "its journal is of a different scenario or options; run without --resume to start over".into(),
-        })?;
-        done.extend(records.into_iter().map(|r| (r.unit, r)));
+    let created = create_folder(&dir)?;
+    // A resume keeps every finished unit, or refuses; anything else starts a new stage.
+    let stage = Stage::open(&dir, options.resume).inspect_err(|_| remove_created(&dir, created))?;
+    match run_staged(&prep, &dir, &stage, threads, options, cancel, progress) {
+        Ok((meta, files, points)) => {
+            let meta = Meta {
+                shard: format!("{}/{}", options.shard.index, options.shard.count),
+                ..meta.with(&prep, &options.command, doc.origin().to_string())
+            };
+            let complete = points.len() == prep.plan.points.len() && !points.is_empty();
+            let files = commit(stage, meta, &files, serde_json::Map::new())?;
+            Ok(RunReport {
+                dir,
+                complete,
+                points,
+                files,
+            })
+        }
+        Err(e) => {
+            // An interrupted run or a failed one keeps its finished units for --resume;
+            // nothing else of it stays.
+            stage.abandon(true);
+            remove_created(&dir, created);
+            Err(e)
+        }
     }
-    clear_stale(&dir)?;
+}
+
+/// Creates the folder `dir`; true when it was not there.
+fn create_folder(dir: &Path) -> Result<bool> {
+    let created = dir.symlink_metadata().is_err();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(created)
+}
+
+/// Removes `dir` when this run `created` it and it is empty (a run that failed).
+fn remove_created(dir: &Path, created: bool) {
+    if created {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// The figures of a run for its meta.json.
+struct Figures {
+    units_run: usize,
+    threads: usize,
+    wall_seconds: f64,
+    events: u64,
+}
+
+impl Figures {
+    fn with<'a>(&self, prep: &Prepared, command: &'a str, scenario: String) -> Meta<'a> {
+        let wall = self.wall_seconds;
+        Meta {
+            units_run: self.units_run,
+            threads: self.threads,
+            wall_seconds: wall,
+            events: self.events,
+            events_per_second: if wall > 0.0 {
+                self.events as f64 / wall
+            } else {
+                0.0
+            },
+            ..prep.meta(command, scenario)
+        }
+    }
+}
+
+/// The work of [`run_points`] in its locked `stage`, up to the commit: the units to run, the
+/// journal, the run, the result files. Returns the figures for meta.json, the files written
+/// and the summary of every point (empty unless the folder holds every unit).
+fn run_staged(
+    prep: &Prepared,
+    dir: &Path,
+    stage: &Stage,
+    threads: usize,
+    options: &RunOptions,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> Result<(Figures, Vec<PathBuf>, Vec<PointSummary>)> {
+    let header = prep.header.for_shard(options.shard);
+    let (kept, staged) = if options.resume {
+        resumed(dir, stage, prep, options.shard)?
+    } else {
+        (Vec::new(), false)
+    };
+    let mut done: BTreeMap<usize, UnitRecord> = kept.into_iter().map(|r| (r.unit, r)).collect();
     let todo: Vec<sweep::Unit> = prep
         .units
         .iter()
@@ -289,8 +521,19 @@ pub fn run_with_sources(
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
     let threads = sweep::threads_for(threads, todo.len())?;
-    write_atomic(&dir.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let writer = Mutex::new(JournalWriter::open(&dir, &prep.header, !options.resume)?);
+    write_atomic(
+        &stage.path().join("scenario.toml"),
+        prep.resolved.as_bytes(),
+    )?;
+    let mut writer = JournalWriter::open(stage.path(), &header, !staged)?;
+    if !staged {
+        // Units of the folder's own journal, or of a staged one whose header names another
+        // shard, go on in a journal of this run's shard.
+        for record in done.values() {
+            writer.append(record)?;
+        }
+    }
+    let writer = Mutex::new(writer);
 
     progress.start(todo.len(), done.len(), prep.units.len());
     let execution = sweep::execute(&prep.plan, &todo, threads, progress, Some(&writer), cancel);
@@ -306,32 +549,23 @@ pub fn run_with_sources(
         .into_values()
         .filter(|r| options.shard.owns(r.unit))
         .collect();
-    let (mut files, points) = prep.write_results(&dir, &records, &written, threads)?;
-
-    let meta = Meta {
+    let (mut files, points) =
+        prep.write_results(stage.path(), &header, &records, &written, threads)?;
+    // A shard or an interrupted run writes no palette, as it writes no CSV file.
+    if records.len() == prep.units.len() {
+        files.push(prep.write_palette(stage.path())?);
+    }
+    let figures = Figures {
         units_run: ran,
-        shard: format!("{}/{}", options.shard.index, options.shard.count),
         threads,
         wall_seconds: wall,
         events,
-        events_per_second: if wall > 0.0 {
-            events as f64 / wall
-        } else {
-            0.0
-        },
-        ..prep.meta(&options.command, doc.origin().to_string())
     };
-    files.push(write_meta(&dir, &meta)?);
-    Ok(RunReport {
-        dir,
-        complete: records.len() == prep.units.len(),
-        points,
-        files,
-    })
+    Ok((figures, files, points))
 }
 
-/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked and
-/// cleared before the work, as `run` does, and written after it.
+/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked before
+/// the work, as `run` does, and written after it, whole.
 #[cfg(feature = "live")]
 pub(crate) struct Folder {
     prep: Prepared,
@@ -343,7 +577,7 @@ pub(crate) struct Folder {
 impl Folder {
     /// Claims `out` (default `out/<name>`) for `doc`; refusals as for `run`.
     pub(crate) fn claim(doc: &ScenarioDoc, out: Option<PathBuf>, force: bool) -> Result<Folder> {
-        let prep = Prepared::new(doc)?;
+        let prep = Prepared::new(doc, &CancelToken::new())?;
         let dir = out.unwrap_or_else(|| Path::new("out").join(&prep.base.name));
         owned::claim(&dir, "--out", force)?;
         Ok(Folder { prep, dir })
@@ -354,8 +588,10 @@ impl Folder {
         &self.prep.plan
     }
 
-    /// Writes the scenario, the journal, the CSV files and `meta.json` (with `extra`'s
-    /// fields added) for every unit's record, replacing the files of an earlier run.
+    /// Writes the scenario, the journal, the CSV files, the files of `more` (which writes
+    /// into the folder it is given and returns their paths) and `meta.json` (with `extra`'s
+    /// fields added) for every unit's record, then replaces the files of an earlier run whole.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn write(
         &self,
         records: &[UnitRecord],
@@ -364,14 +600,34 @@ impl Folder {
         threads: usize,
         wall_seconds: f64,
         extra: serde_json::Map<String, serde_json::Value>,
+        more: &dyn Fn(&Path) -> Result<Vec<PathBuf>>,
     ) -> Result<RunReport> {
         let dir = &self.dir;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        clear_stale(dir)?;
-        write_atomic(&dir.join("scenario.toml"), self.prep.resolved.as_bytes())?;
-        let (mut files, points) =
-            self.prep
-                .write_results(dir, records, &Written::default(), threads)?;
+        let stage = Stage::open(dir, false)?;
+        let staged = || -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
+            write_atomic(
+                &stage.path().join("scenario.toml"),
+                self.prep.resolved.as_bytes(),
+            )?;
+            let (mut files, points) = self.prep.write_results(
+                stage.path(),
+                &self.prep.header,
+                records,
+                &Written::default(),
+                threads,
+            )?;
+            files.extend(more(stage.path())?);
+            files.push(self.prep.write_palette(stage.path())?);
+            Ok((files, points))
+        };
+        let (files, points) = match staged() {
+            Ok(written) => written,
+            Err(e) => {
+                stage.abandon(false);
+                return Err(e);
+            }
+        };
         let events: u64 = records.iter().map(UnitRecord::events).sum();
         let meta = Meta {
             units_run: records.len(),
@@ -386,14 +642,7 @@ impl Folder {
             },
             ..self.prep.meta(command, origin.to_string())
         };
-        let path = dir.join("meta.json");
-        let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
-        if let serde_json::Value::Object(map) = &mut value {
-            map.extend(extra);
-        }
-        let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
-        write_atomic(&path, text.as_bytes())?;
-        files.push(path);
+        let files = commit(stage, meta, &files, extra)?;
         Ok(RunReport {
             dir: dir.clone(),
             complete: records.len() == self.prep.units.len(),
@@ -411,15 +660,23 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
         message: "name at least one shard folder".into(),
     })?;
     owned::claim(out, "--out", force)?;
-    let prep = Prepared::new(&ScenarioDoc::load(&first.join("scenario.toml"))?)?;
+    // Each shard is checked before any is read, the first one's scenario included.
+    for dir in dirs {
+        finished_shard(dir)?;
+    }
+    let prep = Prepared::new(
+        &ScenarioDoc::load(&first.join("scenario.toml"))?,
+        &CancelToken::new(),
+    )?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
     for dir in dirs {
-        let records = journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
-            Error::ResultFolder {
-                path: dir.clone(),
-                message: format!("its scenario differs from {}'s", first.display()),
-            }
-        })?;
+        let (_, records) =
+            journal::read_checked(dir, &prep.header, &prep.plan)?.ok_or_else(|| {
+                Error::ResultFolder {
+                    path: dir.clone(),
+                    message: format!("its scenario differs from {}'s", first.display()),
+                }
+            })?;
         all.extend(records.into_iter().map(|r| (r.unit, r)));
     }
     let total = prep.units.len();
@@ -438,15 +695,30 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let records: Vec<UnitRecord> = all.into_values().collect();
-    clear_stale(out)?;
-    write_atomic(&out.join("scenario.toml"), prep.resolved.as_bytes())?;
-    let (mut files, points) = prep.write_results(out, &records, &Written::default(), 1)?;
+    let stage = Stage::open(out, false)?;
+    let staged = || {
+        write_atomic(
+            &stage.path().join("scenario.toml"),
+            prep.resolved.as_bytes(),
+        )?;
+        let (mut files, points) =
+            prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)?;
+        files.push(prep.write_palette(stage.path())?);
+        Ok((files, points))
+    };
+    let (files, points) = match staged() {
+        Ok(written) => written,
+        Err(e) => {
+            stage.abandon(false);
+            return Err(e);
+        }
+    };
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),
         ..prep.meta(command, first.join("scenario.toml").display().to_string())
     };
-    files.push(write_meta(out, &meta)?);
+    let files = commit(stage, meta, &files, serde_json::Map::new())?;
     Ok(RunReport {
         dir: out.into(),
         complete: true,
@@ -455,12 +727,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     })
 }
 
-/// Deletes the files of an earlier run in `dir` (CSVs, charts, report, meta.json) before a run
-/// or merge writes its own, so that none of them outlives the results it came from; the
-/// scenario and the journal are rewritten in place. Other files are never touched.
-fn clear_stale(dir: &Path) -> Result<()> {
-    let keep = [dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
-    owned::remove_stale(dir, owned::is_owned, &keep).map(drop)
+/// Refuses a shard folder for `merge` whose run was interrupted before its first result:
+/// its units are in its staging folder, and its own files are none or an earlier run's.
+fn finished_shard(dir: &Path) -> Result<()> {
+    if dir.join(journal::JOURNAL).symlink_metadata().is_err()
+        && journal::is_journal(&dir.join(owned::STAGE))
+    {
+        return Err(Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: "holds a run that was interrupted (its units are in the staging folder .jitterlab-partial): finish it with `jitterlab run ... --resume` and the same --shard, then merge".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Means and intervals across replications of every (point, strategy), as `aggregate.csv`

@@ -95,6 +95,29 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
         .collect()
 }
 
+/// The Pareto front within groups: a point is on its group's front when it is eligible and no
+/// other eligible point of the same group beats it on both coordinates. `group[i]` names point
+/// `i`'s group (a world point, for fronts that never compare across the world), `eligible[i]`
+/// says whether it may be on a front at all (it reaches the success floor).
+pub fn pareto_fronts(points: &[(f64, f64)], group: &[usize], eligible: &[bool]) -> Vec<bool> {
+    (0..points.len())
+        .map(|i| {
+            let mine: Vec<(f64, f64)> = (0..points.len())
+                .filter(|&j| group[j] == group[i] && eligible[j])
+                .map(|j| points[j])
+                .collect();
+            eligible[i] && {
+                let p = points[i];
+                p.0.is_finite()
+                    && p.1.is_finite()
+                    && !mine
+                        .iter()
+                        .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +171,23 @@ mod tests {
         // A tie on one coordinate: only the one better on the other is on the front.
         let pts = [(1.0, 10.0), (2.0, 5.0), (3.0, 6.0), (1.5, 10.0), (4.0, 1.0)];
         assert_eq!(pareto_front(&pts), vec![true, true, false, false, true]);
+    }
+
+    #[test]
+    fn fronts_stay_within_their_group_and_skip_the_ineligible() {
+        // Two groups (two loads): the cheap point of group 1 does not dominate group 0's, and
+        // an ineligible point (below the success floor) is neither on a front nor beats one.
+        let pts = [(1.0, 5.0), (2.0, 2.0), (0.5, 1.0), (3.0, 3.0), (0.1, 0.1)];
+        let group = [0, 0, 1, 1, 0];
+        let eligible = [true, true, true, true, false];
+        assert_eq!(
+            pareto_fronts(&pts, &group, &eligible),
+            vec![true, true, true, false, false]
+        );
+        assert_eq!(
+            pareto_fronts(&pts, &[0; 5], &[true; 5]),
+            pareto_front(&pts),
+            "one group of eligible points is the plain front"
+        );
     }
 }

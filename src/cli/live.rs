@@ -4,6 +4,7 @@
 use jitterlab::live::compare::KEY_METRICS;
 use jitterlab::live::measure::TimerReport;
 use jitterlab::output::rows::LiveVsSimRow;
+use jitterlab::text::pad;
 
 /// `live  sim  diff` per key metric, one line per (strategy, metric).
 pub fn render(rows: &[LiveVsSimRow]) -> String {
@@ -18,7 +19,7 @@ pub fn render(rows: &[LiveVsSimRow]) -> String {
     for metric in KEY_METRICS {
         for r in rows.iter().filter(|r| r.metric == metric) {
             lines.push([
-                r.strategy.clone(),
+                jitterlab::text::shown(&r.strategy),
                 metric.name().into(),
                 cell(r.live),
                 cell(r.simulated),
@@ -28,19 +29,22 @@ pub fn render(rows: &[LiveVsSimRow]) -> String {
         }
     }
     let widths: Vec<usize> = (0..5)
-        .map(|i| lines.iter().map(|l| l[i].len()).max().unwrap_or(0))
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for l in lines {
-        out.push_str(&format!(
-            "{:<w$}  {:<v$}",
-            l[0],
-            l[1],
-            w = widths[0],
-            v = widths[1]
-        ));
+        out.push_str(&pad(&l[0], widths[0], false));
+        out.push_str("  ");
+        out.push_str(&pad(&l[1], widths[1], false));
         for i in 2..5 {
-            out.push_str(&format!("  {:>w$}", l[i], w = widths[i]));
+            out.push_str("  ");
+            out.push_str(&pad(&l[i], widths[i], true));
         }
         out.push('\n');
     }

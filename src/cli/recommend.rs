@@ -1,11 +1,13 @@
-//! The text `recommend` prints: the objective and constraints, then either the pairs that meet
-//! the constraints, best first, with their 95 % intervals, or the pairs that come closest,
-//! with what they miss.
+//! The text `recommend` prints: the objective and constraints, then for one world point the
+//! pairs that meet the constraints, best first, with their 95 % intervals (or the pairs that
+//! come closest, with what they miss); for several, one line per world point.
 
 use std::fmt::Write as _;
 
 use jitterlab::metric::{Better, Metric, Unit};
-use jitterlab::recommend::{Candidate, Constraints, Miss, Objective, Recommendation};
+use jitterlab::recommend::{
+    Candidate, Constraints, FloorSource, Miss, Objective, Recommendation, WorldAnswer,
+};
 
 /// The columns of the ranking, with their widths; the objective's metric is added when it is
 /// not one of them.
@@ -15,31 +17,66 @@ const COLUMNS: [(Metric, usize); 3] = [
     (Metric::SuccessRate, 24),
 ];
 
-/// The answer, at most `top` pairs (at least one).
-pub fn render(
-    answer: &Recommendation,
-    constraints: &Constraints,
-    objective: Objective,
-    top: usize,
-) -> String {
+/// The answer, at most `top` pairs per world point shown in full (at least one). `dir` is the
+/// folder as the user named it, for the `--at` hint.
+pub fn render(answer: &Recommendation, objective: Objective, top: usize, dir: &str) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "objective: {}", describe_objective(objective));
-    let _ = writeln!(text, "constraints: {}", describe_constraints(constraints));
-    if answer.ranked.is_empty() {
+    let _ = writeln!(
+        text,
+        "constraints: {}",
+        describe_constraints(&answer.constraints, answer.floor)
+    );
+    let mut compared = vec!["strategies".to_string()];
+    compared.extend(answer.choice_keys.iter().cloned());
+    let _ = write!(text, "compared: {}", compared.join(" × "));
+    if answer.world_keys.is_empty() {
+        text.push('\n');
+    } else {
+        let _ = writeln!(
+            text,
+            ", at one point of {} at a time (never across them)",
+            answer.world_keys.join(", ")
+        );
+    }
+    match &answer.worlds[..] {
+        [one] => detail(&mut text, answer, one, objective, top),
+        many => summary(&mut text, answer, many, dir),
+    }
+    text
+}
+
+/// One world point: the ranking, or the closest pairs and what they miss.
+fn detail(
+    text: &mut String,
+    answer: &Recommendation,
+    world: &WorldAnswer,
+    objective: Objective,
+    top: usize,
+) {
+    if !world.label.is_empty() {
+        let _ = writeln!(text, "at: {} ({})", world.label, world.at.join(", "));
+    }
+    let pairs = answer
+        .candidates
+        .iter()
+        .filter(|c| c.world == world.world)
+        .count();
+    if world.ranked.is_empty() {
         let _ = writeln!(
             text,
             "\nno (point, strategy) meets every constraint; the closest are:"
         );
-        for c in answer.closest.iter().take(top.max(1)) {
+        for c in world.closest.iter().take(top.max(1)) {
             let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
-            let name = pair_name(&answer.candidates[c.candidate]);
-            let _ = writeln!(text, "  {name:<40} misses: {what}");
+            let name = choice_name(&answer.candidates[c.candidate]);
+            let _ = writeln!(text, "  {name:<30} misses: {what}");
         }
         let _ = writeln!(
             text,
             "relax the constraint they miss most, or widen the sweep."
         );
-        return text;
+        return;
     }
     let mut columns = COLUMNS.to_vec();
     if !columns.iter().any(|(m, _)| *m == objective.metric()) {
@@ -47,27 +84,145 @@ pub fn render(
     }
     let _ = writeln!(
         text,
-        "\n{} of {} (point, strategy) pairs meet the constraints; best first:",
-        answer.ranked.len(),
-        answer.candidates.len()
+        "\n{} of {pairs} (point, strategy) pairs meet the constraints; best first:",
+        world.ranked.len(),
     );
-    let _ = write!(text, "  {:<4} {:<40}", "rank", "point / strategy");
+    // The world point is on the line above: a pair is its strategy and choice values.
+    let shown: Vec<&Candidate> = (world.ranked.iter().take(top.max(1)))
+        .map(|r| &answer.candidates[r.candidate])
+        .collect();
+    let name_w = shown
+        .iter()
+        .map(|c| choice_name(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    let _ = write!(text, "  {:<4} {:<name_w$}", "rank", "strategy");
     for (metric, width) in &columns {
         let _ = write!(text, " {:>width$}", format!("{} [95% CI]", metric.short()));
     }
     text.push('\n');
-    for (rank, r) in answer.ranked.iter().take(top.max(1)).enumerate() {
+    for (rank, r) in world.ranked.iter().take(top.max(1)).enumerate() {
         let c = &answer.candidates[r.candidate];
-        let _ = write!(text, "  {:<4} {:<40}", rank + 1, pair_name(c));
+        let _ = write!(text, "  {:<4} {:<name_w$}", rank + 1, choice_name(c));
         for (metric, width) in &columns {
             let _ = write!(text, " {:>width$}", cell(c, *metric));
         }
         let _ = writeln!(text, "{}", if r.borderline { "  borderline" } else { "" });
     }
-    if let Some(best) = answer.best() {
-        let _ = writeln!(text, "\nrecommended: {}", pair_name(best));
+    if let Some(best) = world.best() {
+        let _ = writeln!(
+            text,
+            "\nrecommended: {}",
+            pair_name(&answer.candidates[best])
+        );
     }
-    text
+}
+
+/// Several world points: one line each (a table whose columns fit their cells), and how to
+/// see one in full.
+fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], dir: &str) {
+    let floor = answer.constraints.min_success;
+    let metrics = [
+        Metric::Amplification,
+        Metric::LatencyP99Ms,
+        Metric::SuccessRate,
+    ];
+    let mut head = vec!["world point".to_string(), "recommended".to_string()];
+    head.extend(metrics.iter().map(|m| m.short().to_string()));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut misses: Vec<(String, String)> = Vec::new();
+    for w in worlds {
+        match w.best() {
+            Some(i) => {
+                let c = &answer.candidates[i];
+                let mut row = vec![w.label.clone(), choice_name(c)];
+                row.extend(metrics.iter().map(|&m| match m {
+                    Metric::SuccessRate => share(c.mean(m), floor),
+                    _ => number_short(c.mean(m)),
+                }));
+                rows.push(row);
+            }
+            None => {
+                let why = w.closest.first().map_or(String::new(), |c| {
+                    let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
+                    format!(
+                        "; closest {} misses {what}",
+                        choice_name(&answer.candidates[c.candidate])
+                    )
+                });
+                misses.push((w.label.clone(), format!("none meets the constraints{why}")));
+            }
+        }
+    }
+    let width = |i: usize| {
+        (rows.iter().map(|r| r[i].chars().count()))
+            .chain([head[i].chars().count()])
+            .chain(
+                (i == 0)
+                    .then(|| misses.iter().map(|m| m.0.chars().count()))
+                    .into_iter()
+                    .flatten(),
+            )
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..head.len()).map(width).collect();
+    let line = |cells: &[String]| {
+        let mut l = String::from(" ");
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let _ = match i {
+                0 => write!(l, " {cell:<w$}"),
+                1 => write!(l, "  {cell:<w$}"),
+                _ => write!(l, "  {cell:>w$}"),
+            };
+        }
+        l.trim_end().to_string()
+    };
+    let _ = writeln!(text, "\n{} world points, one answer each:", worlds.len());
+    let _ = writeln!(text, "{}", line(&head));
+    let mut rows = rows.iter();
+    for w in worlds {
+        if w.best().is_some() {
+            if let Some(r) = rows.next() {
+                let _ = writeln!(text, "{}", line(r));
+            }
+        } else if let Some((label, why)) = misses.iter().find(|m| m.0 == w.label) {
+            let _ = writeln!(text, "  {label:<w0$}  {why}", w0 = widths[0]);
+        }
+    }
+    let recommended = worlds.iter().filter(|w| w.best().is_some()).count();
+    let _ = writeln!(
+        text,
+        "\nrecommended at {recommended} of {} world points. The full ranking at one of them:",
+        worlds.len()
+    );
+    let at: Vec<String> = (worlds[0].at.iter())
+        .map(|a| format!("--at {}", shell_quote(a)))
+        .collect();
+    let _ = writeln!(
+        text,
+        "  jitterlab recommend {} {}",
+        shell_quote(dir),
+        at.join(" ")
+    );
+}
+
+/// `text` as one word of a POSIX shell: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a quote inside written `'\\''`).
+fn shell_quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/=:,+@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// A success share with four decimals, or more where four would round it onto the other side
+/// of the floor (`0.94996` against `0.95` is `0.94996`, not `0.9500`).
+fn share(x: f64, floor: Option<f64>) -> String {
+    jitterlab::output::labels::share_digits(x, floor, 4)
 }
 
 /// `lowest p99 latency, then lowest amplification`.
@@ -85,7 +240,7 @@ fn describe_objective(objective: Objective) -> String {
     )
 }
 
-fn describe_constraints(c: &Constraints) -> String {
+fn describe_constraints(c: &Constraints, floor: FloorSource) -> String {
     let mut parts = Vec::new();
     if let Some(p) = c.p99 {
         parts.push(format!("p99 <= {p}"));
@@ -97,7 +252,12 @@ fn describe_constraints(c: &Constraints) -> String {
         parts.push(format!("amplification <= {a}"));
     }
     if let Some(s) = c.min_success {
-        parts.push(format!("success >= {s}"));
+        let from = match floor {
+            FloorSource::Flag => "",
+            FloorSource::Scenario => " (the scenario's recommend.min_success)",
+            FloorSource::Default => " (the default floor; --min-success sets another)",
+        };
+        parts.push(format!("success >= {s}{from}"));
     }
     if parts.is_empty() {
         "none".into()
@@ -111,7 +271,10 @@ fn miss(m: &Miss) -> String {
     format!(
         "{} {} {} {}",
         m.limit.metric.short(),
-        number_short(m.mean),
+        match m.limit.metric.unit() {
+            Unit::Share => share(m.mean, Some(m.limit.bound)),
+            _ => number_short(m.mean),
+        },
         if m.limit.is_floor() { "<" } else { ">" },
         number_short(m.limit.bound)
     )
@@ -124,7 +287,7 @@ fn cell(c: &Candidate, metric: Metric) -> String {
     let i = c.metrics[metric];
     let f = |x: f64| {
         if metric.unit() == Unit::Share {
-            format!("{x:.4}")
+            share(x, None)
         } else {
             number_short(x)
         }
@@ -150,11 +313,22 @@ fn number_short(x: f64) -> String {
     }
 }
 
+/// `point label / strategy`, escaped and shortened as every name that is printed.
 fn pair_name(c: &Candidate) -> String {
+    let strategy = jitterlab::text::shown(&c.strategy);
     if c.label.is_empty() {
+        strategy
+    } else {
+        format!("{} / {strategy}", jitterlab::text::for_terminal(&c.label))
+    }
+}
+
+/// The strategy and its choice values, without the world's (`full (backoff.base=50ms)`).
+fn choice_name(c: &Candidate) -> String {
+    if c.choice.is_empty() {
         c.strategy.clone()
     } else {
-        format!("{} / {}", c.label, c.strategy)
+        format!("{} ({})", c.strategy, c.choice)
     }
 }
 
@@ -169,12 +343,15 @@ mod tests {
             point: 0,
             label: String::new(),
             values: Vec::new(),
+            choice: String::new(),
             strategy: "full".into(),
             metrics: PerMetric::from_fn(|_| Interval {
                 mean,
                 low: Some(low),
                 high: Some(high),
             }),
+            world: 0,
+            eligible: true,
             on_front: true,
         }
     }
@@ -189,5 +366,16 @@ mod tests {
         // Inside the range nothing changes.
         let c = candidate(2.0, 1.5, 2.5);
         assert_eq!(cell(&c, Metric::Amplification), "2.000 [1.500, 2.500]");
+    }
+
+    #[test]
+    fn a_hint_is_quoted_only_where_a_shell_needs_it() {
+        assert_eq!(shell_quote("workload.rate=27.0"), "workload.rate=27.0");
+        assert_eq!(shell_quote("out/my run"), "'out/my run'");
+        assert_eq!(
+            shell_quote(r#"faults=[{ kind = "outage" }]"#),
+            r#"'faults=[{ kind = "outage" }]'"#
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

@@ -43,7 +43,7 @@ use crate::metric::PerMetric;
 use crate::output::csv::write_rows;
 use crate::output::rows::LiveVsSimRow;
 use crate::runner::{Folder, RunReport};
-use crate::scenario::ScenarioDoc;
+use crate::scenario::{Scenario, ScenarioDoc};
 use crate::sim::workload::Workload;
 use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
 use crate::sweep::Unit;
@@ -87,8 +87,13 @@ pub struct LiveReport {
     pub replications_skipped: u32,
 }
 
-/// Refuses what live mode cannot run (see the module's notes), naming the key.
-pub fn check_limits(model: &Model, points: usize) -> Result<()> {
+/// Refuses a scenario of more than one point, by its sweep, before any point is checked (a
+/// sweep of 100000 points takes seconds to check): live mode runs one.
+pub fn check_one_point(doc: &ScenarioDoc) -> Result<()> {
+    check_points(doc.sweep()?.points()).map_err(|e| doc.place_value_error(e))
+}
+
+fn check_points(points: usize) -> Result<()> {
     if points > 1 {
         return Err(Error::invalid(
             "sweep",
@@ -96,6 +101,12 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "one point for `jitterlab live` (one live run per strategy): remove [sweep], or leave one value per key",
         ));
     }
+    Ok(())
+}
+
+/// Refuses what live mode cannot run (see the module's notes), naming the key.
+pub fn check_limits(model: &Model, points: usize) -> Result<()> {
+    check_points(points)?;
     if model.chain.is_some() {
         return Err(Error::invalid(
             "layers",
@@ -177,6 +188,39 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
     Ok(())
 }
 
+/// The model of each strategy of `scenario`, with its own client settings (its overrides
+/// over [client]). The models outlive every task of the runs: tasks are 'static, and one live
+/// command runs once per process.
+fn models(scenario: &Scenario) -> Vec<&'static Model> {
+    scenario
+        .strategies
+        .iter()
+        .map(|strategy| {
+            let mut model = scenario.model.clone();
+            model.client = strategy.client_config(&scenario.model.client);
+            &*Box::leak(Box::new(model))
+        })
+        .collect()
+}
+
+/// The fields a live run adds to meta.json.
+fn meta_extra<T: serde::Serialize>(
+    timers: &T,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut extra = serde_json::Map::new();
+    extra.insert("mode".into(), "live".into());
+    extra.insert(
+        "timers".into(),
+        serde_json::to_value(timers).map_err(|e| Error::io("meta.json", e.into()))?,
+    );
+    extra.insert("replications_run".into(), 1.into());
+    extra.insert(
+        "network".into(),
+        "loopback (127.0.0.1); each leg of network.latency slept".into(),
+    );
+    Ok(extra)
+}
+
 /// Runs `doc` live, one strategy after another, and writes its result folder. `progress` is
 /// told which strategy starts. Once `cancel` is cancelled the run stops and nothing is
 /// written ([`Error::Interrupted`]).
@@ -194,20 +238,10 @@ pub fn live(
     }
     let points = doc.points()?;
     let scenario = &points[0].scenario;
-    // Each strategy runs with its own client settings (its overrides over [client]); the
-    // models outlive every task of the runs: tasks are 'static, and one live command runs
-    // once per process.
-    let models: Vec<&'static Model> = scenario
-        .strategies
-        .iter()
-        .map(|strategy| {
-            let mut model = scenario.model.clone();
-            model.client = strategy.client_config(&scenario.model.client);
-            &*Box::leak(Box::new(model))
-        })
-        .collect();
+    let models = models(scenario);
     for model in &models {
-        check_limits(model, points.len())?;
+        // Placed where the user wrote the value, as the checker's own refusals are.
+        check_limits(model, points.len()).map_err(|e| doc.place_value_error(e))?;
     }
     let folder = Folder::claim(&doc, options.out.clone(), options.force)?;
     let plan = folder.plan();
@@ -246,7 +280,10 @@ pub fn live(
         })?;
         observed.extend(seen);
         live.push(UnitRecord::new(unit, seed, &result));
-        simulated.push(plan.run_unit(unit)?);
+        simulated.push(
+            plan.run_unit_until(unit, cancel)?
+                .ok_or(Error::Interrupted)?,
+        );
     }
     let names: Vec<String> = scenario.strategies.iter().map(|s| s.name.clone()).collect();
     let values = |records: &[UnitRecord]| -> Vec<PerMetric<f64>> {
@@ -254,27 +291,20 @@ pub fn live(
     };
     let comparison = compare::rows(&names, &values(&live), &values(&simulated));
     let timers = lag.report(resolution);
-    let mut extra = serde_json::Map::new();
-    extra.insert("mode".into(), "live".into());
-    extra.insert(
-        "timers".into(),
-        serde_json::to_value(timers).map_err(|e| Error::io("meta.json", e.into()))?,
-    );
-    extra.insert("replications_run".into(), 1.into());
-    extra.insert(
-        "network".into(),
-        "loopback (127.0.0.1); each leg of network.latency slept".into(),
-    );
-    let mut run = folder.write(
+    let extra = meta_extra(&timers)?;
+    let run = folder.write(
         &live,
         &options.command,
         doc.origin(),
         THREADS,
         started.elapsed().as_secs_f64(),
         extra,
+        &|dir| {
+            let mut files = vec![write_rows(dir, &[], &comparison)?];
+            files.extend(observed.write(dir)?);
+            Ok(files)
+        },
     )?;
-    run.files.push(write_rows(&folder.dir, &[], &comparison)?);
-    run.files.extend(observed.write(&folder.dir)?);
     Ok(LiveReport {
         run,
         comparison,
@@ -296,6 +326,7 @@ async fn run_one(
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("127.0.0.1", e))?;
+    reachable(addr).await?;
     let shared = Arc::new(Shared::new(model, seed, lag.clone()));
     let retriers = client::Retriers::new(model, &strategy.backoff, seed)?;
     tokio::spawn(server::serve(listener, shared.clone()));
@@ -318,5 +349,42 @@ async fn run_one(
         }
     }
     let end = shared.elapsed().min(shared.horizon);
-    Ok(shared.finish(end))
+    let (result, observed) = shared.finish(end);
+    // Requests that never reached the server measure the machine, not the scenario.
+    if result.counts.requests > 0 && result.peak_arrivals == 0 {
+        return Err(unreachable(
+            addr,
+            format!(
+                "none of the {} requests of strategy {} reached the server (every connection failed)",
+                result.counts.requests,
+                crate::text::shown(&strategy.name)
+            ),
+        ));
+    }
+    Ok((result, observed))
+}
+
+/// Checks that the server can be reached on the loopback before the clients start: a machine
+/// without one (the interface down) fails loudly instead of measuring 0 % success.
+async fn reachable(addr: std::net::SocketAddr) -> Result<()> {
+    let connect = tokio::net::TcpStream::connect(addr);
+    match tokio::time::timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(unreachable(addr, e.to_string())),
+        Err(_) => Err(unreachable(
+            addr,
+            "no answer to a connection within 5 s".into(),
+        )),
+    }
+}
+
+/// The error of a live run whose server could not be reached: exit code 1 (the machine, not
+/// the input), nothing written.
+fn unreachable(addr: std::net::SocketAddr, why: String) -> Error {
+    Error::io(
+        addr.to_string(),
+        std::io::Error::other(format!(
+            "cannot reach the live server: {why}; is the loopback interface up? nothing was written"
+        )),
+    )
 }

@@ -1,4 +1,4 @@
-//! Writes the CSV files of a result folder (DESIGN §6) from the finished units, each file
+//! Writes the CSV files of a result folder (docs/results.md) from the finished units, each file
 //! through its row type ([`super::rows`]), which defines its columns for the reader too.
 
 use std::io::Write;
@@ -33,25 +33,32 @@ const CHUNK: usize = 1 << 16;
 impl<R: Row> Table<R> {
     /// The file of `R` in `dir`, its sweep-key columns named `keys`, its header written.
     fn new(dir: &Path, keys: &[String]) -> Result<Table<R>> {
-        let mut out = writer(AtomicFile::create(&dir.join(R::FILE))?);
+        let path = dir.join(R::FILE);
+        let mut out = writer(AtomicFile::create(&path)?);
         out.write_record(header::<R>(keys))
-            .map_err(csv_error::<R>)?;
+            .map_err(|e| csv_error(&path, e))?;
         Ok(Table {
             out,
             row: PhantomData,
         })
     }
 
+    /// An error writing the file, naming it where it is (a full disk: `out/x/summary.csv`).
+    fn error(&self, e: csv::Error) -> Error {
+        csv_error(self.out.get_ref().path(), e)
+    }
+
     fn push(&mut self, row: &R) -> Result<()> {
-        self.out.serialize(row).map_err(csv_error::<R>)
+        self.out.serialize(row).map_err(|e| self.error(e))
     }
 
     /// Gives the file its name; returns its path.
     fn finish(self) -> Result<PathBuf> {
+        let path = self.out.get_ref().path().to_path_buf();
         let file = self
             .out
             .into_inner()
-            .map_err(|e| csv_error::<R>(e.into_error().into()))?;
+            .map_err(|e| csv_error(&path, e.into_error().into()))?;
         file.commit()
     }
 }
@@ -76,15 +83,13 @@ impl Table<TimeseriesRow> {
                 .iter()
                 .chain(sweep),
         )
-        .map_err(csv_error::<TimeseriesRow>)?;
+        .map_err(|e| csv_error(Path::new(TimeseriesRow::FILE), e))?;
         let mut lead = lead
             .into_inner()
-            .map_err(|e| csv_error::<TimeseriesRow>(e.into_error().into()))?;
+            .map_err(|e| csv_error(Path::new(TimeseriesRow::FILE), e.into_error().into()))?;
         lead.pop(); // the record's terminator
         // The rows the CSV writer holds go first; then the file takes these lines directly.
-        self.out
-            .flush()
-            .map_err(|e| csv_error::<TimeseriesRow>(e.into()))?;
+        self.out.flush().map_err(|e| self.error(e.into()))?;
         let mut file = self.out.get_ref();
         let mut out: Vec<u8> = Vec::with_capacity(CHUNK + 1024);
         let mut number = String::new();
@@ -154,9 +159,9 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-fn csv_error<R: Row>(source: csv::Error) -> Error {
+fn csv_error(path: &Path, source: csv::Error) -> Error {
     Error::Csv {
-        path: R::FILE.into(),
+        path: path.into(),
         source,
     }
 }

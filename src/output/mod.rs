@@ -1,4 +1,4 @@
-//! Everything that leaves a run as files: the result folder's CSVs (DESIGN §6), the charts
+//! Everything that leaves a run as files: the result folder's CSVs (docs/results.md), the charts
 //! drawn from them and the HTML report.
 //!
 //! Every file is written whole to a temporary name in the same folder and renamed into place
@@ -8,15 +8,24 @@
 //!
 //! - [`rows`]: one row type per CSV file, the one definition of its columns.
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
+//! - [`design`]: the reader's choices and the world's points, the success target.
+//! - [`labels`]: sweep keys and values as a reader reads them.
+//! - [`palette`]: the one palette (Okabe–Ito per strategy, viridis for heat maps) and
+//!   `palette.json`.
 //! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
+//! - [`stage`]: a result folder's files written aside and moved in whole (commit).
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
 //!   chart inline.
 
 pub mod csv;
+pub mod design;
+pub mod labels;
 pub mod owned;
+pub mod palette;
 pub mod plot;
 pub mod report;
 pub mod results;
 pub mod rows;
+pub mod stage;

@@ -1,15 +1,30 @@
-//! `report.html`: one self-contained page (inline SVG and CSS, no script, nothing fetched) with
-//! the scenario, a summary table of means and 95 % intervals per strategy, and every chart of
-//! [`crate::output::plot`] with a short guide on what to look at.
+//! `report.html`: one self-contained page (CSS inline, each chart's PNG as a data URI, no
+//! script, nothing fetched): the scenario's headline chart first, a summary table of means and
+//! 95 % intervals, every other chart of [`crate::output::plot`] with a short guide computed
+//! from its numbers, the paired differences the replications support, and the resolved
+//! scenario at the end. Tables that would run long show their top rows and link the CSV file
+//! that holds every row.
+//!
+//! The charts are shown as their PNGs, drawn with the embedded DejaVu Sans: the rendering
+//! the chart check measured, the same on every reader's machine (an SVG's text falls back to
+//! whatever font the browser has, and its widths with it). Each links its SVG file.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::atomic::write_atomic;
+use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::metric::{Metric, Unit};
+use crate::output::design::{Candidate, Design};
+use crate::output::labels;
 use crate::output::plot;
 use crate::output::results::{LiveVsSimRow, ResultFolder, fmt_number};
+
+/// Tables longer than this show their top rows and link their CSV file.
+const MAX_ROWS: usize = 24;
+/// Paired differences shown at most.
+const MAX_DIFFERENCES: usize = 15;
 
 /// The metrics of the summary table, in column order.
 const TABLE_METRICS: [Metric; 7] = [
@@ -30,13 +45,16 @@ h1{font-size:1.8em;margin:0.2em 0 0.1em}h2{font-size:1.3em;margin:1.6em 0 0.3em;
 .meta{color:#666;font-size:0.9em}
 nav{font-size:0.92em;margin:10px 0}nav a{margin-right:14px;color:#0072B2;text-decoration:none}
 table{border-collapse:collapse;font-size:0.88em;margin:8px 0;font-variant-numeric:tabular-nums}
-th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-th{background:#f2f2f2;position:sticky;top:0}td.s,th.s{text-align:left}
+th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+th{background:#f2f2f2;position:sticky;top:0;white-space:normal;vertical-align:bottom;max-width:9em;font-weight:600}
+th .u{font-weight:normal;color:#666}td .ci{display:inline-block;margin-top:1px}td.s,th.s{text-align:left}
 .swatch{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;vertical-align:-1px}
 .ci{color:#777;font-size:0.9em}
 .tablewrap{overflow-x:auto;max-height:560px;overflow-y:auto;border:1px solid #eee}
-figure{margin:8px 0 0}figure svg{width:100%;height:auto;display:block;border:1px solid #eee}
+figure{margin:8px 0 0}figure img{width:100%;height:auto;display:block;border:1px solid #eee}figcaption{font-size:0.85em;color:#666;text-align:right}
 .guide{background:#f5f8fb;border-left:4px solid #0072B2;padding:8px 12px;margin:6px 0 10px;color:#333}
+td.below{background:#fbeee6}td.wrap{white-space:normal;min-width:8em}
+section.headline h2{border-bottom:2px solid #0072B2}
 pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:0.85em;border:1px solid #e6e6e6}
 ";
 
@@ -56,122 +74,279 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// Makes a plotters SVG document fit an HTML page: drops any XML prolog, lets CSS size it
-/// (the viewBox keeps its proportions) and labels it for screen readers.
-fn inline_svg(svg: &str, id: &str, title: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    let body = &svg[start..];
-    let body = body.replacen(
-        "<svg",
-        &format!(
-            "<svg id=\"svg-{}\" role=\"img\" aria-label=\"{}\"",
-            esc(id),
-            esc(title)
-        ),
-        1,
-    );
-    body.replacen(
-        &format!("width=\"{}\" height=\"{}\"", plot::WIDTH, plot::HEIGHT),
-        "",
-        1,
+/// A chart's picture for the page: its PNG as a data URI (drawn with the embedded font, the
+/// rendering the chart check measured, so the page shows what was checked whatever fonts the
+/// reader's machine has), labelled for screen readers, with a link to the SVG file beside the
+/// report when it is there.
+fn picture(dir: &Path, chart: &plot::Chart, png: &[u8], svg_drawn: bool) -> String {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(png);
+    let svg = format!("{}.svg", chart.stem);
+    // A draw writes the SVG beside the report; a report alone links one already there.
+    let link = if svg_drawn || dir.join(&svg).is_file() {
+        format!(
+            "<figcaption><a href=\"{0}\">{0}</a> (vector)</figcaption>",
+            esc(&svg)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "<img id=\"img-{id}\" alt=\"{alt}\" width=\"{w}\" height=\"{h}\" src=\"data:image/png;base64,{data}\">{link}",
+        id = esc(&chart.stem),
+        alt = esc(&chart.title),
+        w = plot::WIDTH,
+        h = chart.height(),
     )
 }
 
-/// A metric's mean and interval as table text, in the metric's unit.
-fn cell(folder: &ResultFolder, point: u32, strategy: &str, metric: Metric) -> String {
-    let Some(row) = folder.aggregate_of(point, strategy, metric) else {
+/// How a column of a metric is written: values times `scale`, in `unit` (named once, in the
+/// column's header): seconds for times that reach 2 s in the column, else ms.
+#[derive(Clone, Copy)]
+struct ColumnUnit {
+    scale: f64,
+    unit: &'static str,
+}
+
+impl ColumnUnit {
+    /// The unit of `metric` for a column whose values (in the metric's own unit) reach
+    /// `largest` in absolute value.
+    fn of(metric: Metric, largest: f64) -> ColumnUnit {
+        let (scale, unit) = match metric.unit() {
+            Unit::Millis if largest >= 2000.0 => (0.001, "s"),
+            Unit::Millis => (1.0, "ms"),
+            Unit::Share => (100.0, "%"),
+            Unit::Times => (1.0, "×"),
+            Unit::Count => (1.0, ""),
+        };
+        ColumnUnit { scale, unit }
+    }
+
+    /// A column header: the metric's label, its unit on a line of its own, the column's name
+    /// in `summary.csv` as a tooltip.
+    fn header(self, metric: Metric) -> String {
+        let unit = match self.unit {
+            "" => String::new(),
+            u => format!("<br><span class=\"u\">({u})</span>"),
+        };
+        format!(
+            "<th title=\"{}\">{}{unit}</th>",
+            esc(metric.name()),
+            esc(metric.label())
+        )
+    }
+}
+
+/// A metric's mean (and ± half its 95 % interval on a second line) in its column's unit; a
+/// success rate with the digits that keep it on its side of the target.
+fn cell(
+    folder: &ResultFolder,
+    c: &Candidate,
+    metric: Metric,
+    col: ColumnUnit,
+    target: f64,
+) -> String {
+    let Some(row) = folder.aggregate_of(c.point, &c.strategy, metric) else {
         return "–".to_string();
     };
     let Some(mean) = row.mean else {
         return "–".to_string();
     };
-    let (scale, unit) = match metric.unit() {
-        Unit::Millis if mean.abs() >= 2000.0 => (0.001, " s"),
-        Unit::Millis => (1.0, " ms"),
-        Unit::Share => (100.0, " %"),
-        Unit::Times => (1.0, "×"),
-        Unit::Count => (1.0, ""),
+    let main = match metric {
+        Metric::SuccessRate => labels::percent_near(mean, target)
+            .trim_end_matches(" %")
+            .to_string(),
+        _ => fmt_number(mean * col.scale),
     };
-    let main = format!("{}{unit}", fmt_number(mean * scale));
     match (row.ci95_low, row.ci95_high) {
         (Some(lo), Some(hi)) if hi > lo => {
-            let half = (hi - lo) / 2.0 * scale;
-            format!("{main} <span class=\"ci\">± {}</span>", fmt_number(half))
+            let half = (hi - lo) / 2.0 * col.scale;
+            format!("{main}<br><span class=\"ci\">± {}</span>", fmt_number(half))
         }
         _ => main,
     }
 }
 
-fn summary_table(folder: &ResultFolder, out: &mut String) {
+/// A link to a file of the result folder, by its name (the report sits beside it).
+fn file_link(name: &str) -> String {
+    format!("<a href=\"{0}\"><code>{0}</code></a>", esc(name))
+}
+
+/// The summary table: every (point, strategy) when they are few, else those of the world
+/// point the charts show, with a link to `aggregate.csv`. Success below the target is tinted.
+fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     let metrics: Vec<Metric> = TABLE_METRICS
         .into_iter()
         .filter(|m| folder.has(*m))
         .collect();
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
-    let _ = writeln!(
+    let all: Vec<&Candidate> = design.all_candidates().map(|(_, c)| c).collect();
+    let world = design.showcase();
+    let rows: Vec<&Candidate> = if all.len() <= MAX_ROWS {
+        all.clone()
+    } else {
+        design.candidates(world).iter().collect()
+    };
+    let _ = write!(
         out,
-        "<p>Means across {n} replication{} with ± half the 95 % confidence interval (Student t).</p>",
-        if n == 1 { "" } else { "s" }
+        "<p>Means across {n} replication{} with ± half the 95 % confidence interval (Student t). \
+         A success rate below the target ({}) is tinted.",
+        if n == 1 { "" } else { "s" },
+        pct(design.target)
     );
+    if rows.len() < all.len() {
+        let _ = write!(
+            out,
+            " Shown: the {} candidates at {} (the world point the charts show); {} holds all {} (point, strategy) pairs.",
+            rows.len(),
+            esc(&design.world_label(folder, world)),
+            file_link("aggregate.csv"),
+            all.len()
+        );
+    }
+    out.push_str("</p>\n");
     out.push_str("<div class=\"tablewrap\"><table id=\"summary\"><thead><tr>");
-    if !folder.sweep_keys.is_empty() {
-        out.push_str("<th>point</th>");
-        for k in &folder.sweep_keys {
-            let _ = write!(out, "<th>{}</th>", esc(k));
-        }
+    for k in &folder.sweep_keys {
+        let (name, kind) = labels::key(k);
+        let unit = match kind {
+            labels::Kind::Rate => "<br><span class=\"u\">(requests/s)</span>",
+            _ => "",
+        };
+        let _ = write!(out, "<th title=\"{}\">{}{unit}</th>", esc(k), esc(&name));
     }
     out.push_str("<th class=\"s\">strategy</th>");
-    for m in &metrics {
-        let _ = write!(out, "<th>{}</th>", esc(m.name()));
+    let columns: Vec<ColumnUnit> = (metrics.iter())
+        .map(|&m| {
+            let largest = (rows.iter())
+                .filter_map(|c| folder.aggregate_of(c.point, &c.strategy, m)?.mean)
+                .fold(0.0, |a: f64, v| a.max(v.abs()));
+            ColumnUnit::of(m, largest)
+        })
+        .collect();
+    for (m, col) in metrics.iter().zip(&columns) {
+        out.push_str(&col.header(*m));
     }
     out.push_str("</tr></thead><tbody>\n");
-    for p in &folder.points {
-        for (i, s) in folder.strategies.iter().enumerate() {
-            if !folder
-                .aggregate
-                .iter()
-                .any(|r| r.point == p.index && &r.strategy == s)
-            {
-                continue;
+    for c in &rows {
+        out.push_str("<tr>");
+        if let Some(p) = folder.point(c.point) {
+            for (k, v) in folder.sweep_keys.iter().zip(&p.values) {
+                let _ = write!(
+                    out,
+                    "<td title=\"{}\">{}</td>",
+                    esc(v),
+                    esc(&labels::value(k, v))
+                );
             }
-            out.push_str("<tr>");
-            if !folder.sweep_keys.is_empty() {
-                let _ = write!(out, "<td>{}</td>", p.index);
-                for v in &p.values {
-                    let _ = write!(out, "<td>{}</td>", esc(v));
-                }
-            }
-            let c = plot::strategy_css_color(i);
-            let _ = write!(
-                out,
-                "<td class=\"s\"><span class=\"swatch\" style=\"background:{c}\"></span>{}</td>",
-                esc(s)
-            );
-            for m in &metrics {
-                let _ = write!(out, "<td>{}</td>", cell(folder, p.index, s, *m));
-            }
-            out.push_str("</tr>\n");
         }
+        let color = plot::strategy_css_color(c.color);
+        let _ = write!(
+            out,
+            "<td class=\"s\"><span class=\"swatch\" style=\"background:{color}\"></span>{}</td>",
+            esc(&c.strategy)
+        );
+        for (m, col) in metrics.iter().zip(&columns) {
+            let below = *m == Metric::SuccessRate && !design.meets_target(folder, c);
+            let class = if below { " class=\"below\"" } else { "" };
+            let text = cell(folder, c, *m, *col, design.target);
+            let _ = write!(out, "<td{class}>{text}</td>");
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n");
 }
 
-fn compare_table(folder: &ResultFolder, out: &mut String) {
+/// A share as `99.9 %`.
+fn pct(share: f64) -> String {
+    format!("{} %", fmt_number(share * 100.0))
+}
+
+/// The metrics whose paired differences the report lists.
+const DIFFERENCE_METRICS: [Metric; 6] = [
+    Metric::SuccessRate,
+    Metric::Amplification,
+    Metric::LatencyP99Ms,
+    Metric::MakespanMs,
+    Metric::PeakRetries,
+    Metric::Recovered,
+];
+
+/// The paired differences the replications support (the interval excludes 0), for the key
+/// metrics at the world point the charts show, largest relative difference first; nothing
+/// when there is none.
+fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     let Some(rows) = &folder.compare else { return };
-    if rows.is_empty() {
+    let world = design.showcase();
+    let points = design
+        .worlds
+        .get(world)
+        .map(|w| w.points.clone())
+        .unwrap_or_default();
+    let size = |r: &&crate::output::rows::CompareRow| {
+        let a = folder
+            .aggregate_of(r.point, &r.strategy_b, r.metric)
+            .and_then(|x| x.mean)
+            .unwrap_or(0.0)
+            .abs();
+        r.mean_diff.unwrap_or(0.0).abs() / a.max(1e-9)
+    };
+    let mut supported: Vec<&crate::output::rows::CompareRow> = rows
+        .iter()
+        .filter(|r| points.contains(&r.point) && DIFFERENCE_METRICS.contains(&r.metric))
+        .filter(|r| match (r.ci95_low, r.ci95_high) {
+            (Some(lo), Some(hi)) => lo > 0.0 || hi < 0.0,
+            _ => false,
+        })
+        .collect();
+    if supported.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"compare\">Paired differences</h2>\n<p>Mean of (a − b) over replications that share their random numbers, with its 95 % interval; an interval that excludes 0 is a difference the runs support.</p>\n");
-    out.push_str("<div class=\"tablewrap\"><table><thead><tr><th>point</th><th class=\"s\">metric</th><th class=\"s\">a</th><th class=\"s\">b</th><th>mean a − b</th><th>95 % interval</th></tr></thead><tbody>\n");
-    for r in rows.iter().take(500) {
-        let f = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt_number);
+    supported.sort_by(|a, b| size(b).total_cmp(&size(a)));
+    let total = supported.len();
+    out.push_str("<h2 id=\"compare\">Paired differences</h2>\n");
+    let _ = write!(
+        out,
+        "<p>Mean of (a − b) over replications that share their random numbers, with its 95 % interval, for the key metrics{}: only differences whose interval excludes 0 (those the runs support), largest first relative to b.",
+        match design.world_label(folder, world) {
+            w if w.is_empty() => String::new(),
+            w => format!(" at {}", esc(&w)),
+        }
+    );
+    if total > MAX_DIFFERENCES {
+        let _ = write!(
+            out,
+            " The top {MAX_DIFFERENCES} of {total}; {} holds every pair, metric and point.",
+            file_link("compare.csv")
+        );
+    }
+    out.push_str("</p>\n");
+    out.push_str("<div class=\"tablewrap\"><table><thead><tr><th class=\"s\">metric</th><th class=\"s\">a</th><th class=\"s\">b</th><th>mean a − b</th><th>95 % interval</th></tr></thead><tbody>\n");
+    for r in supported.iter().take(MAX_DIFFERENCES) {
+        let largest = [r.mean_diff, r.ci95_low, r.ci95_high]
+            .into_iter()
+            .flatten()
+            .fold(0.0, |a: f64, v| a.max(v.abs()));
+        let col = ColumnUnit::of(r.metric, largest);
+        let unit = match (r.metric.unit(), col.unit) {
+            (Unit::Share, _) => " (percentage points)".to_string(),
+            (_, "") => String::new(),
+            (_, u) => format!(" ({u})"),
+        };
+        let f = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| fmt_number(v * col.scale));
+        let pair = |s: &str| {
+            let c = Candidate {
+                point: r.point,
+                strategy: s.to_string(),
+                color: 0,
+            };
+            esc(&design.candidate_label(folder, &c))
+        };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td class=\"s\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
-            r.point,
-            esc(r.metric.name()),
-            esc(&r.strategy_a),
-            esc(&r.strategy_b),
+            "<tr><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
+            esc(&format!("{}{unit}", r.metric.label())),
+            pair(&r.strategy_a),
+            pair(&r.strategy_b),
             f(r.mean_diff),
             f(r.ci95_low),
             f(r.ci95_high)
@@ -180,17 +355,30 @@ fn compare_table(folder: &ResultFolder, out: &mut String) {
     out.push_str("</tbody></table></div>\n");
 }
 
-/// Renders the report of a result folder as HTML text.
+/// One chart's section: title, guide and the picture.
+fn chart_section(dir: &Path, chart: &plot::Chart, png: &[u8], svg: bool, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "<section class=\"chart{class}\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{picture}</figure>\n</section>",
+        class = if chart.headline { " headline" } else { "" },
+        id = esc(&chart.stem),
+        title = esc(&chart.title),
+        guide = esc(&chart.guide),
+        picture = picture(dir, chart, png, svg),
+    );
+}
+
+/// Renders the report of a result folder as HTML text (its charts drawn in memory).
 pub fn render_report(dir: &Path) -> Result<String> {
-    let folder = ResultFolder::read(dir)?;
-    let charts = plot::plan(&folder);
-    let svgs: Vec<Result<String>> = {
-        use rayon::prelude::*;
-        charts
-            .par_iter()
-            .map(|c| c.svg(&dir.join(format!("{}.svg", c.stem))))
-            .collect()
-    };
+    Ok(html(
+        dir,
+        &plot::Drawing::of(dir, false, &CancelToken::new())?,
+    ))
+}
+
+/// The report of a folder already drawn.
+pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
+    let (folder, design) = (&drawing.folder, &drawing.design);
     let scenario = folder.scenario.as_ref();
     let name = scenario
         .map(|s| s.name.clone())
@@ -206,25 +394,81 @@ pub fn render_report(dir: &Path) -> Result<String> {
     if let Some(d) = scenario.map(|s| s.description.as_str()) {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
-    let mut facts = vec![
-        format!(
-            "{} strateg{}",
-            folder.strategies.len(),
-            if folder.strategies.len() == 1 {
-                "y"
-            } else {
-                "ies"
-            }
-        ),
-        format!(
-            "{} point{}",
-            folder.points.len(),
-            if folder.points.len() == 1 { "" } else { "s" }
-        ),
-    ];
-    if !folder.sweep_keys.is_empty() {
-        facts.push(format!("sweep over {}", folder.sweep_keys.join(" × ")));
+    facts(folder, design, dir, &mut out);
+
+    let (headline, rest): (Vec<_>, Vec<_>) = (drawing.charts.iter())
+        .map(|(c, r)| (c, r.png.as_slice()))
+        .partition(|(c, _)| c.headline);
+    out.push_str("<nav>");
+    for (c, _) in &headline {
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
     }
+    out.push_str("<a href=\"#summary-section\">Summary</a>\n");
+    for (c, _) in &rest {
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+    }
+    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
+
+    let mut phase_read = false;
+    let mut section = |chart: &plot::Chart, png: &[u8], out: &mut String| {
+        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
+            let _ = writeln!(
+                out,
+                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
+                esc(plot::PHASE_READING)
+            );
+        }
+        chart_section(dir, chart, png, drawing.svg, out);
+    };
+    for (c, png) in &headline {
+        section(c, png, &mut out);
+    }
+    out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
+    summary_table(folder, design, &mut out);
+    live_table(folder, dir, &mut out);
+    for (c, png) in &rest {
+        section(c, png, &mut out);
+    }
+    compare_table(folder, design, &mut out);
+
+    out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
+    match scenario {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "<p>The resolved scenario (every default written out), as in {}:</p>",
+                file_link("scenario.toml")
+            );
+            let _ = writeln!(out, "<pre>{}</pre>", esc(&s.text));
+        }
+        None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+/// The line of facts under the title: strategies, points, what is swept and its roles, the
+/// success target, the invocation.
+fn facts(folder: &ResultFolder, design: &Design, dir: &Path, out: &mut String) {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut facts = vec![
+        plural(folder.strategies.len(), "strategy", "strategies"),
+        plural(folder.points.len(), "point", "points"),
+    ];
+    let names = |keys: &[usize]| {
+        keys.iter()
+            .map(|&k| labels::key(&folder.sweep_keys[k]).0)
+            .collect::<Vec<_>>()
+            .join(" × ")
+    };
+    if !design.world_keys.is_empty() {
+        facts.push(format!("the world: {}", names(&design.world_keys)));
+    }
+    if !design.choice_keys.is_empty() {
+        facts.push(format!("your choice: {}", names(&design.choice_keys)));
+    }
+    facts.push(format!("success target {}", pct(design.target)));
     if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
         && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
     {
@@ -239,53 +483,6 @@ pub fn render_report(dir: &Path) -> Result<String> {
         }
     }
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&facts.join(" · ")));
-
-    out.push_str("<nav><a href=\"#summary-section\">Summary</a>");
-    for c in &charts {
-        let _ = write!(
-            out,
-            "<a href=\"#chart-{}\">{}</a>",
-            esc(&c.stem),
-            esc(&c.stem)
-        );
-    }
-    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
-
-    out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
-    summary_table(&folder, &mut out);
-    live_table(&folder, dir, &mut out);
-
-    let mut phase_read = false;
-    for (chart, svg) in charts.iter().zip(svgs) {
-        let svg = svg?;
-        if chart.stem.starts_with("phase_") && !std::mem::replace(&mut phase_read, true) {
-            let _ = writeln!(
-                out,
-                "<h2 id=\"phase-map\">Reading a phase map</h2>\n<p class=\"guide\">{}</p>",
-                esc(plot::PHASE_READING)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "<section class=\"chart\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{svg}</figure>\n</section>",
-            id = esc(&chart.stem),
-            title = esc(&chart.title),
-            guide = esc(&chart.guide),
-            svg = inline_svg(&svg, &chart.stem, &chart.title),
-        );
-    }
-    compare_table(&folder, &mut out);
-
-    out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
-    match scenario {
-        Some(s) => {
-            out.push_str("<p>The resolved scenario (every default written out), as in <code>scenario.toml</code>:</p>\n");
-            let _ = writeln!(out, "<pre>{}</pre>", esc(&s.text));
-        }
-        None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
-    }
-    out.push_str("</main>\n</body>\n</html>\n");
-    Ok(out)
 }
 
 /// A `jitterlab live` folder: the key metrics live and simulated side by side, and the
@@ -332,8 +529,16 @@ fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
 /// Writes `dir/report.html` (atomically) from the folder's CSVs and returns its path. The
 /// charts are drawn again in memory, so the report does not depend on the chart files.
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
-    let html = render_report(dir)?;
+    let html = html(dir, &plot::Drawing::of(dir, false, &CancelToken::new())?);
+    write_html(dir, &html)
+}
+
+/// Writes `dir/report.html` (atomically): never over a file jitterlab did not write, and
+/// recorded in `meta.json` before it is written (cut short, it is still proven jitterlab's).
+pub(crate) fn write_html(dir: &Path, html: &str) -> Result<PathBuf> {
     let path = dir.join("report.html");
+    crate::output::owned::guard(dir, ["report.html"])?;
+    crate::output::owned::record(dir, std::slice::from_ref(&path), false)?;
     write_atomic(&path, html.as_bytes())?;
     Ok(path)
 }
@@ -343,12 +548,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_and_inlines() {
+    fn escapes() {
         assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
-        let svg = "<?xml version=\"1.0\"?>\n<svg width=\"1200\" height=\"700\" viewBox=\"0 0 1200 700\"></svg>";
-        let s = inline_svg(svg, "herd", "T");
-        assert!(s.starts_with("<svg id=\"svg-herd\""), "{s}");
-        assert!(!s.contains("width=\"1200\""));
-        assert!(s.contains("viewBox"));
     }
 }

@@ -1,4 +1,4 @@
-//! Reads a result folder (DESIGN §6) into typed rows, the row types of [`super::rows`] that
+//! Reads a result folder (docs/results.md) into typed rows, the row types of [`super::rows`] that
 //! the writer writes.
 //!
 //! Columns are found by their header names, so extra columns are ignored and the order of
@@ -11,8 +11,9 @@
 //! Every problem is an [`Error::ResultFolder`] naming the file, and for a bad value the line
 //! and the column: a missing or malformed file never panics.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub use super::rows::{
     AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
@@ -21,8 +22,9 @@ pub use super::rows::{
 use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric};
-use crate::scenario::ScenarioDoc;
-use crate::sim::{ServerConfig, UNLIMITED_WORKERS};
+use crate::scenario::{Role, ScenarioDoc};
+use crate::sim::workload::Workload;
+use crate::sim::{Model, ServerConfig, UNLIMITED_WORKERS};
 use crate::time::parse_duration;
 
 /// `scenario.toml`: the resolved scenario.
@@ -81,6 +83,9 @@ pub struct FaultWindow {
     pub start_ms: f64,
     /// End, ms.
     pub end_ms: f64,
+    /// False for a window that changes nothing (`errors` with a share of 0, `slow` by 1):
+    /// charts do not shade it.
+    pub effective: bool,
 }
 
 /// The server's capacity as a reference line for the herd chart.
@@ -90,6 +95,29 @@ pub struct Capacity {
     pub per_bucket: f64,
     /// How it was computed, for the legend.
     pub label: String,
+}
+
+/// What the charts need to know of one sweep point's scenario (or of a scenario without a
+/// sweep).
+#[derive(Debug, Clone)]
+pub struct PointInfo {
+    /// `[[faults]]` of the single server.
+    pub faults: Vec<FaultWindow>,
+    /// workers / mean service time × bucket, for a `queue` server with a worker limit.
+    pub capacity: Option<Capacity>,
+    /// Requests per second the server can complete usefully, and how that was worked out:
+    /// workers / mean service time, or for a load-dependent server without a worker limit the
+    /// load at which service reaches the client's timeout.
+    pub capacity_rps: Option<(f64, String)>,
+    /// A `poisson` workload's offered rate over time as a polyline `(ms, requests per
+    /// second)`: its rate profile, 0 before it starts and after its arrivals end.
+    pub offered: Option<Vec<(f64, f64)>>,
+    /// The trigger whose recovery is measured, `(start, end)` in ms.
+    pub trigger_ms: Option<(f64, f64)>,
+    /// True for a `burst` workload (every client sends once, around the same instant).
+    pub burst: bool,
+    /// A chain's layers in call order (empty for one server).
+    pub layers: Vec<LayerInfo>,
 }
 
 /// What the charts and the report need from `scenario.toml`, and its text.
@@ -103,15 +131,13 @@ pub struct ScenarioInfo {
     pub description: String,
     /// `output.bucket` in ms.
     pub bucket_ms: f64,
-    /// `[[faults]]`.
-    pub faults: Vec<FaultWindow>,
-    /// workers / mean service time × bucket, for a `queue` server.
-    pub capacity: Option<Capacity>,
-    /// A `poisson` workload's offered rate over time as a polyline `(ms, requests per
-    /// second)`: its rate profile, 0 before it starts and after its arrivals end.
-    pub offered: Option<Vec<(f64, f64)>>,
-    /// A chain's layers in call order (empty for one server).
-    pub layers: Vec<LayerInfo>,
+    /// The role of each sweep key, in the order of the sweep ([`crate::scenario::roles`]).
+    pub roles: Vec<Role>,
+    /// `recommend.min_success`, when the scenario gives it.
+    pub min_success: Option<f64>,
+    /// Each sweep point's scenario as the charts need it, in grid order (one without a
+    /// sweep).
+    pub points: Vec<PointInfo>,
 }
 
 /// One layer of a chain as the charts draw it.
@@ -119,36 +145,55 @@ pub struct ScenarioInfo {
 pub struct LayerInfo {
     /// `layers[].name`.
     pub name: String,
-    /// Its server's capacity per bucket, as [`ScenarioInfo::capacity`].
+    /// Its server's capacity per bucket, as [`PointInfo::capacity`].
     pub capacity: Option<Capacity>,
     /// Its fault windows.
     pub faults: Vec<FaultWindow>,
 }
 
 impl ScenarioInfo {
-    /// Reads the text of a resolved scenario with the scenario parser (its base, without the
-    /// sweep); `path` names it in errors.
+    /// Reads the text of a resolved scenario with the scenario parser, every sweep point
+    /// checked; `path` names it in errors.
     pub fn parse(path: &Path, text: &str) -> Result<ScenarioInfo> {
         let folder = path.parent().and_then(Path::file_name).map_or_else(
             || "jitterlab run".to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let scenario = ScenarioDoc::parse(text, &path.display().to_string(), &folder)
-            .and_then(|doc| doc.base())
-            .map_err(|e| Error::ResultFolder {
-                path: path.to_path_buf(),
-                message: match e {
-                    // The scenario error already names the file.
-                    Error::Scenario { message, .. } => message,
-                    other => other.to_string(),
-                },
-            })?;
-        let model = &scenario.model;
-        let bucket_ms = model.bucket.as_millis_f64();
+        let error = |e: Error| Error::ResultFolder {
+            path: path.to_path_buf(),
+            message: match e {
+                // The scenario error already names the file.
+                Error::Scenario { message, .. } => message,
+                other => other.to_string(),
+            },
+        };
+        let doc = ScenarioDoc::parse(text, &path.display().to_string(), &folder).map_err(error)?;
+        let base = doc.base().map_err(error)?;
+        let sweep = doc.sweep().map_err(error)?;
+        let bucket_ms = base.model.bucket.as_millis_f64();
+        let points = doc
+            .points()
+            .map_err(error)?
+            .iter()
+            .map(|p| PointInfo::of(&p.scenario.model, bucket_ms))
+            .collect();
+        Ok(ScenarioInfo {
+            text: text.to_string(),
+            name: base.name,
+            description: base.description,
+            bucket_ms,
+            roles: sweep.roles,
+            min_success: base.min_success,
+            points,
+        })
+    }
+}
+
+impl PointInfo {
+    fn of(model: &Model, bucket_ms: f64) -> PointInfo {
         // A layer that calls another holds its workers while it waits for the layer below:
         // workers / service time is no capacity of it. Only the last layer has one.
         let calls = |i: usize| model.chain.as_ref().is_some_and(|c| i < c.hops.len());
-        let capacity = capacity(&model.server, bucket_ms).filter(|_| !calls(0));
         let layers =
             model
                 .chain
@@ -159,22 +204,22 @@ impl ScenarioInfo {
                     chain.names.iter().zip(servers).enumerate().map(
                         |(i, (name, (server, faults)))| LayerInfo {
                             name: name.clone(),
-                            capacity: self::capacity(server, bucket_ms).filter(|_| !calls(i)),
+                            capacity: capacity(server, bucket_ms).filter(|_| !calls(i)),
                             faults: windows(faults),
                         },
                     )
                 })
                 .collect();
-        Ok(ScenarioInfo {
-            text: text.to_string(),
-            name: scenario.name,
-            description: scenario.description,
-            bucket_ms,
+        let ms = |t: crate::time::SimTime| t.as_nanos() as f64 / 1e6;
+        PointInfo {
             faults: windows(&model.faults),
-            capacity,
+            capacity: capacity(&model.server, bucket_ms).filter(|_| !calls(0)),
+            capacity_rps: capacity_rps(model).filter(|_| model.chain.is_none()),
             offered: offered_rate(&model.workload),
+            trigger_ms: model.trigger.map(|(a, b)| (ms(a), ms(b))),
+            burst: matches!(model.workload, Workload::Burst { .. }),
             layers,
-        })
+        }
     }
 }
 
@@ -201,20 +246,59 @@ fn capacity(server: &ServerConfig, bucket_ms: f64) -> Option<Capacity> {
     }
 }
 
+/// Requests per second a server completes usefully; see [`PointInfo::capacity_rps`].
+fn capacity_rps(model: &Model) -> Option<(f64, String)> {
+    let ServerConfig::Queue(q) = &model.server else {
+        return None;
+    };
+    let service_ms = q.service.mean_param().as_millis_f64();
+    let contention_ms = q.contention.as_millis_f64();
+    if q.workers != UNLIMITED_WORKERS && contention_ms == 0.0 && service_ms > 0.0 {
+        let rps = f64::from(q.workers) / service_ms * 1000.0;
+        let how = format!(
+            "{} workers / {} mean service",
+            q.workers,
+            fmt_ms(service_ms)
+        );
+        return Some((rps, how));
+    }
+    let timeout_ms = model.client.timeout?.as_millis_f64();
+    if q.workers == UNLIMITED_WORKERS && contention_ms > 0.0 && timeout_ms > service_ms {
+        // Service takes service + contention per other attempt in flight: it reaches the
+        // timeout at n = (timeout - service) / contention in flight, n / timeout per second.
+        let n = (timeout_ms - service_ms) / contention_ms;
+        let rps = n / timeout_ms * 1000.0;
+        let how = format!(
+            "service reaches the {} timeout at {} in flight",
+            fmt_ms(timeout_ms),
+            fmt_number(n)
+        );
+        return Some((rps, how));
+    }
+    None
+}
+
 /// Fault windows as the charts draw them.
 fn windows(faults: &[crate::sim::faults::Fault]) -> Vec<FaultWindow> {
+    use crate::sim::faults::FaultKind;
     faults
         .iter()
         .map(|f| FaultWindow {
             kind: f.kind_name().to_string(),
             start_ms: f.start.as_millis_f64(),
             end_ms: f.end.as_millis_f64(),
+            effective: f.end > f.start
+                && match f.kind {
+                    FaultKind::Errors { share, .. } => share > 0.0,
+                    FaultKind::Slow { factor } => factor != 1.0,
+                    FaultKind::Outage(_) => true,
+                },
         })
         .collect()
 }
 
-/// The offered rate of a `poisson` workload as a polyline; see [`ScenarioInfo::offered`].
-fn offered_rate(workload: &crate::sim::workload::Workload) -> Option<Vec<(f64, f64)>> {
+/// The offered rate of a `poisson` workload as a polyline; see [`PointInfo::offered`].
+fn offered_rate(workload: &Workload) -> Option<Vec<(f64, f64)>> {
     let (profile, start, end) = workload.poisson_profile()?;
     let ms = |t: crate::time::SimTime| t.as_nanos() as f64 / 1e6;
     let mut line = vec![(0.0, 0.0), (ms(start), 0.0)];
@@ -262,6 +346,16 @@ pub struct ResultFolder {
     pub layer_timeseries: Option<Vec<LayerTimeseriesRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
+    /// `aggregate.csv`'s rows by (point, strategy, metric), built on the first lookup.
+    pub(crate) aggregate_index: OnceLock<AggregateIndex>,
+}
+
+/// Where each (point, strategy, metric) sits in [`ResultFolder::aggregate`], and how many rows
+/// there were when it was built (a vector changed since is searched row by row instead).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AggregateIndex {
+    rows: usize,
+    at: HashMap<(u32, String, Metric), usize>,
 }
 
 #[cfg(test)]
@@ -284,6 +378,7 @@ impl ResultFolder {
             layers: None,
             layer_timeseries: None,
             scenario: None,
+            aggregate_index: OnceLock::new(),
         }
     }
 }
@@ -302,7 +397,7 @@ impl ResultFolder {
         let missing: Vec<&str> = REQUIRED
             .iter()
             .copied()
-            .filter(|f| !dir.join(f).is_file())
+            .filter(|f| !dir.join(f).exists())
             .collect();
         if !missing.is_empty() {
             return Err(Error::ResultFolder {
@@ -392,7 +487,7 @@ impl ResultFolder {
         }
 
         let scenario_path = dir.join(SCENARIO);
-        let scenario = if scenario_path.is_file() {
+        let scenario = if scenario_path.exists() {
             let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
             Some(ScenarioInfo::parse(&scenario_path, &text)?)
         } else {
@@ -415,7 +510,68 @@ impl ResultFolder {
             layers,
             layer_timeseries,
             scenario,
+            aggregate_index: OnceLock::new(),
         })
+    }
+
+    /// The folder as charts and the report show it: every strategy and layer name escaped and
+    /// shortened ([`crate::text::shown`]), the same name always the same text and two names
+    /// never one (a long name would run off a chart; a control character would reach a
+    /// terminal through an SVG's text). The data is unchanged.
+    pub fn for_display(mut self) -> ResultFolder {
+        let mut shown: BTreeMap<String, String> = BTreeMap::new();
+        for name in &self.strategies {
+            let mut text = crate::text::shown(name);
+            // Two long names alike at both ends: numbered apart.
+            let base = text.clone();
+            let mut n = 1;
+            while shown.values().any(|t| *t == text) {
+                n += 1;
+                text = format!("{base} #{n}");
+            }
+            shown.insert(name.clone(), text);
+        }
+        let map = |s: &mut String| {
+            if let Some(t) = shown.get(s.as_str()) {
+                s.clone_from(t);
+            }
+        };
+        self.strategies.iter_mut().for_each(map);
+        self.summary.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.aggregate.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.timeseries
+            .iter_mut()
+            .for_each(|r| map(&mut r.strategy));
+        self.attempts.iter_mut().for_each(|r| map(&mut r.strategy));
+        self.latency.iter_mut().for_each(|r| map(&mut r.strategy));
+        for r in self.compare.iter_mut().flatten() {
+            map(&mut r.strategy_a);
+            map(&mut r.strategy_b);
+        }
+        self.pareto
+            .iter_mut()
+            .flatten()
+            .for_each(|r| map(&mut r.strategy));
+        self.live_vs_sim
+            .iter_mut()
+            .flatten()
+            .for_each(|r| map(&mut r.strategy));
+        for r in self.layers.iter_mut().flatten() {
+            map(&mut r.strategy);
+            r.name = crate::text::shown(&r.name);
+        }
+        for r in self.layer_timeseries.iter_mut().flatten() {
+            map(&mut r.strategy);
+            r.name = crate::text::shown(&r.name);
+        }
+        if let Some(s) = self.scenario.as_mut() {
+            s.name = crate::text::shown(&s.name);
+            s.description = crate::text::escape(&s.description).into_owned();
+            for layer in s.points.iter_mut().flat_map(|p| p.layers.iter_mut()) {
+                layer.name = crate::text::shown(&layer.name);
+            }
+        }
+        self
     }
 
     /// The point that single-point charts show for a sweep: the lowest index.
@@ -423,21 +579,46 @@ impl ResultFolder {
         &self.points[0]
     }
 
-    /// The point with this index.
-    pub fn point(&self, index: u32) -> Option<&Point> {
-        self.points.iter().find(|p| p.index == index)
+    /// What the charts know of sweep point `point`'s scenario (none without `scenario.toml`).
+    pub fn info(&self, point: u32) -> Option<&PointInfo> {
+        self.scenario.as_ref()?.points.get(point as usize)
     }
 
-    /// The aggregate row for (point, strategy, metric).
+    /// The point with this index (points are kept in index order).
+    pub fn point(&self, index: u32) -> Option<&Point> {
+        match self.points.binary_search_by_key(&index, |p| p.index) {
+            Ok(i) => Some(&self.points[i]),
+            // Points built out of order (by hand) are still found.
+            Err(_) => self.points.iter().find(|p| p.index == index),
+        }
+    }
+
+    /// The aggregate row for (point, strategy, metric): a look-up in an index of the rows
+    /// built once, so that charts of large sweeps do not scan the rows for every cell.
     pub fn aggregate_of(
         &self,
         point: u32,
         strategy: &str,
         metric: Metric,
     ) -> Option<&AggregateRow> {
-        self.aggregate
-            .iter()
-            .find(|r| r.point == point && r.strategy == strategy && r.metric == metric)
+        let index = self.aggregate_index.get_or_init(|| AggregateIndex {
+            rows: self.aggregate.len(),
+            at: (self.aggregate.iter().enumerate())
+                .rev() // the first of equal rows wins, as in a scan
+                .map(|(i, r)| ((r.point, r.strategy.clone(), r.metric), i))
+                .collect(),
+        });
+        let is =
+            |r: &&AggregateRow| r.point == point && r.strategy == strategy && r.metric == metric;
+        if index.rows == self.aggregate.len() {
+            let key = (point, strategy.to_string(), metric);
+            let found = index.at.get(&key).and_then(|&i| self.aggregate.get(i));
+            if found.is_none_or(|r| is(&r)) {
+                return found;
+            }
+        }
+        // The rows changed after the index was built (tests do): scan them.
+        self.aggregate.iter().find(is)
     }
 
     /// True when `aggregate.csv` holds the metric.
@@ -468,7 +649,8 @@ fn read_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Vec<R>> {
 
 /// The rows of the file of `R` in `dir`, when it is there.
 fn read_optional_rows<R: Row>(dir: &Path, sweep_keys: &[String]) -> Result<Option<Vec<R>>> {
-    if dir.join(R::FILE).is_file() {
+    // Read when there, whatever it is: a FIFO or a folder of that name is refused by name.
+    if dir.join(R::FILE).exists() {
         read_rows(dir, sweep_keys).map(Some)
     } else {
         Ok(None)
@@ -615,6 +797,7 @@ impl Table {
             match field {
                 SWEEP => {}
                 METRICS => metric_columns = true,
+                name if R::ADDED_LATER.contains(&name) => {}
                 name => {
                     self.col(name)?;
                 }
@@ -740,8 +923,13 @@ bucket = "10ms"
 "#;
         let s = ScenarioInfo::parse(Path::new("scenario.toml"), text).unwrap();
         assert_eq!(s.name, "herd");
-        assert_eq!(s.capacity.as_ref().unwrap().per_bucket, 100.0);
-        assert_eq!(s.faults[0].end_ms, 5000.0);
+        let p = &s.points[0];
+        assert_eq!(p.capacity.as_ref().unwrap().per_bucket, 100.0);
+        assert_eq!(p.capacity_rps.as_ref().unwrap().0, 10_000.0);
+        assert_eq!(p.faults[0].end_ms, 5000.0);
+        assert!(p.faults[0].effective && p.burst);
+        assert_eq!(s.roles, []);
+        assert_eq!(s.min_success, None);
         let bad = ScenarioInfo::parse(Path::new("scenario.toml"), "output = { bucket = 3 }");
         assert!(matches!(bad, Err(Error::ResultFolder { .. })));
     }
@@ -808,6 +996,8 @@ bucket = "10ms"
             latency_p99_ms: None,
             on_front: true,
             recommended: false,
+            success_rate: Some(0.5),
+            eligible: Some(false),
         }];
         write_rows(dir, &keys, &[summary_row("full"), summary_row("no_jitter")]).unwrap();
         write_rows(dir, &keys, &aggregate).unwrap();
@@ -816,6 +1006,29 @@ bucket = "10ms"
         write_rows::<LatencyRow>(dir, &keys, &[]).unwrap();
         write_rows(dir, &keys, &pareto).unwrap();
         (aggregate, timeseries, pareto)
+    }
+
+    #[test]
+    fn names_are_shown_short_and_escaped_and_never_merged() {
+        let dir = temp("display");
+        write_folder(&dir);
+        let mut folder = ResultFolder::read(&dir).unwrap();
+        let long = |tail: &str| format!("{}{tail}", "x".repeat(100));
+        // Two long names alike at both ends stay two strategies.
+        folder.strategies = vec![long("\u{1b}a"), long("\u{1b}b"), "plain".into()];
+        folder.summary[0].strategy = long("\u{1b}b");
+        let shown = folder.for_display();
+        assert_eq!(shown.strategies.len(), 3);
+        assert_ne!(shown.strategies[0], shown.strategies[1]);
+        assert_eq!(shown.strategies[2], "plain");
+        assert_eq!(shown.summary[0].strategy, shown.strategies[1]);
+        for s in &shown.strategies {
+            assert!(
+                s.chars().count() < 100 && !s.chars().any(crate::text::is_unsafe),
+                "{s}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -845,6 +1058,48 @@ bucket = "10ms"
             Some(&aggregate_row(Metric::LatencyP99Ms))
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn aggregate_lookups_agree_with_a_scan_before_and_after_the_rows_change() {
+        let mut f = ResultFolder::empty("index");
+        for point in 0..50 {
+            for strategy in ["a", "b"] {
+                for metric in [Metric::Requests, Metric::SuccessRate] {
+                    f.aggregate.push(AggregateRow {
+                        point,
+                        strategy: strategy.into(),
+                        mean: Some(f64::from(point)),
+                        ..aggregate_row(metric)
+                    });
+                }
+            }
+        }
+        let scan = |f: &ResultFolder, p: u32, s: &str, m: Metric| {
+            f.aggregate
+                .iter()
+                .find(|r| r.point == p && r.strategy == s && r.metric == m)
+                .cloned()
+        };
+        let keys = [
+            (7, "a", Metric::Requests),
+            (49, "b", Metric::SuccessRate),
+            (3, "c", Metric::Requests),
+            (50, "a", Metric::Requests),
+            (1, "a", Metric::Attempts),
+        ];
+        for (p, s, m) in keys {
+            assert_eq!(f.aggregate_of(p, s, m).cloned(), scan(&f, p, s, m));
+        }
+        // Rows removed or replaced after the index was built are never answered from it.
+        f.aggregate.retain(|r| r.point != 7);
+        f.aggregate[0].strategy = "c".into();
+        f.aggregate[0].point = 3;
+        for (p, s, m) in keys {
+            assert_eq!(f.aggregate_of(p, s, m).cloned(), scan(&f, p, s, m));
+        }
+        assert!(f.aggregate_of(7, "a", Metric::Requests).is_none());
+        assert!(f.aggregate_of(3, "c", Metric::Requests).is_some());
     }
 
     #[test]

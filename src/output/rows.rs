@@ -1,4 +1,4 @@
-//! The CSV files of a result folder (DESIGN §6), one row type each: the one definition of
+//! The CSV files of a result folder (docs/results.md), one row type each: the one definition of
 //! every file's columns, written by [`super::csv`] and read by [`super::results`].
 //!
 //! A row type's fields are its columns, in order, named as in the file. Two fields stand for
@@ -23,6 +23,9 @@ pub const METRICS: &str = "metrics";
 pub trait Row: Serialize + DeserializeOwned {
     /// The file's name in a result folder.
     const FILE: &'static str;
+    /// Columns added after files of this kind were first written: a file without them still
+    /// reads (their fields take their serde default).
+    const ADDED_LATER: &'static [&'static str] = &[];
     /// The row's [`SWEEP`] field, which no column fills by name.
     fn sweep_mut(&mut self) -> &mut Vec<String>;
 }
@@ -409,14 +412,22 @@ pub struct ParetoRow {
     /// Mean p99 latency, ms (`None` where nothing succeeded).
     #[serde(with = "optional")]
     pub latency_p99_ms: Option<f64>,
-    /// On the amplification/p99 Pareto front.
+    /// On the amplification/p99 Pareto front of the eligible pairs at its world point.
     pub on_front: bool,
-    /// The recommended choice.
+    /// The recommended choice at its world point.
     pub recommended: bool,
+    /// Mean success rate (a column added later: empty in older files).
+    #[serde(default, with = "optional")]
+    pub success_rate: Option<f64>,
+    /// Meets every constraint of the `recommend` that wrote the file, its success floor
+    /// included (`None`: a file written before the column existed).
+    #[serde(default)]
+    pub eligible: Option<bool>,
 }
 
 impl Row for ParetoRow {
     const FILE: &'static str = "pareto.csv";
+    const ADDED_LATER: &'static [&'static str] = &["success_rate", "eligible"];
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }

@@ -37,6 +37,9 @@ use crate::time::{SimDuration, SimTime, parse_limit};
 /// runs go on in parallel, one per core.
 pub const MAX_CLIENTS: i64 = 10_000_000;
 
+/// The most workers of a queue server (`server.workers`, `layers[].server.workers`).
+pub const MAX_WORKERS: i64 = 10_000_000;
+
 /// Most time-series buckets in one run (horizon / bucket).
 pub const MAX_BUCKETS: u64 = 1_000_000;
 
@@ -269,7 +272,7 @@ pub(super) fn check(
         ));
     }
     let workload = workload(&file.workload)?;
-    let (server, layer_faults, chain) = if file.layers.is_empty() {
+    let (server, layer_faults, chain) = if file.layers.is_none() {
         (server("server", &file.server, dir)?, None, None)
     } else {
         let (server, faults, chain) = layers(file, dir)?;
@@ -401,7 +404,20 @@ pub(super) fn check(
         },
         strategies,
         backoff_defaults: backoff_defaults(&file.backoff)?,
+        min_success: min_success(file.recommend.as_ref())?,
     })
+}
+
+/// `recommend.min_success`: a share above 0, at most 1 (absent: `recommend`'s default).
+fn min_success(file: Option<&super::file::RecommendFile>) -> Result<Option<f64>> {
+    match file.and_then(|r| r.min_success) {
+        Some(x) if !(x > 0.0 && x <= 1.0) => Err(Error::invalid(
+            "recommend.min_success",
+            x,
+            "a number above 0 and at most 1",
+        )),
+        other => Ok(other),
+    }
 }
 
 /// The span whose recovery is measured: from the first fault window's start to the last
@@ -614,10 +630,10 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
                     return Err(Error::invalid(
                         k("workers"),
                         format!("{w:?}"),
-                        "an integer from 1 to 10000000, or \"unlimited\"",
+                        format!("an integer from 1 to {MAX_WORKERS}, or \"unlimited\""),
                     ));
                 }
-                Some(CountOr::Count(n)) => count(&k("workers"), Some(*n), 100, 1, 10_000_000)?,
+                Some(CountOr::Count(n)) => count(&k("workers"), Some(*n), 100, 1, MAX_WORKERS)?,
                 None => 100,
             };
             Ok(ServerConfig::Queue(QueueConfig {
@@ -1156,12 +1172,15 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
             "no top-level [[faults]] with [[layers]]: each layer has its own [[layers.faults]]",
         ));
     }
-    let n = file.layers.len();
-    if n > MAX_LAYERS {
+    let file_layers = file.layers.as_deref().unwrap_or_default();
+    let n = file_layers.len();
+    if n == 0 || n > MAX_LAYERS {
         return Err(Error::invalid(
             "layers",
             format!("{n} layers"),
-            format!("from 1 to {MAX_LAYERS} layers"),
+            format!(
+                "from 1 to {MAX_LAYERS} layers (`[[layers]]` tables); without a chain, leave `layers` out and describe the one server in [server]"
+            ),
         ));
     }
     let defaults = backoff_defaults(&file.backoff)?;
@@ -1169,7 +1188,7 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
     let mut servers = Vec::with_capacity(n);
     let mut faults = Vec::with_capacity(n);
     let mut calls = Vec::with_capacity(n);
-    for (i, layer) in file.layers.iter().enumerate() {
+    for (i, layer) in file_layers.iter().enumerate() {
         let key = format!("layers[{i}]");
         let k = |s: &str| format!("{key}.{s}");
         let name = layer
@@ -1194,17 +1213,15 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
         };
         let last = i + 1 == n;
         // A calling layer's workers are the caller slots of the next layer, and the workers of
-        // layer 2 and below are named in 24 bits of an event.
+        // layer 2 and below are named in 24 bits of an event: a count, never "unlimited" (the
+        // largest count, 10000000, fits).
+        const _: () = assert!(MAX_WORKERS <= MAX_CALLING_WORKERS as i64);
         if (!last || i > 0) && queue.workers > MAX_CALLING_WORKERS {
             return Err(Error::invalid(
                 k("server.workers"),
-                if queue.workers == crate::sim::UNLIMITED_WORKERS {
-                    "\"unlimited\"".to_string()
-                } else {
-                    queue.workers.to_string()
-                },
+                "\"unlimited\"",
                 format!(
-                    "an integer from 1 to {MAX_CALLING_WORKERS} in a chain, but for a lone layer (a calling layer's workers are the callers of the next; the workers of layer 2 and below are named in 24 bits of an event); {MAX_CALLING_WORKERS} is as good as unlimited"
+                    "an integer from 1 to {MAX_WORKERS} in a chain, not \"unlimited\" (but for a lone layer: a calling layer's workers are the callers of the next, and the workers of layer 2 and below are counted); {MAX_WORKERS} is as good as unlimited"
                 ),
             ));
         }

@@ -1,4 +1,4 @@
-//! The raw scenario file: serde structs that mirror DESIGN §4 key for key.
+//! The raw scenario file: serde structs that mirror docs/scenario.md key for key.
 //!
 //! Every field is optional (defaults are applied when the file is checked, in
 //! [`super::check`]) and unknown keys are refused (`deny_unknown_fields`), so a typo is an
@@ -79,10 +79,19 @@ pub struct ScenarioFile {
     pub client: ClientFile,
     pub backoff: BackoffFile,
     pub faults: Vec<FaultFile>,
-    pub layers: Vec<LayerFile>,
+    /// `None` when absent: `layers = []` is refused, not read as no chain.
+    pub layers: Option<Vec<LayerFile>>,
     pub output: OutputFile,
     pub recovery: RecoveryFile,
+    pub recommend: Option<RecommendFile>,
     pub sweep: Option<toml::Table>,
+}
+
+/// `[recommend]`: what the results are read against (no effect on the runs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecommendFile {
+    pub min_success: Option<f64>,
 }
 
 /// One `[[layers]]` entry: a service of a chain, in call order.

@@ -18,6 +18,7 @@ mod file;
 pub mod library;
 mod locate;
 mod resolved;
+pub mod roles;
 mod sweep;
 mod warn;
 mod wording;
@@ -25,9 +26,11 @@ mod wording;
 use std::path::{Path, PathBuf};
 
 pub use check::DEFAULT_STRATEGIES;
+pub use roles::Role;
 pub use sweep::{Sweep, format_value};
 
 use crate::backoff::BackoffParams;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::sim::{Model, Strategy};
 use locate::{KeyPath, Step};
@@ -52,6 +55,10 @@ pub struct Scenario {
     pub strategies: Vec<Strategy>,
     /// The `[backoff]` keys shared by the strategies (written back in the resolved file).
     pub backoff_defaults: BackoffParams,
+    /// `recommend.min_success`: the success rate this scenario's results are read against
+    /// (`recommend`'s default floor, the charts' success target); `None`: the default, 0.999.
+    /// It changes no run, so the journal's fingerprint leaves it out.
+    pub min_success: Option<f64>,
 }
 
 /// One sweep point: its values of the sweep keys and its checked scenario.
@@ -199,12 +206,21 @@ impl ScenarioDoc {
 
     /// Expands the grid and checks every point.
     pub fn points(&self) -> Result<Vec<Point>> {
+        self.points_until(&CancelToken::new())
+    }
+
+    /// [`ScenarioDoc::points`], stopped with [`Error::Interrupted`] once `cancel` is cancelled
+    /// (a grid of 100000 points takes a second to check).
+    pub fn points_until(&self, cancel: &CancelToken) -> Result<Vec<Point>> {
         let sweep = self.sweep()?;
         let mut base = self.table.clone();
         base.remove("sweep");
         let combos = sweep.combinations();
         let mut points = Vec::with_capacity(combos.len());
         for (index, values) in combos.into_iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(Error::Interrupted);
+            }
             let at = SweepPoint {
                 index,
                 values: &values,
@@ -285,9 +301,27 @@ impl ScenarioDoc {
                     message,
                     e.span().and_then(|s| written(&self.text, s)),
                 ),
-                None => message.to_string(),
+                // A file that does not parse has no key paths to find: name what is written
+                // there (the key written twice) and the table it is in.
+                None => match e.span().and_then(|s| written(&self.text, s)) {
+                    Some(key) => {
+                        let table = offset.and_then(|o| table_at(&self.text, o));
+                        format!(
+                            "{message} `{key}`{}",
+                            table.map_or(String::new(), |t| format!(" in {t}"))
+                        )
+                    }
+                    None => message.to_string(),
+                },
             },
         }
+    }
+
+    /// An error about the value of a key found by a check of its own (an
+    /// [`Error::InvalidValue`]: `jitterlab live`'s limits), placed where the user wrote the
+    /// value, as the checker's refusals are: `FILE:LINE:COLUMN`, or the `--set` that gave it.
+    pub fn place_value_error(&self, err: Error) -> Error {
+        self.place_error(err, None)
     }
 
     /// Places a value error of the checker (which names the key) where its value was written.
@@ -362,6 +396,23 @@ fn written(text: &str, span: std::ops::Range<usize>) -> Option<&str> {
     text.get(span)
         .map(str::trim)
         .filter(|t| !t.is_empty() && t.len() <= 60 && !t.contains('\n'))
+}
+
+/// The table header (`[server]`, `[[layers]]`) that byte `offset` of a TOML text is under,
+/// if any (none when the offset is in a header itself: the key is that table).
+fn table_at(text: &str, offset: usize) -> Option<&str> {
+    let end = text
+        .get(offset..)?
+        .find('\n')
+        .map_or(text.len(), |i| offset + i);
+    let mut lines = text[..end].lines().rev().map(str::trim);
+    if lines.next()?.starts_with('[') {
+        return None;
+    }
+    lines
+        .find(|l| l.starts_with('['))
+        .map(|l| l.split('#').next().unwrap_or(l).trim())
+        .filter(|l| l.len() <= 60)
 }
 
 /// `key = value, key = value`.

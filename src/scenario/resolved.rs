@@ -1,5 +1,5 @@
 //! The resolved scenario: every key written out with its value, defaults included, in the
-//! shape of DESIGN §4. Reading it back gives the same scenario.
+//! shape of docs/scenario.md. Reading it back gives the same scenario.
 
 use toml::{Table, Value};
 
@@ -160,10 +160,33 @@ impl Scenario {
                 ("tolerance", Value::Float(m.recovery.tolerance)),
             ]),
         );
+        if let Some(x) = self.min_success {
+            root.insert(
+                "recommend".into(),
+                table(vec![("min_success", Value::Float(x))]),
+            );
+        }
         if let Some(sweep) = sweep {
             root.insert("sweep".into(), sweep.clone());
         }
         root
+    }
+
+    /// The resolved text of what the runs depend on: [`Scenario::to_toml`] without what only
+    /// reading the results uses (`[recommend]`, and the sweep's `world` and `choice` lists).
+    /// The journal's fingerprint hashes it, so declaring those never invalidates a journal
+    /// (`--resume`, `merge`), and a scenario without them hashes as before they existed.
+    pub fn to_toml_for_runs(&self, sweep: Option<&Value>) -> String {
+        let mut sweep = sweep.cloned();
+        if let Some(Value::Table(t)) = &mut sweep {
+            t.remove(super::roles::WORLD);
+            t.remove(super::roles::CHOICE);
+        }
+        let runs = Scenario {
+            min_success: None,
+            ..self.clone()
+        };
+        runs.to_toml(sweep.as_ref())
     }
 
     /// The resolved scenario as TOML text.

@@ -2,6 +2,7 @@
 //! durations, expanded into points in the order written (the first key varies slowest).
 
 use super::locate::KeyPath;
+use super::roles::{self, Role};
 use crate::error::{Error, Result};
 use crate::time::SimDuration;
 
@@ -13,6 +14,8 @@ pub const MAX_POINTS: usize = 100_000;
 pub struct Sweep {
     /// `(dotted key, values)` in the order written.
     pub axes: Vec<(String, Vec<toml::Value>)>,
+    /// Each key's role: the user's choice or the world's ([`roles`]), in the order of `axes`.
+    pub roles: Vec<Role>,
 }
 
 impl Sweep {
@@ -27,6 +30,9 @@ impl Sweep {
         let mut axes = Vec::with_capacity(table.len());
         let mut points: usize = 1;
         for (key, spec) in table {
+            if key == roles::WORLD || key == roles::CHOICE {
+                continue; // the roles of the keys, not a key
+            }
             let name = format!("sweep.\"{key}\"");
             if let Err(why) = KeyPath::parse(key) {
                 return Err(Error::invalid(
@@ -63,7 +69,9 @@ impl Sweep {
                 format!("at most {MAX_POINTS} points"),
             ));
         }
-        Ok(Sweep { axes })
+        let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+        let roles = roles::roles(&keys, table.get(roles::WORLD), table.get(roles::CHOICE))?;
+        Ok(Sweep { axes, roles })
     }
 
     /// The swept keys, in order.
@@ -74,6 +82,11 @@ impl Sweep {
     /// True when there is no sweep (one point).
     pub fn is_empty(&self) -> bool {
         self.axes.is_empty()
+    }
+
+    /// The points of the sweep (1 without one), known before any is checked.
+    pub fn points(&self) -> usize {
+        self.axes.iter().map(|(_, values)| values.len()).product()
     }
 
     /// The index of each key's value in its list at combination `index` (first key slowest).

@@ -478,3 +478,36 @@ fn strategy_override_errors_name_the_key_the_value_and_what_is_allowed() {
         assert!(e.contains(wanted), "{strategy}: {e}");
     }
 }
+
+#[test]
+fn what_only_reading_uses_is_written_back_but_not_part_of_the_runs() -> Result<()> {
+    let plain = "[workload]\nclients = 10\n[sweep]\n\"backoff.base\" = [\"10ms\", \"20ms\"]\n";
+    let read = format!("{plain}world = [\"backoff.base\"]\n[recommend]\nmin_success = 0.95\n");
+    let (plain, read) = (parse(plain)?, parse(&read)?);
+    let (a, b) = (plain.base()?, read.base()?);
+    assert_eq!(b.min_success, Some(0.95));
+    assert_eq!(read.sweep()?.roles, [Role::World]);
+    assert_eq!(plain.sweep()?.roles, [Role::Choice]);
+    // The resolved file keeps them (and reads back the same) ...
+    let resolved = b.to_toml(read.sweep_table());
+    assert!(
+        resolved.contains("[recommend]\nmin_success = 0.95"),
+        "{resolved}"
+    );
+    assert!(
+        resolved.contains("world = [\"backoff.base\"]"),
+        "{resolved}"
+    );
+    let again = parse(&resolved)?;
+    assert_eq!(again.base()?.to_toml(again.sweep_table()), resolved);
+    // ... and what the journal hashes is the scenario without them, byte for byte.
+    assert_eq!(
+        b.to_toml_for_runs(read.sweep_table()),
+        a.to_toml(plain.sweep_table())
+    );
+    assert_eq!(
+        a.to_toml_for_runs(plain.sweep_table()),
+        a.to_toml(plain.sweep_table())
+    );
+    Ok(())
+}

@@ -1,7 +1,7 @@
 //! Warnings: a scenario that is valid but surely not what was meant. A fault window that
 //! begins at or after the horizon never acts; it is run as written, with a word on stderr.
 
-use super::{Scenario, ScenarioDoc, describe};
+use super::{Point, Scenario, ScenarioDoc, describe};
 use crate::error::Result;
 
 impl Scenario {
@@ -27,7 +27,12 @@ impl ScenarioDoc {
     /// The warnings of every point, each once; with a sweep, the points it holds at when not
     /// all of them.
     pub fn warnings(&self) -> Result<Vec<String>> {
-        let points = self.points()?;
+        Ok(Self::warnings_of(&self.points()?))
+    }
+
+    /// [`ScenarioDoc::warnings`] of points already checked ([`ScenarioDoc::points_until`]): a
+    /// sweep of 100000 points takes seconds to check, once.
+    pub fn warnings_of(points: &[Point]) -> Vec<String> {
         // Each warning with the points it holds at, in order of first appearance.
         let mut found: Vec<(String, Vec<usize>)> = Vec::new();
         for (p, point) in points.iter().enumerate() {
@@ -38,7 +43,7 @@ impl ScenarioDoc {
                 }
             }
         }
-        Ok(found
+        found
             .into_iter()
             .map(|(w, at)| {
                 if at.len() == points.len() {
@@ -53,6 +58,6 @@ impl ScenarioDoc {
                     describe(&first.values)
                 )
             })
-            .collect())
+            .collect()
     }
 }

@@ -17,6 +17,7 @@ use super::profile::Arrivals;
 use super::queue::EventQueue;
 use super::server::{Admission, Server, Visit};
 use super::workload::{PoissonSource, Workload, burst_times, client_profile, exponential};
+use crate::cancel::CancelToken;
 use crate::policy::Outcome;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
@@ -24,9 +25,28 @@ use chain::Stations;
 
 /// Simulates one (point, strategy, replication).
 pub fn run(spec: RunSpec<'_>) -> RunResult {
+    // The one loop over events is `run_until`'s: with a single caller, `Sim::step` is inlined
+    // into it (two callers cost the event loop 2.5 % more instructions).
+    run_until(spec, &CancelToken::new()).expect("a token no one holds is never cancelled")
+}
+
+/// Events processed between two looks at the cancel token of [`run_until`]: a few hundred
+/// microseconds of work, so that a cancel stops even a runaway run at once.
+const EVENTS_PER_CHECK: u32 = 4096;
+
+/// [`run`], stopped as soon as `cancel` is cancelled: `None` then (the run is dropped).
+pub fn run_until(spec: RunSpec<'_>, cancel: &CancelToken) -> Option<RunResult> {
     let mut sim = Sim::new(spec);
-    while sim.step().is_some() {}
-    sim.finish(spec.keep_series)
+    loop {
+        for _ in 0..EVENTS_PER_CHECK {
+            if sim.step().is_none() {
+                return Some(sim.finish(spec.keep_series));
+            }
+        }
+        if cancel.is_cancelled() {
+            return None;
+        }
+    }
 }
 
 /// One simulation in progress.

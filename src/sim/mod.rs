@@ -42,7 +42,7 @@ pub(crate) mod server;
 mod spare;
 
 pub use client::{ClientConfig, Scope};
-pub use engine::run;
+pub use engine::{run, run_until};
 pub use metrics::{Counts, Ending, LayerResult, LayerSeries, RunResult, TimeSeries};
 pub use model::{
     Chain, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, MAX_LAYERS, Model,

@@ -11,8 +11,11 @@
 //! - `goodput_after`: over the buckets `b1 .. n` (from the trigger's end to the horizon);
 //! - *recovered* at the first bucket `s` in `b1 ..= n - k` whose window `s .. s + k` has a
 //!   goodput of at least `(1 - tolerance)` × `goodput_before` (more counts: a backlog served
-//!   faster than before is no collapse); `recovery` is then `s × B - T1`. No such window
-//!   before the horizon: *stuck*.
+//!   faster than before is no collapse), and at least one success; `recovery` is then
+//!   `s × B - T1`. No such window before the horizon: *stuck*. The one success matters only
+//!   when nothing succeeded before the trigger (`goodput_before` = 0, where any window holds
+//!   "at least 0"): a run that serves nothing after its trigger either is stuck, not
+//!   recovered; one that serves again recovers at its first window with a success.
 //!
 //! Nothing is measured (the columns stay empty) when `b0 = 0` (the trigger starts in the
 //! run's first bucket: there is no before) or `b1 + k > n` (no whole window between the
@@ -83,8 +86,9 @@ pub fn measure(
     let first = b0.saturating_sub(k);
     let before = per_sec(sum(first, b0), b0 - first);
     let after = per_sec(sum(b1, n), n - b1);
-    // Successes a window needs, compared as counts so that no rounding decides.
-    let need = (1.0 - config.tolerance) * before * (k as f64 * b as f64 / 1e9);
+    // Successes a window needs, compared as counts so that no rounding decides; at least one
+    // (a count of 0.3 needs 1 anyway: only a zero goodput before changes).
+    let need = ((1.0 - config.tolerance) * before * (k as f64 * b as f64 / 1e9)).max(1.0);
     let mut window = sum(b1, b1 + k);
     let mut recovery_ns = None;
     for s in b1..=n - k {
@@ -165,6 +169,21 @@ mod tests {
         assert!(run(&[100; 20], (4, 18)).unwrap().recovered());
         // A short run-in: the window before is what there is (one bucket).
         assert_eq!(run(&[50; 20], (1, 2)).unwrap().goodput_before, 50.0);
+    }
+
+    #[test]
+    fn nothing_served_before_the_trigger_recovers_only_when_something_is_served_after() {
+        // No success before the trigger and none after: stuck, not recovered (any window
+        // holds "at least 95 % of nothing").
+        let r = run(&[0; 20], (4, 6)).unwrap();
+        assert_eq!((r.goodput_before, r.goodput_after), (0.0, 0.0));
+        assert_eq!((r.recovery_ns, r.recovered()), (None, false));
+        // Nothing before, successes from 12 s: recovered at the first window holding one
+        // (11 s, whose window [11, 13) holds the 12 s bucket), 5 s after the trigger's end.
+        let mut s = vec![0; 20];
+        s[12..].fill(3);
+        let r = run(&s, (4, 6)).unwrap();
+        assert_eq!((r.recovery_ns, r.recovered()), (Some(5 * S), true));
     }
 
     #[test]

@@ -10,11 +10,20 @@
 //! far above what realistic scenarios do, and it is what catches, before the run, the ones
 //! that would go on for hours: a 1 ns constant backoff with unlimited attempts against a
 //! server that fails the whole horizon.
+//!
+//! In a chain of services every attempt that reaches a calling layer is one outbound request
+//! of its worker, which retries on its own: attempts multiply from layer to layer. The
+//! attempts reaching layer `k` per client request are the product of the attempts of the
+//! clients and of each calling layer above `k`, each bounded as the clients' are (its
+//! `max_attempts`, its deadline, what remains of its caller's attempt when it propagates the
+//! deadline, the horizon); every layer's attempts count.
 
-use super::model::Model;
+use super::client::ClientConfig;
+use super::model::{Model, Strategy};
 use super::server::ServerConfig;
 use super::workload::Workload;
 use crate::backoff::{Backoff, Jitter};
+use crate::time::SimDuration;
 
 /// Events one attempt can cause: wake, limiter launch, arrival, service end or the OCC read
 /// and write, the reply, the timer.
@@ -31,16 +40,19 @@ const STEPS: u32 = 256;
 pub struct Work {
     /// Requests the run could start.
     pub requests: f64,
-    /// Attempts each request could make at most.
+    /// Attempts each request could make at most, the clients' own.
     pub attempts_per_request: f64,
+    /// Attempts each request could cause at the last layer of a chain (the product of every
+    /// layer's attempts; the clients' own without a chain).
+    pub deepest_attempts: f64,
     /// Events the run could process.
     pub events: f64,
     /// Memory its state could take, in bytes.
     pub bytes: f64,
 }
 
-/// The work of running `model` with `backoff`.
-pub fn estimate(model: &Model, backoff: &Backoff) -> Work {
+/// The work of running `model` with `strategy` (its backoff, its client and layer settings).
+pub fn estimate(model: &Model, strategy: &Strategy) -> Work {
     let horizon = model.horizon.as_nanos() as f64;
     // An OCC attempt is a read and a write: two round trips.
     let legs = if matches!(model.server, ServerConfig::Occ) {
@@ -48,20 +60,24 @@ pub fn estimate(model: &Model, backoff: &Backoff) -> Work {
     } else {
         2.0
     };
-    // An attempt ends with its answer or its timeout, whichever comes first.
-    let round_trip = model
-        .client
-        .timeout
-        .map_or(f64::INFINITY, |t| t.as_nanos() as f64);
-    let round_trip = round_trip.min(legs * model.latency.mean_nanos());
-    let window = model
-        .client
-        .deadline
-        .map_or(horizon, |d| (d.as_nanos() as f64).min(horizon));
-    let max_attempts = model.client.max_attempts.map_or(f64::INFINITY, f64::from);
-    let schedule = schedule(backoff, round_trip, window, max_attempts);
+    let client = strategy.client_config(&model.client);
+    let schedule = request_schedule(model, &client, &strategy.backoff, legs, None);
     let (attempts, _) = schedule[schedule.len() - 1];
-    let per_request = |attempts: f64| attempts * EVENTS_PER_ATTEMPT + 1.0;
+    // Attempts at every layer per attempt of the clients: 1 at layer 1, then the product of
+    // each calling layer's attempts per outbound request.
+    let (mut behind, mut deepest) = (1.0, 1.0);
+    if let Some(chain) = &model.chain {
+        let mut caller_timeout = client.timeout;
+        for (j, hop) in chain.hops.iter().enumerate() {
+            let (hop_client, _, propagate) = strategy.layer(j).apply(hop);
+            let limit = caller_timeout.filter(|_| propagate);
+            let per_call = request_schedule(model, &hop_client, &hop.backoff, 2.0, limit);
+            deepest *= per_call[per_call.len() - 1].0;
+            behind += deepest;
+            caller_timeout = hop_client.timeout;
+        }
+    }
+    let per_request = |attempts: f64| attempts * behind * EVENTS_PER_ATTEMPT + 1.0;
     let (requests, clients) = match model.workload {
         Workload::Burst { clients, .. } => (f64::from(clients), f64::from(clients)),
         Workload::Poisson { duration, .. } | Workload::PoissonClients { duration, .. } => {
@@ -87,6 +103,7 @@ pub fn estimate(model: &Model, backoff: &Backoff) -> Work {
             return Work {
                 requests: clients * (horizon / think + 1.0),
                 attempts_per_request: attempts,
+                deepest_attempts: attempts * deepest,
                 events: clients * per_client,
                 bytes: clients * BYTES_PER_CLIENT,
             };
@@ -95,9 +112,34 @@ pub fn estimate(model: &Model, backoff: &Backoff) -> Work {
     Work {
         requests,
         attempts_per_request: attempts,
+        deepest_attempts: attempts * deepest,
         events: requests * per_request(attempts),
         bytes: clients * BYTES_PER_CLIENT,
     }
+}
+
+/// The [`schedule`] of one request sent by `client` with `backoff`: its attempts within its
+/// deadline (and `limit`, what remains of its caller's attempt), else the horizon.
+fn request_schedule(
+    model: &Model,
+    client: &ClientConfig,
+    backoff: &Backoff,
+    legs: f64,
+    limit: Option<SimDuration>,
+) -> Vec<(f64, f64)> {
+    let nanos = |d: SimDuration| d.as_nanos() as f64;
+    // An attempt ends with its answer or its timeout, whichever comes first.
+    let round_trip = client
+        .timeout
+        .map_or(f64::INFINITY, nanos)
+        .min(legs * model.latency.mean_nanos());
+    let window = [client.deadline, limit]
+        .into_iter()
+        .flatten()
+        .map(nanos)
+        .fold(nanos(model.horizon), f64::min);
+    let max_attempts = client.max_attempts.map_or(f64::INFINITY, f64::from);
+    schedule(backoff, round_trip, window, max_attempts)
 }
 
 /// The least a client sleeps before retry `k` (see the module's note on `full`).
@@ -188,5 +230,43 @@ mod tests {
             attempts_within(&none, 0.0, 60e9, f64::INFINITY).0,
             f64::INFINITY
         );
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use crate::scenario::ScenarioDoc;
+
+    /// Attempts at the last layer per client request, for each strategy of the built-in
+    /// chain with `sets` applied.
+    fn deepest(sets: &[&str]) -> Vec<f64> {
+        let mut doc = ScenarioDoc::parse(
+            include_str!("../../sims/layered-retries.toml"),
+            "layered-retries.toml",
+            "layered-retries",
+        )
+        .unwrap();
+        for s in sets {
+            doc.set(s).unwrap();
+        }
+        let scenario = doc.base().unwrap();
+        scenario
+            .strategies
+            .iter()
+            .map(|s| super::estimate(&scenario.model, s).deepest_attempts)
+            .collect()
+    }
+
+    #[test]
+    fn attempts_multiply_from_layer_to_layer() {
+        // every_layer 3 x 3 x 3; edge_only 3 x 1 x 1; budget_middle and do_not_retry count
+        // what the caps allow; deadline: 3 x 3 x 3 within what remains of each attempt.
+        assert_eq!(deepest(&[]), [27.0, 3.0, 27.0, 27.0, 27.0]);
+        // Unlimited attempts at a 1 ns sleep in layer 2: tens of thousands per call, times 9.
+        let runaway = deepest(&[
+            "layers[1].client.max_attempts=\"unlimited\"",
+            "layers[1].backoff={jitter=\"constant\",base=\"1ns\",cap=\"1ns\"}",
+        ]);
+        assert!(runaway[0] > 100_000.0, "{runaway:?}");
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, Unit};
+use super::{Plan, Shard, Unit};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::rng::mix_key;
@@ -27,6 +27,7 @@ pub const JOURNAL: &str = "units.jsonl";
 
 /// The first line of a journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Header {
     /// Format marker and version.
     pub jitterlab_journal: u32,
@@ -34,10 +35,42 @@ pub struct Header {
     pub fingerprint: String,
     /// Units in the whole run.
     pub units: usize,
+    /// The shard whose units the journal holds (`"I/N"`); absent for the whole run, so that a
+    /// complete run's journal is the same whether it was sharded and merged or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
 }
 
-/// Everything the output files need from one finished unit.
+impl Header {
+    /// The header of the journal of `shard`'s units of the work `self` names.
+    pub fn for_shard(&self, shard: Shard) -> Header {
+        Header {
+            shard: (!shard.is_all()).then(|| format!("{}/{}", shard.index, shard.count)),
+            ..self.clone()
+        }
+    }
+
+    /// The shard whose units the journal holds.
+    pub fn shard(&self) -> Result<Shard, String> {
+        match &self.shard {
+            None => Ok(Shard::ALL),
+            Some(text) => Shard::parse(text).map_err(|_| {
+                format!("`shard` is {text:?}: a shard I/N with 0 <= I < N, as `run --shard` writes")
+            }),
+        }
+    }
+
+    /// True when both name the same work (scenario, options, units), whatever their shards.
+    fn same_work(&self, other: &Header) -> bool {
+        (self.jitterlab_journal, &self.fingerprint, self.units)
+            == (other.jitterlab_journal, &other.fingerprint, other.units)
+    }
+}
+
+/// Everything the output files need from one finished unit. A line with a key it does not
+/// know is refused (a renamed `layers` would otherwise read as a unit of no layers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitRecord {
     /// Unit index.
     pub unit: usize,
@@ -88,6 +121,7 @@ pub struct UnitRecord {
 
 /// What one layer of a chain measured in one unit (see [`LayerResult`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LayerRecord {
     /// The requests into the layer and their outcomes, as [`UnitRecord::counts`].
     #[serde(with = "counts_array")]
@@ -260,6 +294,16 @@ impl JournalWriter {
     /// Opens `dir/units.jsonl` for appending; a new (or `fresh`) journal starts with `header`.
     pub fn open(dir: &Path, header: &Header, fresh: bool) -> Result<JournalWriter> {
         let path = dir.join(JOURNAL);
+        // Only ever a regular file of its own: never a link followed, never a FIFO that
+        // would block the open.
+        if let Ok(meta) = path.symlink_metadata()
+            && !meta.is_file()
+        {
+            return Err(Error::ResultFolder {
+                path,
+                message: "is not a regular file (a link, a FIFO, a folder); jitterlab writes its journal only as a file of its own: remove it".into(),
+            });
+        }
         // A run killed mid-write leaves its last line cut short (`read` skips it): appending
         // starts after the last complete line, or the next record would be glued to it.
         let keep = if path.exists() && !fresh {
@@ -269,13 +313,18 @@ impl JournalWriter {
             0
         };
         let exists = keep > 0;
-        let file = OpenOptions::new()
+        let mut options = OpenOptions::new();
+        options
             .create(true)
             .append(exists)
             .write(true)
-            .truncate(!exists)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .truncate(!exists);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        let file = options.open(&path).map_err(|e| Error::io(&path, e))?;
         if exists {
             file.set_len(keep as u64).map_err(|e| Error::io(&path, e))?;
         }
@@ -334,28 +383,44 @@ pub fn read(dir: &Path) -> Result<(Header, Vec<UnitRecord>)> {
     ))
 }
 
-/// Reads the journal of the work `expected` names and checks every record against `plan`
-/// (unit, point, strategy, replication, seed, time series), so that a damaged or edited line
-/// is refused with its line and column, never trusted. `None` when the journal is a
-/// jitterlab journal of other work (another scenario, other options).
-pub fn read_checked(dir: &Path, expected: &Header, plan: &Plan) -> Result<Option<Vec<UnitRecord>>> {
+/// Reads the journal of the work `expected` names (any shard of it) and checks every record
+/// against `plan` (its unit, shard, point, strategy, replication, seed, counts,
+/// layers, time series), so that a damaged or edited line is refused with its line and
+/// column, never trusted. Returns the shard it holds with its records; `None` when the
+/// journal is a jitterlab journal of other work (another scenario, other options).
+pub fn read_checked(
+    dir: &Path,
+    expected: &Header,
+    plan: &Plan,
+) -> Result<Option<(Shard, Vec<UnitRecord>)>> {
     let journal = Journal::read(dir)?;
-    if journal.header != *expected {
+    if !journal.header.same_work(expected) {
         return Ok(None);
     }
+    let shard = journal
+        .header
+        .shard()
+        .map_err(|message| Error::ResultFolder {
+            path: journal.path.clone(),
+            message: format!("line 1: {message}"),
+        })?;
     let units = plan.units();
     for (line, span, r) in &journal.records {
-        journal.check(*line, &journal.text[span.clone()], r, plan, &units)?;
+        journal.check(*line, &journal.text[span.clone()], r, plan, &units, shard)?;
     }
-    Ok(Some(journal.records.into_iter().map(|r| r.2).collect()))
+    Ok(Some((
+        shard,
+        journal.records.into_iter().map(|r| r.2).collect(),
+    )))
 }
 
 /// True when `dir` holds a journal whose first line is a jitterlab journal header: the mark of
 /// a result folder (every `run` and `merge` writes it before anything else runs).
 pub fn is_journal(dir: &Path) -> bool {
     let path = dir.join(JOURNAL);
-    // The header is one short line: read no more than a few of its size.
-    let Ok(file) = File::open(&path) else {
+    // The header is one short line: read no more than a few of its size. A FIFO or a device
+    // in its place is no journal, and is never opened (`input::open`).
+    let Ok(file) = crate::input::open(&path) else {
         return false;
     };
     let mut first = String::new();
@@ -391,12 +456,23 @@ impl Journal {
             lines.push(start..end);
             start += line.len();
         }
-        let first = lines.first().ok_or_else(|| bad("empty journal".into()))?;
+        let first = lines.first().ok_or_else(|| {
+            bad("is empty (0 bytes): a journal starts with its header line".into())
+        })?;
         let header: Header = serde_json::from_str(&text[first.clone()]).map_err(|e| {
-            bad(format!(
-                "line 1 is not a jitterlab journal header: {}",
+            // Say what the line holds when it is not JSON at all.
+            let why = if first.is_empty() {
+                "it is blank".to_string()
+            } else if text.starts_with('\u{feff}') {
+                "it starts with a byte-order mark (U+FEFF), which jitterlab never writes"
+                    .to_string()
+            } else if text[first.clone()].contains('\r') {
+                "its lines end in a carriage return alone (CR); a journal's lines end in LF or CRLF"
+                    .to_string()
+            } else {
                 json_message(&e)
-            ))
+            };
+            bad(format!("line 1 is not a jitterlab journal header: {why}"))
         })?;
         let mut records = Vec::new();
         let count = lines.len();
@@ -424,7 +500,8 @@ impl Journal {
         })
     }
 
-    /// Checks one record (written on `line`, whose text is `text`) against the plan.
+    /// Checks one record (written on `line`, whose text is `text`) against the plan and the
+    /// journal's `shard`.
     fn check(
         &self,
         line: usize,
@@ -432,6 +509,7 @@ impl Journal {
         r: &UnitRecord,
         plan: &Plan,
         units: &[Unit],
+        shard: Shard,
     ) -> Result<()> {
         let refuse = |field: &str, message: String| {
             let column = text
@@ -470,7 +548,19 @@ impl Journal {
                 );
             }
         }
+        if !shard.owns(r.unit) {
+            return refuse(
+                "unit",
+                format!(
+                    "is {}, which is not a unit of shard {}/{} (the journal's header says it holds that shard's units)",
+                    r.unit, shard.index, shard.count
+                ),
+            );
+        }
         let model = &plan.points[unit.point].scenario.model;
+        if let Err((field, message)) = check_values(r, model) {
+            return refuse(field, message);
+        }
         match &r.series {
             None if unit.replication == 0 => refuse(
                 "series",
@@ -505,6 +595,111 @@ impl Journal {
             None => Ok(()),
         }
     }
+}
+
+/// Checks what a record says against itself and its model: every request counted once
+/// (conservation: `requests` = the ended ones + `unfinished`), no more successes than
+/// requests or attempts, the successes by attempt and in the latency histogram, shares from 0
+/// to 1, a layer for each layer of the chain (each conserving its requests), recovery only
+/// with a trigger, the makespan within the horizon. `Err((field, what is wrong))`.
+fn check_values(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'static str, String)> {
+    let conserved = |c: &Counts| c.ended().checked_add(c.unfinished) == Some(c.requests);
+    let c = &r.counts;
+    if !conserved(c) {
+        return Err((
+            "counts",
+            format!(
+                "are not conserved: {} requests, but {} ended and {} unfinished",
+                c.requests,
+                c.ended(),
+                c.unfinished
+            ),
+        ));
+    }
+    if c.succeeded > c.attempts {
+        return Err((
+            "counts",
+            format!(
+                "hold {} successes for {} attempts: a success is an attempt",
+                c.succeeded, c.attempts
+            ),
+        ));
+    }
+    let by_attempt: u64 = r.by_attempt.iter().fold(0, |a, &n| a.saturating_add(n));
+    if by_attempt != c.succeeded {
+        return Err((
+            "by_attempt",
+            format!(
+                "sums to {by_attempt}, but `counts` holds {} successes",
+                c.succeeded
+            ),
+        ));
+    }
+    let latencies: u64 = r.latency_us.iter().fold(0, |a, p| a.saturating_add(p.1));
+    if latencies != c.succeeded {
+        return Err((
+            "latency_us",
+            format!(
+                "counts {latencies} latencies, but `counts` holds {} successes",
+                c.succeeded
+            ),
+        ));
+    }
+    let shares = [
+        ("server_busy_share", r.server_busy_share),
+        ("wasted_work_share", r.wasted_work_share),
+        ("retry_after_share", r.retry_after_share),
+    ];
+    for (field, x) in shares {
+        if !(0.0..=1.0).contains(&x) {
+            return Err((field, format!("is {x}: a share from 0 to 1")));
+        }
+    }
+    if r.makespan_ns > model.horizon.as_nanos() {
+        return Err((
+            "makespan_ns",
+            format!(
+                "is {}, past the horizon ({} ns)",
+                r.makespan_ns,
+                model.horizon.as_nanos()
+            ),
+        ));
+    }
+    let layers = model.chain.as_ref().map_or(0, |c| c.names.len());
+    if r.layers.len() != layers {
+        return Err((
+            "layers",
+            format!(
+                "holds {} layers, but the scenario has {}",
+                r.layers.len(),
+                if layers == 0 {
+                    "no chain of services".to_string()
+                } else {
+                    format!("{layers} layers")
+                }
+            ),
+        ));
+    }
+    if let Some(i) = r.layers.iter().position(|l| {
+        !conserved(&l.counts)
+            || !(0.0..=1.0).contains(&l.busy_share)
+            || !(0.0..=1.0).contains(&l.wasted_work_share)
+    }) {
+        return Err((
+            "layers",
+            format!(
+                "layer {}: its counts are not conserved or a share is outside 0 to 1",
+                i + 1
+            ),
+        ));
+    }
+    if r.recovery.is_some() && model.trigger.is_none() {
+        return Err((
+            "recovery",
+            "is present, but the scenario has no trigger to recover from".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// serde_json's message without its ` at line L column C` (the caller names the place).

@@ -79,6 +79,13 @@ pub const MAX_SERIES_BUCKETS: u64 = 20_000_000;
 /// one core. The estimate ([`sim::work`]) is a worst case, far above what runs really take.
 pub const MAX_EVENTS_PER_RUN: f64 = 2e9;
 
+/// Most events all the runs of one command (every point, strategy and replication, or the
+/// shard's share) may be estimated to take without `--force`: 1e13, five thousand runs at
+/// the limit of one (days of a large machine; the estimate is a worst case), some three
+/// hundred times the largest built-in sweep (`brooker-2015-sweep`, 3.4e10). Larger sweeps
+/// are split with `--shard`, each shard checked alone.
+pub const MAX_EVENTS_PER_SWEEP: f64 = 1e13;
+
 /// Most memory the runs going on at once (one per thread) may be estimated to hold without
 /// `--force`: 16 GiB.
 pub const MAX_MEMORY_BYTES: f64 = 16.0 * (1u64 << 30) as f64;
@@ -104,6 +111,15 @@ pub fn threads_for(requested: usize, units: usize) -> Result<usize> {
 }
 
 /// `1.2e10` for large numbers, the number itself for small ones, `unbounded` for infinity.
+/// A count of events in full (`34012345678`), or `unbounded`.
+fn exact(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.0}")
+    } else {
+        "unbounded".into()
+    }
+}
+
 fn approx(x: f64) -> String {
     if !x.is_finite() {
         "unbounded".into()
@@ -181,33 +197,90 @@ impl Plan {
     }
 
     /// Refuses, with what to lower, a plan whose largest run could take more than
-    /// [`MAX_EVENTS_PER_RUN`] events, or whose runs on `threads` threads at once could hold
-    /// more than [`MAX_MEMORY_BYTES`] (see [`sim::work`]).
+    /// [`MAX_EVENTS_PER_RUN`] events, whose runs together could take more than
+    /// [`MAX_EVENTS_PER_SWEEP`], or whose runs on `threads` threads at once could hold more than
+    /// [`MAX_MEMORY_BYTES`] (see [`sim::work`]).
     pub fn check_work(&self, threads: usize) -> Result<()> {
+        self.check_share(threads, Shard::ALL)
+    }
+
+    /// [`Plan::check_work`] for the units of `shard`: the total counts its share.
+    pub fn check_share(&self, threads: usize, shard: Shard) -> Result<()> {
         let mut most_events: Option<(sim::work::Work, usize, usize)> = None;
         let mut most_bytes = 0.0f64;
+        let (mut total, mut unit) = (0.0f64, 0usize);
         for (p, point) in self.points.iter().enumerate() {
             let model = &point.scenario.model;
             for (s, strategy) in point.scenario.strategies.iter().enumerate() {
-                let work = sim::work::estimate(model, &strategy.backoff);
+                let work = sim::work::estimate(model, strategy);
                 most_bytes = most_bytes.max(work.bytes);
-                if most_events.is_none_or(|(w, _, _)| work.events > w.events) {
+                let reps = self.replications as usize;
+                let owned = (unit..unit + reps).filter(|&u| shard.owns(u)).count();
+                unit += reps;
+                if owned > 0 {
+                    total += work.events * owned as f64;
+                }
+                // NaN (nothing times unbounded) is not a count to trust either: it wins.
+                if most_events
+                    .is_none_or(|(w, _, _)| work.events.is_nan() || work.events > w.events)
+                {
                     most_events = Some((work, p, s));
                 }
             }
         }
         if let Some((work, p, s)) = most_events
-            // NaN (nothing times unbounded) is not a count to trust either.
             && (work.events.is_nan() || work.events > MAX_EVENTS_PER_RUN)
         {
+            let chain = self.points[p].scenario.model.chain.as_ref();
+            let deepest = match chain.and_then(|c| c.names.last()) {
+                Some(last) if work.deepest_attempts != work.attempts_per_request => format!(
+                    ", {} at the last layer `{}` (retries at every layer multiply)",
+                    approx(work.deepest_attempts),
+                    crate::text::shown(last)
+                ),
+                _ => String::new(),
+            };
             return Err(Error::TooMuchWork {
                 message: format!(
-                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline, or lengthen the sleeps (backoff.base, backoff.jitter); or run with --force",
+                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts{deepest} if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline{}, or lengthen the sleeps (backoff.base, backoff.jitter); or run with --force",
                     approx(work.events),
                     approx(MAX_EVENTS_PER_RUN),
                     self.describe_pair(p, s),
                     approx(work.requests),
                     approx(work.attempts_per_request),
+                    if chain.is_some() {
+                        " (and each layer's layers[].client.max_attempts)"
+                    } else {
+                        ""
+                    },
+                ),
+            });
+        }
+        if total.is_nan() || total > MAX_EVENTS_PER_SWEEP {
+            // The shards that would each hold at most the limit (their shares are about
+            // equal: units are dealt round-robin).
+            let shards = (total * shard.count as f64 / MAX_EVENTS_PER_SWEEP).ceil();
+            let split = if total.is_finite() && shards <= u32::MAX as f64 {
+                format!(
+                    "split the work with --shard I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
+                    exact(total * shard.count as f64 / shards)
+                )
+            } else {
+                "split the work with --shard I/N (each shard is checked alone)".to_string()
+            };
+            return Err(Error::TooMuchWork {
+                message: format!(
+                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with --force",
+                    self.units_count(),
+                    self.points.len(),
+                    self.replications,
+                    if shard.is_all() {
+                        String::new()
+                    } else {
+                        format!(" (their share in shard {}/{})", shard.index, shard.count)
+                    },
+                    exact(total),
+                    exact(MAX_EVENTS_PER_SWEEP),
                 ),
             });
         }
@@ -226,20 +299,37 @@ impl Plan {
         Ok(())
     }
 
+    /// How many units the plan has.
+    fn units_count(&self) -> usize {
+        self.points
+            .iter()
+            .map(|p| p.scenario.strategies.len() * self.replications as usize)
+            .sum()
+    }
+
     /// Runs one unit; a run whose requests are not conserved is an [`Error::Internal`].
     pub fn run_unit(&self, unit: Unit) -> Result<UnitRecord> {
+        self.run_unit_until(unit, &CancelToken::new())?
+            .ok_or(Error::Interrupted)
+    }
+
+    /// [`Plan::run_unit`], stopped within milliseconds once `cancel` is cancelled (`None`).
+    pub fn run_unit_until(&self, unit: Unit, cancel: &CancelToken) -> Result<Option<UnitRecord>> {
         let scenario = &self.points[unit.point].scenario;
-        let result = sim::run(RunSpec {
+        let spec = RunSpec {
             model: &scenario.model,
             strategy: &scenario.strategies[unit.strategy],
             seed: self.seed,
             replication: unit.replication,
             keep_series: unit.replication == 0,
-        });
+        };
+        let Some(result) = sim::run_until(spec, cancel) else {
+            return Ok(None);
+        };
         self.check_run(unit, &result)?;
         let record = UnitRecord::new(unit, self.seed, &result);
         result.recycle();
-        Ok(record)
+        Ok(Some(record))
     }
 
     /// The engine's own bookkeeping of one unit's run: every request ended once or unfinished.
@@ -348,8 +438,9 @@ pub fn execute(
                 if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                     return None;
                 }
-                let record = match plan.run_unit(unit) {
-                    Ok(record) => record,
+                let record = match plan.run_unit_until(unit, cancel) {
+                    Ok(Some(record)) => record,
+                    Ok(None) => return None,
                     Err(e) => {
                         fail(e);
                         failed.store(true, Ordering::Relaxed);
@@ -377,11 +468,13 @@ pub fn execute(
     if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    let complete = results.iter().all(Option::is_some);
-    let records: Vec<UnitRecord> = results.into_iter().flatten().collect();
-    if !complete {
+    if !results.iter().all(Option::is_some) {
+        // The finished records are in the journal. Freeing those of a long sweep (gigabytes of
+        // small allocations) takes seconds: it happens beside, so that an interrupt ends now.
+        std::thread::spawn(move || drop(results));
         return Err(Error::Interrupted);
     }
+    let records: Vec<UnitRecord> = results.into_iter().flatten().collect();
     Ok(Execution {
         ran: records.len(),
         records,

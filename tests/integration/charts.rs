@@ -1,4 +1,4 @@
-//! Charts and the report, drawn from fixture result folders written here per DESIGN §6.
+//! Charts and the report, drawn from fixture result folders written here per docs/results.md.
 //!
 //! The fixtures come from a toy simulation that uses the real backoff engine: clients hit a
 //! server that completes at most `capacity` attempts per 10 ms bucket and answers 503 during
@@ -11,13 +11,15 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jitterlab::Error;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::output::{plot, report};
 use jitterlab::rng::{from_seed, splitmix64};
 use jitterlab::time::SimDuration;
+
+use crate::common::{chromium, chromium_dom};
 
 // ---------------------------------------------------------------------------------------
 // Toy simulation
@@ -153,7 +155,7 @@ fn simulate(jitter: Jitter, p: Params, seed: u64) -> Run {
 }
 
 // ---------------------------------------------------------------------------------------
-// Result folder writer (DESIGN §6)
+// Result folder writer (docs/results.md)
 // ---------------------------------------------------------------------------------------
 
 struct Spec {
@@ -163,7 +165,7 @@ struct Spec {
     sweep: Vec<(&'static str, Vec<&'static str>)>,
     base: Params,
     replications: u32,
-    /// repeat the sweep columns in timeseries.csv (DESIGN §6 leaves them out; accept both)
+    /// repeat the sweep columns in timeseries.csv (docs/results.md leaves them out; accept both)
     sweep_in_timeseries: bool,
     pareto_file: bool,
     compare_file: bool,
@@ -188,7 +190,7 @@ fn t95(df: u32) -> f64 {
     }
 }
 
-/// The summary metrics as DESIGN §6 writes them, copied here on purpose rather than taken from
+/// The summary metrics as docs/results.md writes them, copied here on purpose rather than taken from
 /// the library: the fixtures follow the contract, not the code under test.
 const METRICS: [&str; 25] = [
     "requests",
@@ -271,11 +273,12 @@ fn write_folder(dir: &Path, spec: &Spec) {
     );
     let mut attempts = format!("point,strategy{key_header},attempt,succeeded,share\n");
     let mut latency = format!("point,strategy{key_header},latency_ms,cdf\n");
-    let mut pareto =
-        format!("point,strategy{key_header},amplification,latency_p99_ms,on_front,recommended\n");
+    let mut pareto = format!(
+        "point,strategy{key_header},amplification,latency_p99_ms,on_front,recommended,success_rate,eligible\n"
+    );
     let mut compare =
         String::from("point,metric,strategy_a,strategy_b,mean_diff,ci95_low,ci95_high,n\n");
-    let mut front_input: Vec<(usize, Jitter, f64, f64)> = Vec::new();
+    let mut front_input: Vec<(usize, Jitter, f64, f64, bool)> = Vec::new();
 
     for (pi, values) in grid(&spec.sweep).iter().enumerate() {
         let mut params = spec.base;
@@ -376,6 +379,7 @@ fn write_folder(dir: &Path, spec: &Spec) {
             let n = per_rep.len();
             let mut amp = 0.0;
             let mut p99 = 0.0;
+            let mut success = f64::NAN;
             for (m, metric) in METRICS.iter().enumerate() {
                 let xs: Vec<f64> = per_rep
                     .iter()
@@ -393,6 +397,9 @@ fn write_folder(dir: &Path, spec: &Spec) {
                 }
                 if *metric == "latency_p99_ms" {
                     p99 = mean;
+                }
+                if *metric == "success_rate" {
+                    success = mean;
                 }
                 if xs.len() > 1 {
                     let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
@@ -423,7 +430,8 @@ fn write_folder(dir: &Path, spec: &Spec) {
             assert!(n > 0);
             if p99 > 0.0 {
                 // pareto.csv holds only (point, strategy) pairs with a p99 (some requests succeeded)
-                front_input.push((pi, jitter, amp, p99));
+                // Eligible as recommend writes it by default: success at the 99.9 % target.
+                front_input.push((pi, jitter, amp, p99, success >= 0.999));
             }
             for (a, count) in success_on.iter().enumerate().skip(1) {
                 writeln!(
@@ -477,9 +485,9 @@ fn write_folder(dir: &Path, spec: &Spec) {
     let on_front: Vec<bool> = front_input
         .iter()
         .map(|p| {
-            !front_input
+            p.4 && !front_input
                 .iter()
-                .any(|q| q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3))
+                .any(|q| q.4 && q.2 <= p.2 && q.3 <= p.3 && (q.2 < p.2 || q.3 < p.3))
         })
         .collect();
     let best = front_input
@@ -493,12 +501,13 @@ fn write_folder(dir: &Path, spec: &Spec) {
         let vals: String = points[p.0].iter().map(|v| format!(",{v}")).collect();
         writeln!(
             pareto,
-            "{},{}{vals},{:.4},{:.4},{front},{}",
+            "{},{}{vals},{:.4},{:.4},{front},{},,{}",
             p.0,
             p.1.name(),
             p.2,
             p.3,
-            best == Some((p.0, p.1))
+            best == Some((p.0, p.1)),
+            p.4
         )
         .unwrap();
     }
@@ -772,9 +781,9 @@ fn assert_svg(path: &Path, title_part: &str, series: &[&str]) {
     );
     for s in series {
         assert!(
-            texts
-                .iter()
-                .any(|t| t == s || t.starts_with(&format!("{s} "))),
+            texts.iter().any(|t| t == s
+                || t.starts_with(&format!("{s} "))
+                || t.starts_with(&format!("{s}:"))),
             "{}: no series {s:?} in {texts:?}",
             path.display()
         );
@@ -803,13 +812,12 @@ fn herd_folder_draws_every_chart() {
     write_folder(&f.path, &herd_spec());
     let files = plot::draw_all(&f.path).unwrap();
     let names = stems(&files);
+    // No log-scale herd: these counts span less than the factor of 20 that calls for one.
     let expected = [
         "attempts.png",
         "attempts.svg",
         "herd.png",
         "herd.svg",
-        "herd_log.png",
-        "herd_log.svg",
         "latency.png",
         "latency.svg",
         "load.png",
@@ -828,10 +836,19 @@ fn herd_folder_draws_every_chart() {
     let svg = |stem: &str| f.path.join(format!("{stem}.svg"));
     assert_svg(&svg("herd"), "Thundering herd", &series);
     assert_svg(&svg("herd"), "capacity: 100 workers", &[]);
-    assert_svg(&svg("load"), "Load amplification", &series);
-    assert_svg(&svg("latency"), "Latency of succeeded requests", &series);
+    assert_svg(&svg("load"), "Load and success per strategy", &series);
+    assert_svg(&svg("load"), "success target 99.9 %", &[]);
+    assert_svg(&svg("latency"), "Latency over all requests", &series);
     assert_svg(&svg("attempts"), "Success by attempt number", &series);
     assert_svg(&svg("pareto"), "Trade-off", &series);
+    // The colours the charts used, for the notebooks: the strategies in the run's order.
+    let palette = std::fs::read_to_string(f.path.join("palette.json")).unwrap();
+    let at = |s: &str| palette.find(&format!("\"{s}\"")).unwrap();
+    assert!(
+        at("no_jitter") < at("full") && at("full") < at("decorrelated"),
+        "{palette}"
+    );
+    assert!(palette.contains("\"#0072b2\""), "{palette}");
     no_temp_files(&f.path);
 }
 
@@ -866,22 +883,19 @@ fn one_key_sweep_draws_sweep_charts_and_no_heatmap() {
         assert_png(file);
     }
     let series = ["none", "no_jitter", "full", "equal", "decorrelated"];
-    assert_svg(&f.path.join("load.svg"), "workload.clients", &series);
+    // Keys by their names, not their dotted paths; the herd at one world point, named.
+    assert_svg(&f.path.join("load.svg"), "as clients changes", &series);
     assert_svg(
         &f.path.join("sweep_attempts.svg"),
-        "Total calls (attempts) against workload.clients",
+        "Total calls (attempts) against clients",
         &series,
     );
     assert_svg(
         &f.path.join("sweep_makespan_ms.svg"),
-        "Completion time (makespan) against workload.clients",
+        "Completion time (makespan) against clients",
         &series,
     );
-    assert_svg(
-        &f.path.join("herd.svg"),
-        "(point 0: workload.clients=10)",
-        &series,
-    );
+    assert_svg(&f.path.join("herd.svg"), "with clients ", &series);
 }
 
 #[test]
@@ -890,30 +904,31 @@ fn two_key_sweep_draws_heatmaps_and_marks_the_recommendation() {
     write_folder(&f.path, &two_key_spec());
     let files = plot::draw_all(&f.path).unwrap();
     let names = stems(&files);
-    for stem in [
-        "heatmap_latency_p99_ms",
-        "heatmap_amplification",
-        "pareto",
-        "load",
-    ] {
+    for stem in ["heatmap_latency_p99_ms", "heatmap_amplification", "pareto"] {
         assert!(
             names.contains(&format!("{stem}.png")),
             "{stem} missing: {names:?}"
         );
     }
-    assert!(!names.iter().any(|n| n.starts_with("sweep_")), "{names:?}");
+    // A grid of points is drawn as heat maps, never as a bar per point.
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("sweep_") || n.starts_with("load.")),
+        "{names:?}"
+    );
     for file in files.iter().filter(|p| p.extension().unwrap() == "png") {
         assert_png(file);
     }
     let series = ["no_jitter", "full", "decorrelated"];
     assert_svg(
         &f.path.join("heatmap_latency_p99_ms.svg"),
-        "P99 latency by backoff.base and workload.clients",
+        "p99 latency by backoff base and clients",
         &series,
     );
     assert_svg(
         &f.path.join("heatmap_amplification.svg"),
-        "backoff.base",
+        "backoff base",
         &series,
     );
     assert_svg(&f.path.join("pareto.svg"), "recommended", &series);
@@ -1082,34 +1097,61 @@ fn report_is_self_contained_with_every_chart() {
     let path = report::write_report(&f.path).unwrap();
     assert_eq!(path, f.path.join("report.html"));
     let html = std::fs::read_to_string(&path).unwrap();
-    for id in [
-        "chart-herd",
-        "chart-herd_log",
-        "chart-load",
-        "chart-latency",
-        "chart-attempts",
-        "chart-pareto",
-    ] {
-        assert!(html.contains(&format!("id=\"{id}\"")), "no {id}");
+    let ids = ["herd", "load", "latency", "attempts", "pareto"];
+    for id in ids {
+        assert!(html.contains(&format!("id=\"chart-{id}\"")), "no {id}");
     }
-    assert_eq!(html.matches("<svg").count(), 6);
+    // Each chart is its PNG (the rendering the chart check measures) with a link to its SVG.
+    assert_eq!(html.matches("<img ").count(), ids.len());
+    assert_eq!(
+        html.matches(" src=\"data:image/png;base64,").count(),
+        ids.len()
+    );
+    // The headline first (a burst: the herd), then the summary; the scenario last.
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+    assert!(at("class=\"chart headline\" id=\"chart-herd\"") < at("id=\"summary-section\""));
+    assert!(at("id=\"summary-section\"") < at("id=\"chart-load\""));
+    assert!(at("id=\"chart-pareto\"") < at("id=\"scenario\""));
     assert!(html.contains("<pre>name = &quot;thundering-herd&quot;"));
     assert!(html.contains("id=\"summary\""));
-    assert!(html.contains("Paired differences"));
-    for forbidden in ["<script", "<link", "src=", "@import", "url("] {
+    for forbidden in ["<script", "<link", "@import", "url("] {
         assert!(!html.contains(forbidden), "report uses {forbidden}");
     }
+    // Nothing fetched: every source is data in the page.
+    assert_eq!(
+        html.matches("src=").count(),
+        html.matches("src=\"data:image/png;base64,").count()
+    );
 }
 
-fn chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.is_file())
+#[test]
+fn the_report_shows_the_pngs_drawn_once_and_links_their_svgs() {
+    use base64::Engine as _;
+    let f = folder("drawn-once");
+    write_folder(&f.path, &herd_spec());
+    let drawn = plot::draw_with_report(&f.path).unwrap();
+    assert!(drawn.problems.is_empty(), "{:?}", drawn.problems);
+    let html = std::fs::read_to_string(&drawn.report).unwrap();
+    let pngs: Vec<&PathBuf> = (drawn.files.iter())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert_eq!(pngs.len(), html.matches("<img ").count());
+    for png in pngs {
+        // The very bytes of the chart file: the report and the files are one drawing.
+        let data = base64::engine::general_purpose::STANDARD.encode(std::fs::read(png).unwrap());
+        assert!(
+            html.contains(&format!("src=\"data:image/png;base64,{data}\"")),
+            "{} is not the picture in the report",
+            png.display()
+        );
+        let svg = png.with_extension("svg");
+        assert!(svg.is_file());
+        let name = svg.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            html.contains(&format!("<a href=\"{name}\">")),
+            "no link to {name}"
+        );
+    }
 }
 
 #[test]
@@ -1123,68 +1165,37 @@ fn report_loads_in_headless_chromium() {
     let f = folder("chromium");
     write_folder(&f.path, &two_key_spec());
     let html = report::write_report(&f.path).unwrap();
-    let profile = f.path.join("chromium-profile");
-    std::fs::create_dir_all(&profile).unwrap();
-    let mut child = std::process::Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", html.canonicalize().unwrap().display()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let dom = reader.join().unwrap().unwrap();
+    let dom = chromium_dom(&browser, &html, 1400, &f.path.join("chromium-profile"));
     assert!(
         dom.contains("id=\"title\""),
         "chromium dumped no report: {}",
         &dom[..dom.len().min(500)]
     );
-    let expected = [
-        "chart-herd",
-        "chart-herd_log",
-        "chart-load",
-        "chart-latency",
-        "chart-attempts",
-        "chart-heatmap_latency_p99_ms",
-        "chart-heatmap_amplification",
-        "chart-pareto",
-    ];
-    for id in expected {
-        assert!(dom.contains(&format!("id=\"{id}\"")), "no {id} in the DOM");
+    // Every chart the folder draws is in the DOM, once; the headline (a two-key grid: its
+    // first heat map) opens the page, before the summary.
+    let drawn: Vec<String> = stems(&plot::draw_all(&f.path).unwrap())
+        .iter()
+        .filter_map(|n| n.strip_suffix(".svg").map(str::to_string))
+        .collect();
+    for id in &drawn {
+        assert!(
+            dom.contains(&format!("id=\"chart-{id}\"")),
+            "no {id} in the DOM"
+        );
     }
     assert_eq!(
-        dom.matches("<svg").count(),
-        expected.len(),
-        "one <svg> per chart"
+        dom.matches("<img ").count(),
+        drawn.len(),
+        "one picture per chart"
     );
+    let first = dom.find("<section class=\"chart").expect("a chart section");
+    assert!(
+        dom[first..]
+            .starts_with("<section class=\"chart headline\" id=\"chart-heatmap_latency_p99_ms\""),
+        "{}",
+        &dom[first..first + 120]
+    );
+    assert!(first < dom.find("id=\"summary-section\"").unwrap());
     assert!(dom.contains("base-by-clients"));
 }
 

@@ -1,4 +1,4 @@
-//! The built binary, as a user runs it (DESIGN §1.4, §5, §6): exit codes, error messages that
+//! The built binary, as a user runs it: exit codes, error messages that
 //! name what is wrong, nothing written on bad input, the `delays` table, the result folder's
 //! files and headers, `list`.
 
@@ -297,7 +297,7 @@ fn run_writes_the_result_folder_of_the_contract() {
         !names.iter().any(|n| n.ends_with(".tmp")),
         "temp files left: {names:?}"
     );
-    // DESIGN §6 headers, literally (no sweep in the built-in scenario).
+    // docs/results.md headers, literally (no sweep in the built-in scenario).
     assert_eq!(first_line(&out.join("summary.csv")), SUMMARY);
     assert_eq!(
         first_line(&out.join("aggregate.csv")),
@@ -463,8 +463,12 @@ fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     let mut lines = pareto.lines();
     assert_eq!(
         lines.next(),
-        Some("point,strategy,amplification,latency_p99_ms,on_front,recommended")
+        Some(
+            "point,strategy,amplification,latency_p99_ms,on_front,recommended,success_rate,eligible"
+        )
     );
-    let recommended: Vec<&str> = lines.filter(|l| l.ends_with(",true")).collect();
+    // One world point (no sweep): one recommendation, eligible and on the front.
+    let recommended: Vec<&str> = lines.filter(|l| l.contains(",true,true,")).collect();
     assert_eq!(recommended.len(), 1, "{pareto}");
+    assert!(recommended[0].ends_with(",true"), "{pareto}");
 }

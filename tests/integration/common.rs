@@ -160,3 +160,57 @@ pub fn est(
 pub fn half_width(e: &Estimate) -> f64 {
     (e.ci95_high.expect("n >= 2") - e.ci95_low.expect("n >= 2")) / 2.0
 }
+
+/// The headless Chromium of this machine (Debian's package), if any.
+pub fn chromium() -> Option<PathBuf> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
+}
+
+/// The DOM of the page `html` once headless Chromium (`browser`) has loaded it in a window
+/// `width` px wide, its scripts run; a profile in `profile`. Panics after 90 s.
+pub fn chromium_dom(browser: &Path, html: &Path, width: u32, profile: &Path) -> String {
+    use std::time::{Duration, Instant};
+    std::fs::create_dir_all(profile).unwrap();
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--window-size={width},900"))
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html.canonicalize().unwrap().display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reader.join().unwrap().unwrap()
+}

@@ -1,4 +1,4 @@
-//! Same inputs, same bytes (DESIGN §1.2): across runs, thread counts, shards merged and
+//! Same inputs, same bytes: across runs, thread counts, shards merged and
 //! resumed runs; a different seed changes the numbers; and a golden summary of the built-in
 //! scenario catches unintended model changes.
 
@@ -378,7 +378,7 @@ fn sim_files_run_the_same_twice_through_the_library() {
 
 #[test]
 fn strategies_share_random_numbers() {
-    // Common random numbers (DESIGN §1.2): a strategy's results do not depend on which other
+    // Common random numbers: a strategy's results do not depend on which other
     // strategies run beside it, and every strategy sees the same first sends.
     let both = scenario();
     let mut alone = scenario();

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeSet;
 
-use jitterlab::scenario::ScenarioDoc;
+use jitterlab::scenario::{ScenarioDoc, roles};
 use toml::{Table, Value};
 
 use crate::common::{files, repo};
@@ -241,6 +241,10 @@ fn accepted_keys() -> BTreeSet<String> {
     // A sweep's own keys are the user's dotted keys; only a range has fixed ones.
     keys.retain(|k| !k.starts_with("sweep."));
     keys.insert("sweep.<key>".into());
+    // And the two lists that give sweep keys their role (scenario::roles).
+    for list in [roles::WORLD, roles::CHOICE] {
+        keys.insert(format!("sweep.{list}"));
+    }
     for k in sweep_range_keys() {
         keys.insert(format!("sweep.<key>.{k}"));
     }

@@ -1,4 +1,4 @@
-//! Property tests of the scenario reader (DESIGN §1.4: bad input is an error, never a panic):
+//! Property tests of the scenario reader (bad input is an error, never a panic):
 //! arbitrary bytes, and TOML-shaped text built from the schema's keys with extreme and
 //! ill-typed values, through parsing, `--set`, checking every sweep point and the warnings.
 //! The engine's own properties (no endless loop, conservation, time order) are tested beside

@@ -242,6 +242,11 @@ fn ctrl_c_stops_a_live_run_at_once_and_writes_nothing() {
         sent.elapsed()
     );
     assert!(!err.contains("panicked"), "{err}");
+    // A live run cannot be resumed: it says so instead of suggesting --resume.
+    assert!(
+        err.contains("nothing was written") && !err.contains("--resume"),
+        "{err}"
+    );
     assert!(!tmp.join("out/summary.csv").exists());
 }
 

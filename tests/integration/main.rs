@@ -1,15 +1,17 @@
-//! The integration test binary: one binary, one module per concern (DESIGN §2).
+//! The integration test binary: one binary, one module per concern.
 //!
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
 mod builtins;
+mod chart_check;
 mod charts;
 mod cli;
 mod common;
 mod determinism;
 mod docs;
 mod edges;
+mod folders;
 mod fuzz;
 mod interrupt;
 mod layers;
@@ -18,5 +20,6 @@ mod regressions;
 mod scenarios;
 mod sources;
 mod storms;
+mod trust;
 mod untrusted_io;
 mod validation;

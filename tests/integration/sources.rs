@@ -139,6 +139,20 @@ fn a_source_reproducing_a_builtin_kind_gives_the_same_bytes() {
         names.iter().any(|n| n == "summary.csv") && names.iter().any(|n| n == "timeseries.csv")
     );
     assert_eq!(names, result_files(&tmp.join("source")));
+    // The same staged commit as a plain run: palette.json beside the results, every file in
+    // meta.json's `files`, no stage left behind.
+    assert!(names.iter().any(|n| n == "palette.json"), "{names:?}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read(&tmp.join("source"), "meta.json")).unwrap();
+    let mut listed: Vec<String> = meta["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .filter(|n| n != "meta.json")
+        .collect();
+    listed.sort();
+    assert_eq!(listed, names);
     for name in &names {
         assert!(
             read(&tmp.join("builtin"), name) == read(&tmp.join("source"), name),

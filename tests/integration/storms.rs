@@ -215,9 +215,13 @@ fn the_phase_map_is_deterministic_and_draws_its_charts_only_for_two_keys() {
         }
     }
     let svg = std::fs::read_to_string(tmp.join("t1/phase_recovered.svg")).unwrap();
-    assert!(svg.contains("retries_3") && svg.contains("workload.spike.length"));
+    assert!(svg.contains("retries_3") && svg.contains("spike length"));
     let report = std::fs::read_to_string(tmp.join("t1/report.html")).unwrap();
     assert!(report.contains("Reading a phase map"));
+    // The phase map is this scenario's headline: the reading guide, then it, open the page.
+    let at = |needle: &str| report.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+    assert!(at("Reading a phase map") < at("id=\"chart-phase_recovered\""));
+    assert!(at("id=\"chart-phase_recovered\"") < at("id=\"summary-section\""));
     // One sweep key: no phase map, no error, no reading guide.
     run("one", "2", r#"sweep={"workload.rate"=[33.0, 60.0]}"#);
     let names: Vec<String> = std::fs::read_dir(tmp.join("one"))

@@ -63,9 +63,10 @@ fn devices_and_oversized_files_are_refused_by_size_quickly() {
             tmp.path(),
             &[command, "/dev/zero", "--out", "o"][..if command == "run" { 4 } else { 2 }],
         );
+        // Not a regular file: refused by its type before it is opened.
         assert_bad_input(
             &o,
-            &["error: /dev/zero: larger than 1 MiB, the limit for a scenario file"],
+            &["error: /dev/zero: cannot read: is a device, not a regular file"],
         );
         assert!(
             started.elapsed() < Duration::from_secs(20),
@@ -136,7 +137,18 @@ fn a_folder_that_is_not_a_result_folder_is_never_written_without_force() {
         &["`--out out`: holds files and is not a jitterlab result folder"],
     );
     assert_eq!(entries(&tmp.join("out")), ["notes.txt", "summary.csv"]);
-    // --force replaces jitterlab's files only: the notes stay.
+    // --force writes beside other files, but never over a file jitterlab did not write,
+    // even one of its names: the user's summary.csv is refused, then moved away.
+    let o = run_tiny(&tmp, TINY, &["--no-plots", "--force"]);
+    assert_bad_input(
+        &o,
+        &["holds summary.csv, a file of a name jitterlab writes that it did not write there"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("out/summary.csv")).unwrap(),
+        "my,own\n1,2\n"
+    );
+    std::fs::rename(tmp.join("out/summary.csv"), tmp.join("mine.csv")).unwrap();
     ok(&run_tiny(&tmp, TINY, &["--no-plots", "--force"]));
     assert_eq!(
         std::fs::read_to_string(tmp.join("out/notes.txt")).unwrap(),
@@ -231,17 +243,54 @@ fn a_new_run_leaves_no_stale_jitterlab_file_and_keeps_every_other() {
     for kept in ["notes.txt", "heatmap_mine.png", "summary.csv", "meta.json"] {
         assert!(names.contains(&kept.to_string()), "{kept} lost: {names:?}");
     }
-    // `plot` removes the charts of an earlier draw that it does not draw.
-    ok(&run_tiny(&tmp, &tiny_swept(), &[]));
+    // `plot` removes the charts of an earlier draw that it does not draw: a one-key sweep's
+    // `sweep_amplification`, once the folder's CSVs are those of a two-key sweep.
+    ok(&run_tiny(
+        &tmp,
+        &format!("{TINY}[sweep]\n\"backoff.base\" = [\"10ms\", \"20ms\"]\n"),
+        &[],
+    ));
+    assert!(out.join("sweep_amplification.svg").is_file());
+    std::fs::write(tmp.join("tiny.toml"), tiny_swept()).unwrap();
+    ok(&jitterlab(
+        tmp.path(),
+        &["run", "tiny.toml", "--out", "two", "--quiet", "--no-plots"],
+    ));
+    for name in [
+        "summary.csv",
+        "aggregate.csv",
+        "timeseries.csv",
+        "compare.csv",
+    ] {
+        std::fs::copy(tmp.join("two").join(name), out.join(name)).unwrap();
+    }
     std::fs::write(out.join("tiny.toml"), TINY).unwrap();
-    std::fs::write(out.join("sweep_amplification.svg"), "stale").unwrap();
     ok(&jitterlab(tmp.path(), &["plot", "out"]));
     let names = entries(&out);
     assert!(
         !names.contains(&"sweep_amplification.svg".to_string()),
         "{names:?}"
     );
+    assert!(names.contains(&"heatmap_amplification.svg".to_string()));
     assert!(names.contains(&"heatmap_mine.png".to_string()));
+    // A file of a chart's name that jitterlab did not draw is neither removed nor replaced.
+    std::fs::write(out.join("sweep_latency_p99_ms.png"), "mine").unwrap();
+    ok(&jitterlab(tmp.path(), &["plot", "out"]));
+    assert_eq!(
+        std::fs::read_to_string(out.join("sweep_latency_p99_ms.png")).unwrap(),
+        "mine"
+    );
+    // A folder of CSVs that jitterlab did not write (no journal, no meta.json): a chart of
+    // the user's own there is never drawn over.
+    let bare = tmp.join("bare");
+    crate::trust::bare_copy(&out, &bare);
+    std::fs::write(bare.join("herd.png"), "mine too").unwrap();
+    let o = jitterlab(tmp.path(), &["plot", "bare"]);
+    assert_bad_input(&o, &["herd.png: exists, and jitterlab did not write it"]);
+    assert_eq!(
+        std::fs::read_to_string(bare.join("herd.png")).unwrap(),
+        "mine too"
+    );
 }
 
 #[test]
@@ -254,7 +303,10 @@ fn resume_refuses_a_journal_that_is_not_jitterlabs() {
     let o = run_tiny(&tmp, TINY, &["--resume", "--force"]);
     assert_bad_input(
         &o,
-        &["units.jsonl: line 1 is not a jitterlab journal header"],
+        &[
+            "holds units.jsonl, a file of a name jitterlab writes that it did not write there",
+            "units.jsonl: line 1 is not a jitterlab journal header",
+        ],
     );
     assert_eq!(
         std::fs::read_to_string(tmp.join("out/units.jsonl")).unwrap(),

@@ -1,4 +1,4 @@
-//! The simulator against things outside it (DESIGN §1.6): closed-form queueing results for the
+//! The simulator against things outside it: closed-form queueing results for the
 //! queue server, Brooker's 2015 orderings for the OCC model, and the bookkeeping invariants
 //! every run must satisfy, on hand-picked and on random scenarios.
 //!

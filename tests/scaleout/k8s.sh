@@ -64,7 +64,8 @@ say "k8s-indexed-job.yaml: $completions completions of: ${command[*]}"
 # lands half-way however fast the machine is.
 t0=$SECONDS
 killed=$((completions / 2))
-journal() { find "$tmp/volumes" -name units.jsonl -printf '%h\n' | head -n 1; }
+# The result folder whose journal exists (a run in progress has it in .jitterlab-partial/).
+journal() { find "$tmp/volumes" -name units.jsonl -printf '%h\n' | head -n 1 | sed 's|/\.jitterlab-partial$||'; }
 # Stops waiting when the pod has ended too (the wait below then says how).
 has_records() { [[ -n $(journal) ]] && (($(journal_records "$(journal)") > 0)) || ! kill -0 "$pgid" 2>/dev/null; }
 run_slice() {

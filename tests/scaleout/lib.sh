@@ -40,10 +40,12 @@ wait_until() {
   done
 }
 
-# Finished units in a shard folder's journal: complete lines after the header.
+# Finished units in a shard folder's journal: complete lines after the header. A run in
+# progress or cut off keeps its journal in the folder's staging folder until it is complete.
 journal_records() {
-  local lines=0
-  [[ -f $1/units.jsonl ]] && lines=$(wc -l <"$1/units.jsonl")
+  local lines=0 file=$1/units.jsonl
+  [[ -f $1/.jitterlab-partial/units.jsonl ]] && file=$1/.jitterlab-partial/units.jsonl
+  [[ -f $file ]] && lines=$(wc -l <"$file")
   echo $((lines > 0 ? lines - 1 : 0))
 }
 

@@ -100,7 +100,11 @@ fn draw_bars(
     rows: &[(String, f64)],
     machine: &str,
 ) -> DrawResult {
-    let palette = jitterlab::output::plot::PALETTE;
+    // jitterlab's Okabe–Ito palette: blue for jitterlab, vermillion for peers, black for bare.
+    let palette: Vec<RGBColor> = jitterlab::output::palette::OKABE_ITO
+        .iter()
+        .map(|(_, [r, g, b])| RGBColor(*r, *g, *b))
+        .collect();
     let n = rows.len();
     let low = rows.iter().map(|r| r.1).fold(1.0, f64::min) / 1.5;
     let high = rows.iter().map(|r| r.1).fold(1.0, f64::max) * 1.6;

@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::load::category_label;
+use super::style::category_label;
 use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, Swatch};
 use crate::backoff::Jitter;
 use crate::output::results::fmt_number;
@@ -145,7 +145,8 @@ impl Delays {
             &body.margin(0, 10, 10, 20),
             n_panels,
             style::grid_wide(n_panels),
-        );
+            None,
+        )?;
         for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
             let mut chart = ChartBuilder::on(&area)

@@ -1,5 +1,6 @@
-//! Distributions at one point: the latency CDF per strategy on a log time axis with p50, p95
-//! and p99 marked, and success by attempt number as grouped bars.
+//! Distributions at one world point: the latency CDF over all requests (a curve tops out at
+//! its success share: failed and unfinished requests never arrive), and success by attempt
+//! number as grouped bars.
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::ValueFormatter;
@@ -7,33 +8,41 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::load::category_label;
-use super::style::{self, DrawResult, HouseStyle, INK, LegendItem, MUTED, Swatch};
+use super::bars::{Bar, BarChart, Panel, Series};
+use super::style::{self, DrawResult, HouseStyle, LegendItem, MUTED, Swatch};
+use crate::metric::Metric;
+use crate::output::design::{Candidate, Design};
 use crate::output::results::{ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per CDF curve.
 const MAX_CDF_POINTS: usize = 800;
-/// The quantiles marked on the CDF.
-const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")];
+/// The percentiles marked on each curve: those of the summary table.
+const MARKED: [(Metric, &str); 3] = [
+    (Metric::LatencyP50Ms, "p50"),
+    (Metric::LatencyP95Ms, "p95"),
+    (Metric::LatencyP99Ms, "p99"),
+];
+/// At most this many candidates in one distribution chart.
+const MAX_CURVES: usize = 8;
 
 pub(crate) struct Curve {
     name: String,
     color: usize,
+    /// A candidate of the same strategy drawn before this one: dashed.
+    dashed: bool,
+    /// (latency ms, share of all requests succeeded within it, 0 to 1)
     points: Vec<(f64, f64)>,
-    quantiles: Vec<f64>,
+    /// The success rate (the curve's top).
+    success: f64,
+    below_target: bool,
+    /// The table's p50, p95 and p99 (means over replications), ms.
+    marks: Vec<f64>,
 }
 
 pub(crate) struct Latency {
     curves: Vec<Curve>,
-}
-
-/// The smallest latency whose CDF reaches `q`.
-fn quantile(points: &[(f64, f64)], q: f64) -> Option<f64> {
-    points
-        .iter()
-        .find(|p| p.1 >= q - 1e-12)
-        .or(points.last())
-        .map(|p| p.0)
+    subtitle: String,
+    target: f64,
 }
 
 /// Keeps at most `max` points of a CDF, evenly spaced in index, always the first and last.
@@ -49,73 +58,114 @@ fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
     out
 }
 
-fn point_suffix(f: &ResultFolder) -> String {
-    if f.sweep_keys.is_empty() {
+/// The curve's height at latency `x` (the step at or before it).
+fn height_at(points: &[(f64, f64)], x: f64) -> f64 {
+    points
+        .iter()
+        .take_while(|p| p.0 <= x)
+        .last()
+        .map_or(0.0, |p| p.1)
+}
+
+/// The subtitle of a chart at world point `world`: its world values, if any.
+pub(crate) fn world_subtitle(f: &ResultFolder, design: &Design, world: usize) -> String {
+    let label = design.world_label(f, world);
+    if label.is_empty() {
         String::new()
     } else {
-        f.first_point().title_suffix(&f.sweep_keys)
+        format!("with {label}")
     }
 }
 
-pub(crate) fn build_latency(f: &ResultFolder) -> Option<(String, String, Latency)> {
-    let point = f.first_point().index;
+/// A candidate drawn after another of the same strategy (a second choice value) is dashed.
+fn repeats(candidates: &[Candidate]) -> Vec<bool> {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| candidates[..i].iter().any(|d| d.strategy == c.strategy))
+        .collect()
+}
+
+pub(crate) fn build_latency(
+    f: &ResultFolder,
+    design: &Design,
+) -> Option<(String, String, Latency)> {
+    let world = design.showcase();
+    let shown = design.shown(f, world, MAX_CURVES);
+    let dashed = repeats(&shown);
     let mut curves = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
-        let mut pts: Vec<(f64, f64)> = f
-            .latency
-            .iter()
+    for (c, dashed) in shown.iter().zip(dashed) {
+        let success = Design::mean(f, c, Metric::SuccessRate);
+        let mut pts: Vec<(f64, f64)> = (f.latency.iter())
             .filter(|r| {
-                r.point == point
-                    && &r.strategy == s
+                r.point == c.point
+                    && r.strategy == c.strategy
                     && r.latency_ms > 0.0
                     && r.latency_ms.is_finite()
             })
-            .map(|r| (r.latency_ms, r.cdf.clamp(0.0, 1.0)))
+            .map(|r| (r.latency_ms, r.cdf.clamp(0.0, 1.0) * success))
             .collect();
-        if pts.is_empty() {
+        if pts.is_empty() || success.is_nan() || success <= 0.0 {
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let quantiles = QUANTILES
-            .iter()
-            .filter_map(|(q, _)| quantile(&pts, *q))
-            .collect();
         curves.push(Curve {
-            name: s.clone(),
-            color: i,
+            name: design.candidate_label(f, c),
+            color: c.color,
+            dashed,
             points: thin(&pts, MAX_CDF_POINTS),
-            quantiles,
+            success,
+            below_target: !design.meets_target(f, c),
+            marks: MARKED.iter().map(|(m, _)| Design::mean(f, c, *m)).collect(),
         });
     }
     if curves.is_empty() {
         return None;
     }
-    let title = format!(
-        "Latency of succeeded requests: CDF per strategy{}",
-        point_suffix(f)
-    );
+    let title = "Latency over all requests: share succeeded within each time".to_string();
     let mut guide = String::from(
-        "Each curve shows the share of succeeded requests (up) that finished within a time (right; the axis is logarithmic when latencies span decades). \
-         A curve further left is faster; the dots mark p50, p95 and p99 on each curve, and the gap between them is the tail. ",
+        "Each curve is one run set's requests, all of them: the share (up) that had succeeded within a time (right; logarithmic when latencies span decades). \
+         A curve stops rising at its success rate: the rest failed, gave up or were still going at the horizon, and sit beyond the right edge. \
+         Further left is faster, higher is more requests served. The dots are the p50, p95 and p99 of the summary table (of the requests that succeeded, each a mean over replications). ",
     );
-    let mut by_p99: Vec<(&str, f64)> = curves
-        .iter()
-        .filter_map(|c| c.quantiles.get(2).map(|q| (c.name.as_str(), *q)))
-        .collect();
-    by_p99.sort_by(|a, b| a.1.total_cmp(&b.1));
-    if by_p99.len() > 1 {
-        let (lo, hi) = (by_p99[0], by_p99[by_p99.len() - 1]);
+    let mut by_success: Vec<&Curve> = curves.iter().collect();
+    by_success.sort_by(|a, b| a.success.total_cmp(&b.success));
+    if let (Some(lo), Some(hi)) = (by_success.first(), by_success.last())
+        && hi.success - lo.success > 0.005
+    {
         guide.push_str(&format!(
-            "Here p99 ranges from {} ({}) to {} ({}). ",
-            fmt_ms(lo.1),
-            lo.0,
-            fmt_ms(hi.1),
-            hi.0
+            "{} succeeded for {} of requests, {} for {}. ",
+            hi.name,
+            crate::output::labels::percent_near(hi.success, design.target),
+            lo.name,
+            crate::output::labels::percent_near(lo.success, design.target)
         ));
     }
-    guide
-        .push_str("Latency counts only requests that succeeded: read it next to the success rate.");
-    Some((title, guide, Latency { curves }))
+    let below: Vec<&str> = (curves.iter())
+        .filter(|c| c.below_target)
+        .map(|c| c.name.as_str())
+        .collect();
+    if !below.is_empty() && below.len() < curves.len() {
+        guide.push_str(&format!(
+            "Below the {} success target: {} (legend marked): a faster tail there is bought by dropping requests.",
+            pct(design.target),
+            below.join(", ")
+        ));
+    }
+    Some((
+        title,
+        guide.trim_end().to_string(),
+        Latency {
+            curves,
+            subtitle: world_subtitle(f, design, world),
+            target: design.target,
+        },
+    ))
+}
+
+/// A share as `98.2 %`.
+pub(crate) fn pct(share: f64) -> String {
+    format!("{} %", fmt_number(share * 100.0))
 }
 
 impl Latency {
@@ -124,45 +174,62 @@ impl Latency {
         root: &DrawingArea<DB, Shift>,
         title: &str,
     ) -> DrawResult {
-        let legend: Vec<LegendItem> = self
+        let mut legend: Vec<LegendItem> = self
             .curves
             .iter()
             .map(|c| {
-                let qs: Vec<String> = QUANTILES
-                    .iter()
-                    .zip(&c.quantiles)
+                let marks: Vec<String> = (MARKED.iter().zip(&c.marks))
+                    .filter(|(_, v)| v.is_finite())
                     .map(|((_, n), v)| format!("{n} {}", fmt_ms(*v)))
                     .collect();
+                let below = if c.below_target { ", below target" } else { "" };
+                let color = style::color(c.color);
+                let swatch = if c.dashed {
+                    Swatch::Dashed(color)
+                } else {
+                    Swatch::Line(color)
+                };
                 LegendItem::new(
-                    Swatch::Line(style::color(c.color)),
-                    format!("{} ({})", c.name, qs.join(", ")),
+                    swatch,
+                    format!(
+                        "{}: {} succeeded{below}; {}",
+                        c.name,
+                        crate::output::labels::percent_near(c.success, self.target),
+                        marks.join(", ")
+                    ),
                 )
             })
             .collect();
-        let body = style::frame(root, title, None, &legend)?;
-        let lo = self
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.0))
-            .fold(f64::INFINITY, f64::min);
-        let hi = self
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.0))
-            .fold(0.0, f64::max);
+        legend.push(LegendItem::new(
+            Swatch::Dashed(MUTED),
+            format!("success target {}", pct(self.target)),
+        ));
+        let body = style::frame(root, title, Some(&self.subtitle), &legend)?;
+        let xs = || {
+            self.curves
+                .iter()
+                .flat_map(|c| c.points.iter().map(|p| p.0))
+        };
+        let lo = xs().fold(f64::INFINITY, f64::min);
+        let hi = xs().fold(0.0, f64::max);
         // A log axis when latencies span more than ~1.5 decades, else a linear one from 0
         // (a log axis over a narrow range has almost no ticks).
         if hi / lo >= 30.0 {
             let (x0, x1) = (lo / 1.25, hi * 1.25);
+            // Ticks at 1, 2 and 5 of each decade (plotters' own log ticks repeat a decade's
+            // first value).
+            let ticks: Vec<f64> = (x0.log10().floor() as i32..=x1.log10().ceil() as i32)
+                .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+                .filter(|v| (x0..=x1).contains(v))
+                .collect();
             let mut chart = ChartBuilder::on(&body)
                 .margin(12)
-                .margin_right(40)
-                .x_label_area_size(50)
-                .y_label_area_size(70)
-                .build_cartesian_2d((x0..x1).log_scale(), 0.0..100.0)?;
+                .margin_right(80)
+                .x_label_area_size(52)
+                .y_label_area_size(84)
+                .build_cartesian_2d((x0..x1).log_scale().with_key_points(ticks), 0.0..105.0)?;
             self.draw_cdf(
                 &mut chart,
-                x0,
                 x1,
                 "latency from first send to success (log scale)",
             )
@@ -170,18 +237,17 @@ impl Latency {
             let x1 = hi * 1.05;
             let mut chart = ChartBuilder::on(&body)
                 .margin(12)
-                .margin_right(40)
-                .x_label_area_size(50)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0.0..x1, 0.0..100.0)?;
-            self.draw_cdf(&mut chart, 0.0, x1, "latency from first send to success")
+                .margin_right(80)
+                .x_label_area_size(52)
+                .y_label_area_size(84)
+                .build_cartesian_2d(0.0..x1, 0.0..105.0)?;
+            self.draw_cdf(&mut chart, x1, "latency from first send to success")
         }
     }
 
     fn draw_cdf<DB, X>(
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
-        x0: f64,
         x1: f64,
         x_desc: &str,
     ) -> DrawResult
@@ -192,85 +258,95 @@ impl Latency {
         chart
             .configure_mesh()
             .house_style()
-            .x_labels(12)
+            .x_labels(10)
             .y_labels(11)
-            .x_label_formatter(&|v| {
-                if *v == 0.0 {
-                    "0".to_string()
+            .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { fmt_ms(*v) })
+            .y_label_formatter(&|v| {
+                if *v <= 100.0 {
+                    format!("{v:.0}")
                 } else {
-                    fmt_ms(*v)
+                    String::new()
                 }
             })
-            .y_label_formatter(&|v| format!("{v:.0}"))
             .x_desc(x_desc)
-            .y_desc("requests finished (%)")
+            .y_desc("succeeded within the time (% of all requests)")
             .draw()?;
-        let label_x = if x0 > 0.0 { x0 * 1.02 } else { x1 * 0.005 };
-        for (q, name) in QUANTILES {
-            let y = q * 100.0;
-            chart.draw_series(DashedLineSeries::new(
-                vec![(x0, y), (x1, y)],
-                6,
-                6,
-                MUTED.mix(0.7).stroke_width(1),
-            ))?;
-            chart.draw_series(std::iter::once(Text::new(
-                name.to_string(),
-                (label_x, y),
-                style::text(13.0, &MUTED).pos(Pos::new(HPos::Left, VPos::Bottom)),
-            )))?;
-        }
+        style::declare(chart, "latency", false);
+        let target = self.target * 100.0;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(chart.x_range().start, target), (x1, target)],
+            6,
+            6,
+            MUTED.mix(0.7).stroke_width(1),
+        ))?;
         for c in &self.curves {
             let color = style::color(c.color);
-            // A step function: the CDF jumps at each latency.
-            let mut line: Vec<(f64, f64)> = Vec::with_capacity(c.points.len() * 2);
+            // A step function: the CDF jumps at each latency; after the last, it stays at the
+            // success rate to the right edge.
+            let mut line: Vec<(f64, f64)> = Vec::with_capacity(c.points.len() * 2 + 1);
             let mut prev = 0.0;
             for (x, y) in &c.points {
                 line.push((*x, prev * 100.0));
                 line.push((*x, y * 100.0));
                 prev = *y;
             }
-            chart.draw_series(LineSeries::new(line, color.stroke_width(3)))?;
-            for ((q, _), v) in QUANTILES.iter().zip(&c.quantiles) {
-                chart.draw_series(std::iter::once(Circle::new(
-                    (*v, q * 100.0),
-                    6,
-                    color.filled(),
-                )))?;
-                chart.draw_series(std::iter::once(Circle::new(
-                    (*v, q * 100.0),
-                    6,
-                    WHITE.stroke_width(1),
-                )))?;
+            line.push((x1, prev * 100.0));
+            super::check::data(|| {
+                if c.dashed {
+                    chart.draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(3)))
+                } else {
+                    chart.draw_series(LineSeries::new(line, color.stroke_width(3)))
+                }
+            })?;
+            for v in c.marks.iter().filter(|v| v.is_finite()) {
+                let p = (*v, height_at(&c.points, *v) * 100.0);
+                chart.draw_series(std::iter::once(Circle::new(p, 6, color.filled())))?;
+                chart.draw_series(std::iter::once(Circle::new(p, 6, WHITE.stroke_width(1))))?;
             }
+        }
+        // The success share at the right edge of each curve, where no other label is closer
+        // than a line.
+        let mut placed: Vec<i32> = Vec::new();
+        let mut order: Vec<&Curve> = self.curves.iter().collect();
+        order.sort_by(|a, b| b.success.total_cmp(&a.success));
+        for c in order {
+            let (_, y) = chart.backend_coord(&(x1, c.success * 100.0));
+            if placed.iter().any(|p| (p - y).abs() < 20) {
+                continue;
+            }
+            placed.push(y);
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x1, c.success * 100.0))
+                    + Text::new(
+                        crate::output::labels::percent_near(c.success, self.target),
+                        (6, 0),
+                        style::text(style::NOTE_SIZE, &style::color(c.color))
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                    ),
+            ))?;
         }
         Ok(())
     }
 }
 
-pub(crate) struct Bars {
-    /// group labels: attempt numbers "1", "2", ..., or "20+"; layer names
-    pub labels: Vec<String>,
-    /// per strategy: (name, colour, value per label)
-    pub bars: Vec<(String, usize, Vec<f64>)>,
-    /// axis descriptions, x then y
-    pub axes: (&'static str, &'static str),
-    /// values are shares in % (the legend gives each strategy's total; the axis stops at
-    /// 110 %)
-    pub percent: bool,
-}
-
 /// Attempt numbers beyond this are merged into one `N+` group.
 const MAX_ATTEMPT_GROUPS: u32 = 20;
 
-pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Bars)> {
-    let point = f.first_point().index;
-    let rows: Vec<_> = f
-        .attempts
+pub(crate) fn build_attempts(
+    f: &ResultFolder,
+    design: &Design,
+) -> Option<(String, String, BarChart)> {
+    let world = design.showcase();
+    let shown = design.shown(f, world, MAX_CURVES);
+    let rows = |c: &Candidate| -> Vec<&crate::output::results::AttemptsRow> {
+        (f.attempts.iter())
+            .filter(|r| r.point == c.point && r.strategy == c.strategy && r.attempt >= 1)
+            .collect()
+    };
+    let max_attempt = shown
         .iter()
-        .filter(|r| r.point == point && r.attempt >= 1)
-        .collect();
-    let max_attempt = rows.iter().map(|r| r.attempt).max()?;
+        .flat_map(|c| rows(c).into_iter().map(|r| r.attempt))
+        .max()?;
     let groups = max_attempt.min(MAX_ATTEMPT_GROUPS);
     let labels: Vec<String> = (1..=groups)
         .map(|a| {
@@ -281,127 +357,60 @@ pub(crate) fn build_attempts(f: &ResultFolder) -> Option<(String, String, Bars)>
             }
         })
         .collect();
-    let mut bars = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
+    let mut series = Vec::new();
+    let mut values = Vec::new();
+    let mut first = Vec::new();
+    for c in &shown {
         let mut shares = vec![0.0; groups as usize];
-        let mut any = false;
-        for r in rows.iter().filter(|r| &r.strategy == s) {
-            shares[(r.attempt.min(groups) - 1) as usize] += r.share * 100.0;
-            any = true;
+        for r in rows(c) {
+            shares[(r.attempt.min(groups) - 1) as usize] += r.share;
         }
-        if any {
-            bars.push((s.clone(), i, shares));
+        let total: f64 = shares.iter().sum();
+        if total <= 0.0 {
+            continue;
         }
+        let name = design.candidate_label(f, c);
+        first.push(format!("{name} {}", pct(shares[0])));
+        series.push(Series {
+            label: format!("{name} ({} succeeded)", pct(total)),
+            color: c.color,
+            hollow: !design.meets_target(f, c),
+        });
+        values.push(
+            shares
+                .into_iter()
+                .map(|v| (v > 0.0).then(|| Bar::exact(v)))
+                .collect(),
+        );
     }
-    if bars.is_empty() {
+    if series.is_empty() {
         return None;
     }
-    let title = format!("Success by attempt number{}", point_suffix(f));
-    let mut guide = String::from(
-        "Bars show the share of all requests that succeeded on each attempt, grouped by attempt number, one colour per strategy. \
+    let title = "Success by attempt number".to_string();
+    let guide = format!(
+        "Bars show the share of all requests that succeeded on each attempt, grouped by attempt number. \
          Mass on attempt 1 means the server had room; mass on later attempts is work the retries recovered, each retry an extra load on the server. \
-         What is missing from 100 % gave up or failed. ",
-    );
-    let first: Vec<String> = bars
-        .iter()
-        .map(|(s, _, v)| format!("{s} {} %", fmt_number(v[0])))
-        .collect();
-    guide.push_str(&format!(
-        "First-attempt success here: {}.",
+         What is missing from 100 % gave up, failed or was unfinished (hollow bars: below the success target). \
+         First-attempt success here: {}.",
         first.join(", ")
-    ));
-    let axes = ("attempt on which the request succeeded", "requests (%)");
-    let percent = true;
+    );
     Some((
         title,
         guide,
-        Bars {
-            labels,
-            bars,
-            axes,
-            percent,
+        BarChart {
+            subtitle: world_subtitle(f, design, world),
+            x_desc: "attempt on which the request succeeded".into(),
+            series,
+            panels: vec![Panel {
+                caption: String::new(),
+                groups: labels,
+                y_desc: "requests (%)".into(),
+                values,
+                fmt: |v| format!("{:.0}", v * 100.0),
+                scale: 100.0,
+                line: None,
+                y_top: None,
+            }],
         },
     ))
-}
-
-impl Bars {
-    pub(crate) fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        title: &str,
-    ) -> DrawResult {
-        let legend: Vec<LegendItem> = self
-            .bars
-            .iter()
-            .map(|(s, c, v)| {
-                let total: f64 = v.iter().sum();
-                let text = if self.percent {
-                    format!("{s} ({} % succeeded)", fmt_number(total))
-                } else {
-                    s.clone()
-                };
-                LegendItem::new(Swatch::Box(style::color(*c).to_rgba()), text)
-            })
-            .collect();
-        let body = style::frame(root, title, None, &legend)?;
-        let n = self.labels.len();
-        let y_hi = self
-            .bars
-            .iter()
-            .flat_map(|b| b.2.iter().copied())
-            .fold(0.0, f64::max);
-        let y_max = style::from_zero(y_hi, 0.12);
-        let y_max = if self.percent {
-            y_max.min(110.0)
-        } else {
-            y_max
-        };
-        let labels = self.labels.clone();
-        let mut chart = ChartBuilder::on(&body)
-            .margin(12)
-            .margin_right(30)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .house_style()
-            .x_labels(n.min(30))
-            .x_label_formatter(&|v| category_label(&labels, *v))
-            .y_label_formatter(&|v| style::tick(*v))
-            .x_desc(self.axes.0)
-            .y_desc(self.axes.1)
-            .draw()?;
-        let k = self.bars.len();
-        let group = 0.84;
-        let w = group / k as f64;
-        let show_values = n * k <= 40;
-        for (si, (_, c, shares)) in self.bars.iter().enumerate() {
-            let color = style::color(*c);
-            for (ai, v) in shares.iter().enumerate() {
-                let x0 = ai as f64 - group / 2.0 + si as f64 * w + w * 0.06;
-                let x1 = x0 + w * 0.88;
-                if *v > 0.0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x0, 0.0), (x1, *v)],
-                        color.mix(0.9).filled(),
-                    )))?;
-                }
-                if show_values && *v >= 0.05 {
-                    let label = if self.percent {
-                        format!("{v:.0}")
-                    } else {
-                        fmt_number(*v)
-                    };
-                    chart.draw_series(std::iter::once(Text::new(
-                        label,
-                        ((x0 + x1) / 2.0, *v),
-                        style::text(12.0, &INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                    )))?;
-                }
-            }
-        }
-        Ok(())
-    }
 }

@@ -9,11 +9,18 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, DrawResult, INK};
-use crate::metric::Metric;
-use crate::output::results::ResultFolder;
+use crate::metric::{Better, Metric};
+use crate::output::design::{Candidate, Design};
+use crate::output::labels;
+use crate::output::results::{ResultFolder, fmt_number};
 
-/// The metrics drawn as heatmaps, when present.
-pub(crate) const HEATMAP_METRICS: [Metric; 2] = [Metric::LatencyP99Ms, Metric::Amplification];
+/// The metrics drawn as heatmaps, when present (success only where some cell misses the
+/// success target; the others mark those cells).
+pub(crate) const HEATMAP_METRICS: [Metric; 3] = [
+    Metric::LatencyP99Ms,
+    Metric::Amplification,
+    Metric::SuccessRate,
+];
 
 pub(crate) struct Heatmap {
     metric: Metric,
@@ -23,6 +30,10 @@ pub(crate) struct Heatmap {
     panels: Vec<Panel>,
     /// A fixed colour scale (a share: 0 to 1); `None`: the data's range over all panels.
     range: Option<(f64, f64)>,
+    /// The success target, for the legend of the cells marked below it.
+    target: f64,
+    /// The server's useful capacity in requests per second, for an axis of offered load.
+    pub(crate) capacity_rps: Option<f64>,
 }
 
 /// One cell of a panel.
@@ -36,8 +47,16 @@ pub(crate) enum Cell {
     Stuck,
 }
 
-/// One strategy: (name, colour index, cells[x][y]).
-pub(crate) type Panel = (String, usize, Vec<Vec<Cell>>);
+/// One strategy's panel.
+#[derive(Debug, Clone)]
+pub(crate) struct Panel {
+    pub name: String,
+    pub color: usize,
+    /// `cells[x][y]`.
+    pub cells: Vec<Vec<Cell>>,
+    /// `below[x][y]`: the strategy's success rate there is below the success target.
+    pub below: Vec<Vec<bool>>,
+}
 
 /// The two sweep keys and their values in order of appearance, or `None` unless the sweep
 /// has exactly two keys.
@@ -52,9 +71,11 @@ pub(crate) fn axes(f: &ResultFolder) -> Option<([String; 2], Vec<String>, Vec<St
 }
 
 /// One panel per strategy with at least one value, each cell filled by `cell(point, strategy)`
-/// at the place of the point's two sweep values.
+/// at the place of the point's two sweep values and marked where the strategy misses the
+/// success target there.
 pub(crate) fn panels(
     f: &ResultFolder,
+    design: &Design,
     x_values: &[String],
     y_values: &[String],
     cell: impl Fn(u32, &str) -> Cell,
@@ -62,6 +83,7 @@ pub(crate) fn panels(
     let mut panels = Vec::new();
     for (i, s) in f.strategies.iter().enumerate() {
         let mut cells = vec![vec![Cell::Missing; y_values.len()]; x_values.len()];
+        let mut below = vec![vec![false; y_values.len()]; x_values.len()];
         for p in &f.points {
             let xi = x_values
                 .iter()
@@ -72,9 +94,21 @@ pub(crate) fn panels(
                 .position(|v| *v == p.values[1])
                 .expect("y value listed");
             cells[xi][yi] = cell(p.index, s);
+            let c = Candidate {
+                point: p.index,
+                strategy: s.clone(),
+                color: i,
+            };
+            below[xi][yi] =
+                Design::mean(f, &c, Metric::SuccessRate).is_finite() && !design.meets_target(f, &c);
         }
         if cells.iter().flatten().any(|c| matches!(c, Cell::Value(_))) {
-            panels.push((s.clone(), i, cells));
+            panels.push(Panel {
+                name: s.clone(),
+                color: i,
+                cells,
+                below,
+            });
         }
     }
     panels
@@ -88,6 +122,7 @@ impl Heatmap {
         (keys, x_values, y_values): ([String; 2], Vec<String>, Vec<String>),
         panels: Vec<Panel>,
         range: Option<(f64, f64)>,
+        target: f64,
     ) -> Heatmap {
         Heatmap {
             metric,
@@ -96,13 +131,40 @@ impl Heatmap {
             y_values,
             panels,
             range,
+            target,
+            capacity_rps: None,
         }
     }
 
     /// The cells of the strategy `name`, `[x][y]` (for tests).
     #[cfg(test)]
     pub(crate) fn cells(&self, name: &str) -> Option<&Vec<Vec<Cell>>> {
-        self.panels.iter().find(|p| p.0 == name).map(|p| &p.2)
+        self.panels
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| &p.cells)
+    }
+
+    /// True when the cells below the success target are drawn grey, out of the colour
+    /// scale: in a map of a cost (latency, load, time to recover), not in one of a share on
+    /// a fixed scale (success, recovered) whose colour is itself the outcome.
+    fn greys_below(&self) -> bool {
+        self.range.is_none()
+    }
+
+    /// A cell's value as printed in it; a success rate with the digits that keep it on its
+    /// side of the target.
+    fn value_text(&self, v: f64) -> String {
+        match self.metric {
+            Metric::SuccessRate => crate::output::labels::percent_near(v, self.target),
+            _ => style::fmt_metric(self.metric, v),
+        }
+    }
+
+    /// True when lower values are better (latency, load): the colour scale is turned round
+    /// so that better is the bright end in every heat map.
+    fn lower_is_better(&self) -> bool {
+        self.metric.better() == Better::Lower
     }
 }
 
@@ -116,14 +178,15 @@ fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> {
+pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, String, Heatmap)> {
     let Some(axes) = axes(f) else {
         return Vec::new();
     };
     let (keys, x_values, y_values) = axes.clone();
+    let [x, y] = [labels::key(&keys[0]).0, labels::key(&keys[1]).0];
     let mut out = Vec::new();
     for metric in HEATMAP_METRICS {
-        let panels = panels(f, &x_values, &y_values, |point, s| {
+        let panels = panels(f, design, &x_values, &y_values, |point, s| {
             f.aggregate_of(point, s, metric)
                 .and_then(|r| r.mean)
                 .map_or(Cell::Missing, Cell::Value)
@@ -131,29 +194,60 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> 
         if panels.is_empty() {
             continue;
         }
+        let any_below = panels.iter().any(|p| p.below.iter().flatten().any(|b| *b));
+        if metric == Metric::SuccessRate && !any_below {
+            continue; // every cell meets the target: a map of 100 % says nothing
+        }
         let label = metric.label();
-        let title = format!(
-            "{} by {} and {}, per strategy",
-            style::capitalize(label),
-            keys[0],
-            keys[1]
+        let title = format!("{} by {x} and {y}, per strategy", style::capitalize(label));
+        let (better, worse) = if metric.better() == Better::Lower {
+            ("low", "high")
+        } else {
+            ("high", "low")
+        };
+        let mut guide = format!(
+            "Each panel is one strategy; {x} runs across and {y} up, and each cell shows the mean {label} at that point, \
+             on one colour scale shared by all panels. In every heat map and phase map the bright (yellow) end is the better one: \
+             here {better} {label} is yellow and {worse} is dark. A grey cell has no value (for latency: no request succeeded there). "
         );
-        let guide = format!(
-            "Each panel is one strategy; {} runs across and {} up, and each cell shows the mean {label} at that point, \
-             on one colour scale shared by all panels (dark = low, yellow = high); \
-             a grey cell has no value (for latency: no request succeeded there). \
-             Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting \
-             beyond which {label} takes off.",
-            keys[0], keys[1]
-        );
-        out.push((
-            metric,
-            title,
-            guide,
-            Heatmap::new(metric, axes.clone(), panels, None),
+        if any_below {
+            guide.push_str(&format!(
+                "A ring in a cell's corner marks a strategy below the {} success target there{}. ",
+                super::dist::pct(design.target),
+                if metric == Metric::SuccessRate {
+                    ""
+                } else {
+                    "; such a cell is grey and left out of the colour scale, so that a policy that drops requests never looks cheap"
+                }
+            ));
+        }
+        guide.push_str(&format!(
+            "Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting beyond which {label} takes off."
         ));
+        let range = (metric == Metric::SuccessRate).then_some((0.0, 1.0));
+        let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);
+        map.capacity_rps = f.info(0).and_then(|i| i.capacity_rps.as_ref()).map(|c| c.0);
+        out.push((metric, title, guide, map));
     }
     out
+}
+
+/// A heat map panel's chart: segmented integer axes, one segment per sweep value.
+type Grid<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+    >,
+>;
+
+/// How the cells of a panel are drawn: the colour scale (0 worse, 1 better), whether values
+/// are printed, and the radius of the below-target ring.
+struct CellLook<'a> {
+    scale: &'a dyn Fn(f64) -> f64,
+    print_values: bool,
+    ring: i32,
 }
 
 /// Viridis at `t` in 0..1 (interpolated between 9 anchors): perceptually uniform and
@@ -210,15 +304,22 @@ impl Heatmap {
         title: &str,
     ) -> DrawResult {
         let body = style::frame(root, title, None, &[])?;
-        let values: Vec<f64> = self
-            .panels
-            .iter()
-            .flat_map(|p| p.2.iter().flatten())
-            .filter_map(|c| match c {
-                Cell::Value(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
+        // The colour scale spans the cells that meet the success target (all cells when
+        // none does): a policy that drops requests neither looks cheap nor stretches it.
+        let values_where = |eligible_only: bool| -> Vec<f64> {
+            (self.panels.iter())
+                .flat_map(|p| p.cells.iter().flatten().zip(p.below.iter().flatten()))
+                .filter(|(_, below)| !(eligible_only && **below))
+                .filter_map(|(c, _)| match c {
+                    Cell::Value(v) => Some(*v),
+                    _ => None,
+                })
+                .collect()
+        };
+        let values = match values_where(self.greys_below()) {
+            v if v.is_empty() => values_where(false),
+            v => v,
+        };
         let (lo, hi) = self.range.unwrap_or_else(|| {
             (
                 values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -226,168 +327,216 @@ impl Heatmap {
             )
         });
         let log = self.range.is_none() && lo > 0.0 && hi / lo > 20.0;
+        let turned = self.lower_is_better();
+        // 0 at the worse end, 1 at the better (bright) end.
         let scale = |v: f64| -> f64 {
-            if hi <= lo {
+            let t = if hi <= lo {
                 0.5
             } else if log {
                 (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
             } else {
                 (v - lo) / (hi - lo)
-            }
+            };
+            if turned { 1.0 - t } else { t }
         };
         let (w, _) = body.dim_in_pixel();
-        let (plots, bar) = body.split_horizontally(w as i32 - 120);
+        let (plots, bar) = body.split_horizontally(w as i32 - 150);
         let n_panels = self.panels.len();
-        let areas = style::panels(
-            &plots.margin(0, 10, 10, 10),
+        let grid = style::grid_wide(n_panels);
+        let (y_desc, x_desc) = (self.axis_name(1), self.axis_name(0));
+        let areas = style::panels_with(
+            &plots.margin(0, 6, 6, 6),
             n_panels,
-            style::grid_wide(n_panels),
-        );
+            grid,
+            Some(&y_desc),
+            Some(&x_desc),
+        )?;
+        let x_labels: Vec<String> = (self.x_values.iter())
+            .map(|v| labels::value(&self.keys[0], v))
+            .collect();
+        let y_labels: Vec<String> = (self.y_values.iter())
+            .map(|v| labels::value(&self.keys[1], v))
+            .collect();
+        let any_below = (self.panels.iter()).any(|p| p.below.iter().flatten().any(|b| *b));
+        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
+            self.draw_panel(&area, panel, bottom, (&x_labels, &y_labels), &scale)?;
+        }
+        self.draw_colour_bar(&bar, (lo, hi), log, any_below)
+    }
+
+    /// The name of sweep key `i` with its unit, for an axis.
+    fn axis_name(&self, i: usize) -> String {
+        let (name, kind) = labels::key(&self.keys[i]);
+        match (kind, self.capacity_rps) {
+            (labels::Kind::Rate, Some(rps)) => {
+                format!("{name} (requests/s; capacity ≈ {}/s)", fmt_number(rps))
+            }
+            (labels::Kind::Rate, None) => format!("{name} (requests/s)"),
+            _ => name,
+        }
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &Panel,
+        bottom: bool,
+        (xv, yv): (&[String], &[String]),
+        scale: &dyn Fn(f64) -> f64,
+    ) -> DrawResult {
         let nx = self.x_values.len() as i32;
         let ny = self.y_values.len() as i32;
-        let cell_text =
-            (if self.panels.len() > 4 { 13.0 } else { 15.0 }) - (nx.max(ny) as f64 / 4.0).min(3.0);
-        for ((name, c, cells), (area, bottom, left)) in self.panels.iter().zip(areas) {
-            let xv = self.x_values.clone();
-            let yv = self.y_values.clone();
-            let mut chart = ChartBuilder::on(&area)
-                .caption(name, style::text(18.0, &style::color(*c)))
-                .margin(6)
-                .x_label_area_size(if bottom { 46 } else { 26 })
-                .y_label_area_size(if left { 84 } else { 60 })
-                // i32 ranges are inclusive once segmented: 0..n-1 gives exactly n cells.
-                .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
-            // Narrow cells (many points, many panels): every k-th x label, and no values
-            // printed where they would not fit.
-            let cell_w = {
-                let at = |i| chart.backend_coord(&(SegmentValue::Exact(i), SegmentValue::Exact(0)));
-                (at(1).0 - at(0).0).max(1)
-            };
-            let width = |t: &str, size: f64| {
-                area.estimate_text_size(t, &style::text(size, &INK))
-                    .map_or(i32::MAX, |(w, _)| w as i32)
-            };
-            let widest = xv
-                .iter()
-                .map(|v| width(v, style::TICK_SIZE))
-                .max()
-                .unwrap_or(0);
-            let stride = ((widest + 8 + cell_w - 1) / cell_w).max(1);
-            let print_values =
-                self.panels
-                    .iter()
-                    .flat_map(|p| p.2.iter().flatten())
-                    .all(|c| match c {
-                        Cell::Value(v) => {
-                            width(&style::fmt_metric(self.metric, *v), cell_text) <= cell_w - 4
-                        }
-                        _ => width("no data", cell_text) <= cell_w - 4,
-                    });
-            let seg = |v: &SegmentValue<i32>, labels: &[String], stride: i32| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if i % stride == 0 => {
-                    labels.get(*i as usize).cloned().unwrap_or_default()
-                }
-                _ => String::new(),
-            };
-            let x_fmt = |v: &SegmentValue<i32>| seg(v, &xv, stride);
-            let y_fmt = |v: &SegmentValue<i32>| seg(v, &yv, 1);
-            let mut mesh = chart.configure_mesh();
-            mesh.disable_mesh()
-                .axis_style(INK.mix(0.6))
-                .label_style(style::text(style::TICK_SIZE, &INK))
-                .axis_desc_style(style::text(style::DESC_SIZE, &INK))
-                .x_label_formatter(&x_fmt)
-                .y_label_formatter(&y_fmt);
-            if bottom {
-                mesh.x_desc(self.keys[0].clone());
+        let width = |t: &str, size: f64| super::text::size_of(t, size).0 as i32;
+        let widest_y = yv
+            .iter()
+            .map(|v| width(v, style::TICK_SIZE))
+            .max()
+            .unwrap_or(0);
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                &panel.name,
+                style::text(style::CAPTION_SIZE, &style::color(panel.color)),
+            )
+            .margin(6)
+            .margin_right(10)
+            .x_label_area_size(if bottom { 30 } else { 28 })
+            .y_label_area_size(widest_y + 16)
+            // i32 ranges are inclusive once segmented: 0..n-1 gives exactly n cells.
+            .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())?;
+        // Narrow cells (many points, many panels): every k-th x label, and no values printed
+        // where they would not fit.
+        let (cell_w, cell_h) = {
+            let at = |i, j| chart.backend_coord(&(SegmentValue::Exact(i), SegmentValue::Exact(j)));
+            (
+                (at(1, 0).0 - at(0, 0).0).max(1),
+                (at(0, 0).1 - at(0, 1).1).max(1),
+            )
+        };
+        let widest = xv
+            .iter()
+            .map(|v| width(v, style::TICK_SIZE))
+            .max()
+            .unwrap_or(0);
+        let stride = ((widest + 10 + cell_w - 1) / cell_w).max(1);
+        let y_stride = ((24 + cell_h - 1) / cell_h).max(1);
+        let cell_text = style::MIN_SIZE;
+        let print_values = cell_h >= 22
+            && (self.panels.iter())
+                .flat_map(|p| p.cells.iter().flatten())
+                .all(|c| match c {
+                    Cell::Value(v) => width(&self.value_text(*v), cell_text) <= cell_w - 6,
+                    _ => width("no data", cell_text) <= cell_w - 6,
+                });
+        let seg = |v: &SegmentValue<i32>, labels: &[String], stride: i32| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if i % stride == 0 => {
+                labels.get(*i as usize).cloned().unwrap_or_default()
             }
-            if left {
-                mesh.y_desc(self.keys[1].clone());
-            }
-            mesh.draw()?;
-            for (xi, column) in cells.iter().enumerate() {
-                for (yi, cell) in column.iter().enumerate() {
-                    let (xi, yi) = (xi as i32, yi as i32);
-                    let corners = || {
-                        [
-                            (SegmentValue::Exact(xi), SegmentValue::Exact(yi)),
-                            (SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)),
-                        ]
-                    };
-                    match cell {
-                        Cell::Value(v) => {
-                            let t = scale(*v);
-                            let fill = viridis(t);
-                            chart.draw_series(std::iter::once(Rectangle::new(
-                                corners(),
-                                fill.filled(),
-                            )))?;
-                            let ink = if t > 0.6 { BLACK } else { WHITE };
-                            if print_values {
-                                chart.draw_series(std::iter::once(Text::new(
-                                    style::fmt_metric(self.metric, *v),
-                                    (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
-                                    style::text(cell_text, &ink)
-                                        .pos(Pos::new(HPos::Center, VPos::Center)),
-                                )))?;
-                            }
-                        }
-                        Cell::Missing | Cell::Stuck => {
-                            let stuck = *cell == Cell::Stuck;
-                            chart.draw_series(std::iter::once(Rectangle::new(
-                                corners(),
-                                INK.mix(if stuck { 0.18 } else { 0.08 }).filled(),
-                            )))?;
-                            if stuck {
-                                // Hatching: stuck reads apart from "no data" without colour.
-                                let area = chart.plotting_area().strip_coord_spec();
-                                let (bx, by) = area.get_base_pixel();
-                                let (ax, ay) = chart.backend_coord(&corners()[0]);
-                                let (cx, cy) = chart.backend_coord(&corners()[1]);
-                                for line in hatch(
-                                    (ax.min(cx) - bx, ay.min(cy) - by),
-                                    (ax.max(cx) - bx, ay.max(cy) - by),
-                                    12,
-                                ) {
-                                    area.draw(&PathElement::new(
-                                        line.to_vec(),
-                                        INK.mix(0.45).stroke_width(1),
-                                    ))?;
-                                }
-                            }
-                            let label = match (stuck, print_values) {
-                                (_, false) => "",
-                                (true, true) => "stuck",
-                                (false, true) => "no data",
-                            };
-                            chart.draw_series(std::iter::once(Text::new(
-                                label,
-                                (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi)),
-                                style::text(cell_text, &style::MUTED)
-                                    .pos(Pos::new(HPos::Center, VPos::Center)),
-                            )))?;
-                        }
-                    }
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        corners(),
-                        WHITE.stroke_width(2),
-                    )))?;
-                }
+            _ => String::new(),
+        };
+        let x_fmt = |v: &SegmentValue<i32>| seg(v, xv, stride);
+        let y_fmt = |v: &SegmentValue<i32>| seg(v, yv, y_stride);
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_mesh()
+            .axis_style(INK.mix(0.6))
+            .label_style(style::text(style::TICK_SIZE, &INK))
+            .axis_desc_style(style::text(style::DESC_SIZE, &INK))
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt);
+        mesh.draw()?;
+        style::declare(&chart, &panel.name, false);
+        let look = CellLook {
+            scale,
+            print_values,
+            ring: (cell_w.min(cell_h) / 6).clamp(3, 7),
+        };
+        for (xi, column) in panel.cells.iter().enumerate() {
+            for (yi, cell) in column.iter().enumerate() {
+                let below = panel.below[xi][yi];
+                self.draw_cell(&mut chart, (xi as i32, yi as i32), *cell, below, &look)?;
             }
         }
-        self.draw_colour_bar(&bar, lo, hi, log)
+        Ok(())
+    }
+
+    /// One cell: its colour (or grey, hatched when stuck), its value when values fit, a
+    /// white border, and a ring in its top right corner when it is below the success target.
+    fn draw_cell<DB: DrawingBackend>(
+        &self,
+        chart: &mut Grid<'_, DB>,
+        (xi, yi): (i32, i32),
+        cell: Cell,
+        below: bool,
+        look: &CellLook<'_>,
+    ) -> DrawResult {
+        let corners = [
+            (SegmentValue::Exact(xi), SegmentValue::Exact(yi)),
+            (SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)),
+        ];
+        let centre = (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi));
+        let centred = Pos::new(HPos::Center, VPos::Center);
+        let (fill, text) = match cell {
+            Cell::Value(v) if below && self.greys_below() => {
+                (INK.mix(0.12), (self.value_text(v), style::MUTED))
+            }
+            Cell::Value(v) => {
+                let t = (look.scale)(v);
+                let ink = if t > 0.6 { BLACK } else { WHITE };
+                let value = self.value_text(v);
+                (viridis(t).to_rgba(), (value, ink))
+            }
+            Cell::Stuck => (INK.mix(0.18), ("stuck".to_string(), style::MUTED)),
+            Cell::Missing => (INK.mix(0.08), ("no data".to_string(), style::MUTED)),
+        };
+        super::check::data(|| {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners.clone(),
+                fill.filled(),
+            )))
+        })?;
+        let plot = chart.plotting_area().strip_coord_spec();
+        let (bx, by) = plot.get_base_pixel();
+        let (ax, ay) = chart.backend_coord(&corners[0]);
+        let (cx, cy) = chart.backend_coord(&corners[1]);
+        if cell == Cell::Stuck {
+            // Hatching: stuck reads apart from "no data" without colour.
+            let (top_left, bottom_right) = (
+                (ax.min(cx) - bx, ay.min(cy) - by),
+                (ax.max(cx) - bx, ay.max(cy) - by),
+            );
+            for line in hatch(top_left, bottom_right, 12) {
+                plot.draw(&PathElement::new(
+                    line.to_vec(),
+                    INK.mix(0.45).stroke_width(1),
+                ))?;
+            }
+        }
+        if look.print_values {
+            let style = style::text(style::MIN_SIZE, &text.1).pos(centred);
+            chart.draw_series(std::iter::once(Text::new(text.0, centre, style)))?;
+        }
+        chart.draw_series(std::iter::once(Rectangle::new(
+            corners,
+            WHITE.stroke_width(2),
+        )))?;
+        if below {
+            let r = look.ring;
+            let at = (ax.max(cx) - bx - r - 4, ay.min(cy) - by + r + 4);
+            plot.draw(&Circle::new(at, r as u32, WHITE.filled()))?;
+            plot.draw(&Circle::new(at, r as u32, BLACK.stroke_width(2)))?;
+        }
+        Ok(())
     }
 
     fn draw_colour_bar<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
-        lo: f64,
-        hi: f64,
+        (lo, hi): (f64, f64),
         log: bool,
+        any_below: bool,
     ) -> DrawResult {
         let (_, h) = area.dim_in_pixel();
-        let (top, bottom) = (50i32, h as i32 - 70);
-        let (x0, x1) = (14i32, 38i32);
+        let (top, bottom) = (70i32, h as i32 - 110);
+        let (x0, x1) = (12i32, 36i32);
         let steps = 64;
         for s in 0..steps {
             let t0 = s as f64 / steps as f64;
@@ -398,45 +547,76 @@ impl Heatmap {
                 viridis(t0 + 0.5 / steps as f64).filled(),
             ))?;
         }
-        let label = self.metric.label();
-        area.draw(&Text::new(
-            label.split(" (").next().unwrap_or_default().to_string(),
+        let small = |t: &str, at: (i32, i32), pos: Pos| {
+            Text::new(
+                t.to_string(),
+                at,
+                style::text(style::MIN_SIZE, &INK).pos(pos),
+            )
+        };
+        let name = self.metric.label();
+        let name = name.split(" (").next().unwrap_or_default();
+        area.draw(&small(
+            name,
             (4, top - 30),
-            style::text(14.0, &INK).pos(Pos::new(HPos::Left, VPos::Bottom)),
+            Pos::new(HPos::Left, VPos::Bottom),
         ))?;
+        area.draw(&small(
+            "better ↑",
+            (4, top - 8),
+            Pos::new(HPos::Left, VPos::Bottom),
+        ))?;
+        let turned = self.lower_is_better();
         for k in 0..=4 {
             let t = k as f64 / 4.0;
+            // The value at the height t of the bar (t = 1: the better end).
+            let u = if turned { 1.0 - t } else { t };
             let v = if hi <= lo {
                 lo
             } else if log {
-                (lo.ln() + t * (hi.ln() - lo.ln())).exp()
+                (lo.ln() + u * (hi.ln() - lo.ln())).exp()
             } else {
-                lo + t * (hi - lo)
+                lo + u * (hi - lo)
             };
             let y = bottom - ((bottom - top) as f64 * t) as i32;
             area.draw(&PathElement::new(
                 vec![(x1, y), (x1 + 5, y)],
                 INK.stroke_width(1),
             ))?;
-            area.draw(&Text::new(
-                style::fmt_metric(self.metric, v),
+            area.draw(&small(
+                &style::fmt_metric(self.metric, v),
                 (x1 + 8, y),
-                style::text(13.0, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
+                Pos::new(HPos::Left, VPos::Center),
             ))?;
         }
+        self.draw_marks(area, (x0, x1), bottom + 16, log, any_below)
+    }
+
+    /// Under the colour bar: "log scale", and the keys of the hatched (stuck) and the ringed
+    /// (below the success target) cells, each where this map has one.
+    fn draw_marks<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (x0, x1): (i32, i32),
+        mut y: i32,
+        log: bool,
+        any_below: bool,
+    ) -> DrawResult {
+        let small = |t: &str, at: (i32, i32), pos: Pos| {
+            Text::new(
+                t.to_string(),
+                at,
+                style::text(style::MIN_SIZE, &INK).pos(pos),
+            )
+        };
         if log {
-            area.draw(&Text::new(
-                "log scale",
-                (4, bottom + 22),
-                style::text(13.0, &style::MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
-            ))?;
+            area.draw(&small("log scale", (4, y), Pos::new(HPos::Left, VPos::Top)))?;
+            y += 26;
         }
-        let stuck = self
-            .panels
-            .iter()
-            .any(|p| p.2.iter().flatten().any(|c| *c == Cell::Stuck));
+        let stuck =
+            (self.panels.iter()).any(|p| p.cells.iter().flatten().any(|c| *c == Cell::Stuck));
         if stuck {
-            let (y0, y1) = (bottom + 22, bottom + 46);
+            let (y0, y1) = (y, y + 20);
             area.draw(&Rectangle::new(
                 [(x0, y0), (x1, y1)],
                 INK.mix(0.18).filled(),
@@ -447,10 +627,31 @@ impl Heatmap {
                     INK.mix(0.45).stroke_width(1),
                 ))?;
             }
-            area.draw(&Text::new(
+            area.draw(&small(
                 "stuck",
                 (x1 + 8, (y0 + y1) / 2),
-                style::text(13.0, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
+                Pos::new(HPos::Left, VPos::Center),
+            ))?;
+            y += 28;
+        }
+        if any_below {
+            let at = ((x0 + x1) / 2, y + 10);
+            area.draw(&Circle::new(at, 6, WHITE.filled()))?;
+            area.draw(&Circle::new(at, 6, BLACK.stroke_width(2)))?;
+            area.draw(&small(
+                &format!("< {}", super::dist::pct(self.target)),
+                (x1 + 8, y + 10),
+                Pos::new(HPos::Left, VPos::Center),
+            ))?;
+            let what = if self.greys_below() {
+                "success (grey)"
+            } else {
+                "success"
+            };
+            area.draw(&small(
+                what,
+                (x1 + 8, y + 32),
+                Pos::new(HPos::Left, VPos::Center),
             ))?;
         }
         Ok(())

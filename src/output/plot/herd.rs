@@ -1,14 +1,23 @@
-//! The herd chart: attempts reaching the server per output bucket, one panel per strategy,
-//! first attempts and retries stacked, the server's capacity and the fault windows behind.
+//! The herd chart: attempts reaching the server (or a layer of a chain) per output bucket, one
+//! panel per run of [`super::series`], first attempts and retries stacked, the server's
+//! capacity and the point's fault windows behind, and a Poisson workload's offered rate in a
+//! strip below.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::series::Traces;
 use super::style::{self, DrawResult, FIRST_ATTEMPTS, HouseStyle, INK, LegendItem, Swatch};
+use crate::output::design::Design;
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_POINTS: usize = 600;
+
+/// A reference line more than this many times the largest count is left off a linear axis.
+const FAR_ABOVE: f64 = 1.5;
+/// ... and off a logarithmic one.
+const FAR_ABOVE_LOG: f64 = 1000.0;
 
 #[derive(Clone)]
 pub(crate) struct Panel {
@@ -21,6 +30,8 @@ pub(crate) struct Panel {
 #[derive(Clone)]
 pub(crate) struct Herd {
     panels: Vec<Panel>,
+    paired: bool,
+    subtitle: String,
     bucket_ms: Option<f64>,
     capacity: Option<Capacity>,
     faults: Vec<FaultWindow>,
@@ -72,145 +83,150 @@ fn steps(
     out
 }
 
-/// The herd at the server (`timeseries.csv`).
-pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Herd)> {
-    build_at(f, None)
-}
-
-/// The herd at layer `layer` (2 and up) of a chain (`layer_timeseries.csv`).
-pub(crate) fn build_layer(f: &ResultFolder, layer: u32) -> Option<(String, String, Herd)> {
-    build_at(f, Some(layer))
-}
-
 /// The layers (from 2) of a chain whose herd can be drawn.
-pub(crate) fn layers(f: &ResultFolder) -> Vec<u32> {
-    let mut layers: Vec<u32> = (f.layer_timeseries.iter().flatten())
-        .map(|r| r.layer)
-        .filter(|&l| l >= 2)
+pub(crate) fn layers(traces: &Traces) -> Vec<u32> {
+    let mut layers: Vec<u32> = (traces.traces.iter())
+        .flat_map(|t| t.layers.iter().map(|l| l.0))
         .collect();
     layers.sort_unstable();
     layers.dedup();
     layers
 }
 
-fn build_at(f: &ResultFolder, layer: Option<u32>) -> Option<(String, String, Herd)> {
-    let point = f.first_point();
+/// The herd at the server (`layer` `None`) or at layer 2 and up of a chain, for `traces`.
+pub(crate) fn build(
+    f: &ResultFolder,
+    design: &Design,
+    traces: &Traces,
+    layer: Option<u32>,
+) -> Option<(String, String, Herd)> {
     let mut panels = Vec::new();
     let mut peaks: Vec<(String, f64)> = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
-        // (t_ms, first attempts, retries) of the strategy at the point.
-        let counts: Vec<(f64, u32, u32)> = match layer {
-            None => (f.timeseries.iter())
-                .filter(|r| r.point == point.index && &r.strategy == s)
-                .map(|r| (r.t_ms, r.first_attempts, r.retries))
-                .collect(),
-            Some(l) => (f.layer_timeseries.iter().flatten())
-                .filter(|r| r.point == point.index && &r.strategy == s && r.layer == l)
-                .map(|r| (r.t_ms, r.first_attempts, r.retries))
-                .collect(),
+    for t in &traces.traces {
+        let (first, retries) = match layer {
+            None => (&t.first_attempts, &t.retries),
+            Some(l) => {
+                let found = t.layers.iter().find(|x| x.0 == l)?;
+                (&found.1, &found.2)
+            }
         };
-        if counts.is_empty() {
-            continue;
-        }
-        let mut rows: Vec<(f64, f64, f64)> = counts
-            .iter()
-            .map(|&(t, first, retries)| {
-                let first = f64::from(first);
-                (t, first, first + f64::from(retries))
-            })
+        let rows: Vec<(f64, f64, f64)> = (t.t_ms.iter().zip(first).zip(retries))
+            .map(|((&ms, &a), &r)| (ms, a, a + r))
             .collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let peak_retries = counts.iter().map(|r| f64::from(r.2)).fold(0.0, f64::max);
-        peaks.push((s.clone(), peak_retries));
+        // A run of a pair is named by its replication; the panel says stuck or recovered.
+        let name = match traces.paired && t.label.contains(": replication ") {
+            true => format!(
+                "{}, replication {}",
+                design.candidate_label(f, &t.candidate),
+                t.replication
+            ),
+            false => t.label.clone(),
+        };
+        peaks.push((name, retries.iter().copied().fold(0.0, f64::max)));
         panels.push(Panel {
-            name: s.clone(),
-            color: i,
+            name: t.label.clone(),
+            color: t.candidate.color,
             points: decimate_peaks(&rows, MAX_POINTS),
         });
     }
-    if panels.is_empty() {
-        return None;
+    if panels.iter().all(|p| p.points.iter().all(|x| x.2 <= 0.0)) {
+        return None; // nothing reached it
     }
     let bucket_ms = f.bucket_ms();
     let bucket = bucket_ms.map_or_else(|| "output".to_string(), fmt_ms);
-    let scenario = f.scenario.as_ref();
-    let at = layer.and_then(|l| scenario?.layers.get(l as usize - 1));
+    let info = traces
+        .traces
+        .first()
+        .and_then(|t| f.info(t.candidate.point));
+    let at = layer.and_then(|l| info?.layers.get(l as usize - 1));
     let place = match (layer, at) {
-        (Some(l), Some(info)) => format!("layer {l} ({})", info.name),
+        (Some(l), Some(a)) => format!("layer {l} ({})", a.name),
         (Some(l), None) => format!("layer {l}"),
         (None, _) => "the server".to_string(),
     };
-    let mut title = format!("Thundering herd: attempts reaching {place} per {bucket} bucket");
-    if !f.sweep_keys.is_empty() {
-        title.push_str(&point.title_suffix(&f.sweep_keys));
-    }
+    let burst = info.is_some_and(|i| i.burst);
+    let title = format!(
+        "{}ttempts reaching {place} per {bucket} bucket",
+        if burst { "Thundering herd: a" } else { "A" }
+    );
     let (capacity, faults) = match (layer, at) {
         (None, _) => (
-            scenario.and_then(|s| s.capacity.clone()),
-            scenario.map(|s| &s.faults[..]).unwrap_or_default(),
+            info.and_then(|i| i.capacity.clone()),
+            info.map(|i| i.faults.clone()).unwrap_or_default(),
         ),
-        (Some(_), Some(info)) => (info.capacity.clone(), &info.faults[..]),
-        (Some(_), None) => (None, &[][..]),
+        (Some(_), Some(a)) => (a.capacity.clone(), a.faults.clone()),
+        (Some(_), None) => (None, Vec::new()),
     };
-    let offered = scenario.and_then(|s| s.offered.clone());
-    let faults: Vec<FaultWindow> = faults
-        .iter()
-        .filter(|w| w.end_ms > w.start_ms)
-        .cloned()
-        .collect();
-
-    let mut guide = String::from(
-        "Each panel is one strategy on the same axes: grey is first attempts, colour is retries, \
-         stacked, per output bucket (replication 0). ",
-    );
-    if layer.is_some() {
-        guide.push_str(
-            "Here the callers are the workers of the layer above: a first attempt is the first of one of their outbound requests, so retries at every layer above multiply what arrives here. ",
-        );
-    }
-    if !faults.is_empty() {
-        guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
-    }
-    if capacity.is_some() {
-        guide.push_str(
-            "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
-        );
-    }
-    guide.push_str(
-        "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band.",
-    );
-    if offered.is_some() {
-        guide.push_str(
-            " The strip below is the offered rate (new requests per second) on the same time axis: a spike or ramp there is the load trigger; compare the attempts after it ends with those before.",
-        );
-    }
-    if peaks.len() > 1 {
-        let mut sorted = peaks.clone();
-        sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let (hi, lo) = (&sorted[0], &sorted[sorted.len() - 1]);
-        guide.push_str(&format!(
-            " Here the largest retry spike is {} per bucket ({}) against {} ({}).",
-            fmt_number(hi.1),
-            hi.0,
-            fmt_number(lo.1),
-            lo.0
-        ));
-    }
-    Some((
-        title,
-        guide,
-        Herd {
-            panels,
-            bucket_ms,
-            capacity,
-            faults,
-            offered,
-            log: false,
-        },
-    ))
+    let faults: Vec<FaultWindow> = faults.into_iter().filter(|w| w.effective).collect();
+    let herd = Herd {
+        panels,
+        paired: traces.paired,
+        subtitle: super::subtitle(f, design, traces),
+        bucket_ms,
+        capacity,
+        faults,
+        offered: info.and_then(|i| i.offered.clone()),
+        log: false,
+    };
+    let guide = herd.guide(layer.is_some(), burst, peaks);
+    Some((title, guide, herd))
 }
 
 impl Herd {
+    /// The reading guide: what the panels hold, and only the sentences this chart's numbers
+    /// give a meaning (a capacity, faults, a spread of peaks).
+    fn guide(&self, layer: bool, burst: bool, peaks: Vec<(String, f64)>) -> String {
+        let mut guide = String::from(
+            "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
+        );
+        if layer {
+            guide.push_str(
+                "Here the callers are the workers of the layer above: a first attempt is the first of one of their outbound requests, so retries at every layer above multiply what arrives here. ",
+            );
+        }
+        if !self.faults.is_empty() {
+            guide.push_str("Shaded bands are fault windows; watch what happens when one ends. ");
+        }
+        let data_max = self.data_max();
+        if let Some(c) = &self.capacity {
+            if c.per_bucket <= data_max * FAR_ABOVE {
+                guide.push_str(
+                    "The dashed line is what the server can complete per bucket: spikes above it queue or are rejected, and rejected attempts come back as more retries. ",
+                );
+            } else {
+                guide.push_str(&format!(
+                    "The server could complete {} attempts per bucket, far above the {} that ever arrive: it is never the bottleneck here. ",
+                    fmt_number(c.per_bucket),
+                    fmt_number(data_max)
+                ));
+            }
+        }
+        if burst {
+            guide.push_str(
+                "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band. ",
+            );
+        }
+        if self.offered.is_some() {
+            guide.push_str(
+                "The strip below is the offered rate (new requests per second) on the same time axis. ",
+            );
+        }
+        guide.push_str(&peak_sentence(peaks));
+        guide.trim_end().to_string()
+    }
+
+    /// The largest count of any bucket of any panel.
+    fn data_max(&self) -> f64 {
+        (self.panels.iter())
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .fold(0.0, f64::max)
+    }
+
+    /// The chart's height, px ([`style::run_chart_height`]).
+    pub(crate) fn height(&self) -> u32 {
+        style::run_chart_height(self.panels.len(), self.paired)
+    }
+
     /// The same chart with a logarithmic count axis.
     pub(crate) fn log_scale(&self) -> Herd {
         Herd {
@@ -219,76 +235,136 @@ impl Herd {
         }
     }
 
+    /// True when a logarithmic axis shows what a linear one hides: counts that span more
+    /// than a factor of 20 (a spike beside a low band).
+    pub(crate) fn wants_log(&self) -> bool {
+        let counts: Vec<f64> = (self.panels.iter())
+            .flat_map(|p| p.points.iter().map(|x| x.2))
+            .filter(|c| *c > 0.0)
+            .collect();
+        let max = counts.iter().copied().fold(0.0, f64::max);
+        let mut sorted = counts.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(max);
+        max > 20.0 * median
+    }
+
+    /// The capacity line when it is drawn: not when it is far above the counts (it would set
+    /// the axis and leave them on the floor).
+    fn capacity_drawn(&self) -> Option<f64> {
+        let far = if self.log { FAR_ABOVE_LOG } else { FAR_ABOVE };
+        let cap = self.capacity.as_ref().map(|c| c.per_bucket);
+        cap.filter(|c| *c <= self.data_max() * far)
+    }
+
+    fn legend(&self) -> Vec<LegendItem> {
+        let mut legend = vec![
+            LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
+            LegendItem::new(
+                Swatch::Box(style::color(self.panels[0].color).mix(0.85)),
+                "retries (the run's colour)",
+            ),
+        ];
+        if let Some(c) = &self.capacity {
+            legend.push(match self.capacity_drawn() {
+                Some(_) => LegendItem::new(Swatch::Dashed(INK), c.label.clone()),
+                None => LegendItem::new(
+                    Swatch::Dashed(style::MUTED),
+                    format!(
+                        "capacity {} attempts per bucket, off the scale",
+                        fmt_number(c.per_bucket)
+                    ),
+                ),
+            });
+        }
+        if !self.faults.is_empty() {
+            let mut kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
+            kinds.dedup();
+            legend.push(LegendItem::new(
+                Swatch::Box(style::FAULT.mix(0.18)),
+                format!("fault window ({})", kinds.join(", ")),
+            ));
+        }
+        legend
+    }
+
+    /// The end of the time axis, ms: shortly after the last attempt (or the last fault
+    /// window), since the quiet tail up to the horizon says nothing.
+    fn t_max(&self) -> f64 {
+        let bucket = self.bucket_ms.unwrap_or(0.0);
+        let last = |active: bool| {
+            (self.panels.iter())
+                .flat_map(|p| p.points.iter().filter(move |x| !active || x.2 > 0.0))
+                .map(|x| x.0)
+                .fold(0.0, f64::max)
+                + bucket
+        };
+        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
+        (last(true).max(fault_end) * 1.1)
+            .min(last(false).max(fault_end))
+            .max(1.0)
+    }
+
+    /// A count on the y axis: itself, or on the log axis log10(max(count, 1)), from 0 (one
+    /// attempt, or none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
+    fn ty(&self, y: f64) -> f64 {
+        if self.log { y.max(1.0).log10() } else { y }
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         title: &str,
     ) -> DrawResult {
-        let mut legend = vec![
-            LegendItem::new(Swatch::Box(FIRST_ATTEMPTS.to_rgba()), "first attempts"),
-            LegendItem::new(
-                Swatch::Box(style::color(0).mix(0.85)),
-                "retries (strategy colour)",
-            ),
-        ];
-        if let Some(c) = &self.capacity {
-            legend.push(LegendItem::new(Swatch::Dashed(INK), c.label.clone()));
-        }
-        if !self.faults.is_empty() {
-            let kinds: Vec<&str> = self.faults.iter().map(|f| f.kind.as_str()).collect();
-            let mut unique = kinds.clone();
-            unique.dedup();
-            legend.push(LegendItem::new(
-                Swatch::Box(style::FAULT.mix(0.18)),
-                format!("fault window ({})", unique.join(", ")),
-            ));
-        }
-        let body = style::frame(root, title, None, &legend)?;
+        let body = style::frame(root, title, Some(&self.subtitle), &self.legend())?;
         // With an offered rate, a strip at the bottom holds it; the panels take the rest.
         let (body, strip) = match &self.offered {
             Some(_) => {
                 let (_, h) = body.dim_in_pixel();
-                let (top, bottom) = body.split_vertically(h as i32 - (h as i32 / 5).max(90));
+                let (top, bottom) = body.split_vertically(h as i32 - (h as i32 / 5).max(100));
                 (top, Some(bottom))
             }
             None => (body, None),
         };
-
-        // The time axis ends shortly after the last attempt (or the last fault window): the
-        // quiet tail up to the horizon says nothing.
-        let last_active = self
-            .panels
-            .iter()
-            .flat_map(|p| p.points.iter().filter(|x| x.2 > 0.0).map(|x| x.0))
-            .fold(0.0, f64::max)
-            + self.bucket_ms.unwrap_or(0.0);
-        let last_point = self
-            .panels
-            .iter()
-            .flat_map(|p| p.points.iter().map(|x| x.0))
-            .fold(0.0, f64::max)
-            + self.bucket_ms.unwrap_or(0.0);
-        let fault_end = self.faults.iter().map(|f| f.end_ms).fold(0.0, f64::max);
-        let t_max = (last_active.max(fault_end) * 1.1)
-            .min(last_point.max(fault_end))
-            .max(1.0);
+        let t_max = self.t_max();
         let unit = style::time_unit(t_max);
-        let y_data = self
-            .panels
-            .iter()
-            .flat_map(|p| p.points.iter().map(|x| x.2))
-            .fold(0.0, f64::max);
-        let cap = self.capacity.as_ref().map(|c| c.per_bucket).unwrap_or(0.0);
-        // On the log axis counts are drawn as log10(max(count, 1)), from 0 (one attempt, or
-        // none) to a whole number of decades, so the ticks fall on 1, 10, 100, ...
-        let log = self.log;
-        let ty = move |y: f64| if log { y.max(1.0).log10() } else { y };
-        let (y_min, y_max) = if log {
-            (0.0, ty(y_data.max(cap) * 1.5).ceil().max(1.0))
+        let top = self.data_max().max(self.capacity_drawn().unwrap_or(0.0));
+        let y_max = if self.log {
+            self.ty(top * 1.5).ceil().max(1.0)
         } else {
-            (0.0, style::from_zero(y_data.max(cap), 0.08))
+            style::from_zero(top, 0.08)
         };
-        let y_labels = if log { y_max as usize + 1 } else { 5 };
+        let x_max = (t_max / unit.div).max(1e-9);
+        let desc = if self.log {
+            "attempts per bucket (log)"
+        } else {
+            "attempts per bucket"
+        };
+        let areas = style::run_panels(&body, self.panels.len(), self.paired, desc)?;
+        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
+            self.draw_panel(&area, panel, bottom, (x_max, unit), y_max)?;
+        }
+        if let (Some(strip), Some(line)) = (strip, &self.offered) {
+            // One strip under each column of panels, on the panels' own time axis: the same
+            // margins, y-description gutter and label areas, so a time lines up across them.
+            let cols = style::run_grid(self.panels.len(), self.paired).1;
+            let (_, strip) = strip.margin(0, 10, 6, 10).split_horizontally(30);
+            for column in strip.split_evenly((1, cols)) {
+                offered_strip(&column, line, x_max, unit)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &Panel,
+        bottom: bool,
+        (x_max, unit): (f64, style::TimeUnit),
+        y_max: f64,
+    ) -> DrawResult {
+        let log = self.log;
         let y_tick = move |v: &f64| {
             if !log {
                 style::tick(*v)
@@ -298,83 +374,135 @@ impl Herd {
                 String::new()
             }
         };
-        let x_max = (t_max / unit.div).max(1e-9);
-
-        let n_panels = self.panels.len();
-        let areas = style::panels(&body.margin(0, 10, 10, 20), n_panels, style::grid(n_panels));
-        for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
-            let color = style::color(panel.color);
-            let y_desc = if log {
-                "attempts / bucket (log)"
-            } else {
-                "attempts / bucket"
-            };
-            let mut chart = style::time_panel(
-                &area,
-                (&panel.name, color),
-                (bottom, left),
-                (x_max, unit),
-                style::YAxis {
-                    range: y_min..y_max,
-                    labels: y_labels,
-                    tick: &y_tick,
-                    desc: y_desc,
-                },
-            )?;
-
-            for fault in &self.faults {
-                let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
-                let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
-                if x1 > x0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x0, y_min), (x1, y_max)],
-                        style::FAULT.mix(0.12).filled(),
-                    )))?;
-                }
-            }
-            let bucket = self.bucket_ms.unwrap_or(0.0);
-            let total = steps(&panel.points, bucket, unit.div, |p| ty(p.2));
-            let first = steps(&panel.points, bucket, unit.div, |p| ty(p.1));
-            chart.draw_series(AreaSeries::new(total, y_min, color.mix(0.85).filled()))?;
-            chart.draw_series(AreaSeries::new(first, y_min, FIRST_ATTEMPTS.filled()))?;
-            if cap > 0.0 {
-                chart.draw_series(DashedLineSeries::new(
-                    vec![(0.0, ty(cap)), (x_max, ty(cap))],
-                    8,
-                    5,
-                    INK.stroke_width(2),
-                ))?;
+        let color = style::color(panel.color);
+        let (_, h) = area.dim_in_pixel();
+        let labels = if log {
+            y_max as usize + 1
+        } else {
+            style::y_labels_for(h)
+        };
+        let axis = style::YAxis {
+            range: 0.0..y_max,
+            labels,
+            tick: &y_tick,
+        };
+        let mut chart = style::time_panel(area, (&panel.name, color), bottom, (x_max, unit), axis)?;
+        for fault in &self.faults {
+            let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
+            let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);
+            if x1 > x0 {
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x1, y_max)],
+                    style::FAULT.mix(0.12).filled(),
+                )))?;
             }
         }
-        if let (Some(strip), Some(line)) = (strip, &self.offered) {
-            let r_max = style::from_zero(line.iter().map(|p| p.1).fold(0.0, f64::max), 0.1);
-            let mut chart = ChartBuilder::on(&strip.margin(0, 10, 10, 20))
-                .margin(6)
-                .x_label_area_size(40)
-                .y_label_area_size(78)
-                .build_cartesian_2d(0.0..x_max, 0.0..r_max.max(1.0))?;
-            chart
-                .configure_mesh()
-                .house_style()
-                .x_labels(8)
-                .y_labels(3)
-                .x_label_formatter(&|v| style::tick(*v))
-                .y_label_formatter(&|v| style::tick(*v))
-                .x_desc(format!("time ({})", unit.name))
-                .y_desc("offered req/s")
-                .draw()?;
-            let points = line
-                .iter()
-                .map(|&(t, r)| ((t / unit.div).min(x_max), r))
-                .collect::<Vec<_>>();
-            chart.draw_series(AreaSeries::new(
-                points.clone(),
-                0.0,
-                FIRST_ATTEMPTS.mix(0.5).filled(),
+        let bucket = self.bucket_ms.unwrap_or(0.0);
+        let total = steps(&panel.points, bucket, unit.div, |p| self.ty(p.2));
+        let first = steps(&panel.points, bucket, unit.div, |p| self.ty(p.1));
+        super::check::data(|| {
+            chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
+            chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))
+        })?;
+        if let Some(cap) = self.capacity_drawn() {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(0.0, self.ty(cap)), (x_max, self.ty(cap))],
+                8,
+                5,
+                INK.stroke_width(2),
             ))?;
-            chart.draw_series(LineSeries::new(points, INK.stroke_width(2)))?;
         }
         Ok(())
+    }
+}
+
+/// The offered rate (requests per second) over time, in a strip under a column of panels.
+pub(crate) fn offered_strip<DB: DrawingBackend>(
+    strip: &DrawingArea<DB, Shift>,
+    line: &[(f64, f64)],
+    x_max: f64,
+    unit: style::TimeUnit,
+) -> DrawResult {
+    let r_max = style::from_zero(line.iter().map(|p| p.1).fold(0.0, f64::max), 0.15);
+    let (w, _) = strip.dim_in_pixel();
+    // The margins and label areas of a run panel ([`style::time_panel`]), so the axes align.
+    let mut chart = ChartBuilder::on(strip)
+        .caption(
+            "offered load: new requests per second",
+            style::text(style::NOTE_SIZE, &style::MUTED),
+        )
+        .margin(6)
+        .margin_right(14)
+        .x_label_area_size(46)
+        .y_label_area_size(66)
+        .build_cartesian_2d(0.0..x_max, 0.0..r_max.max(1.0))?;
+    chart
+        .configure_mesh()
+        .house_style()
+        .x_labels((w as usize / 90).clamp(3, 10))
+        .y_labels(2)
+        .x_label_formatter(&|v| style::tick(*v))
+        // No "0" up the side: in a strip this short it would touch the time axis's "0".
+        .y_label_formatter(&|v| match *v {
+            0.0 => String::new(),
+            v => style::tick(v),
+        })
+        .x_desc(format!("time ({})", unit.name))
+        .draw()?;
+    style::declare(&chart, "offered rate", false);
+    let points = line
+        .iter()
+        .map(|&(t, r)| ((t / unit.div).min(x_max), r))
+        .collect::<Vec<_>>();
+    super::check::data(|| {
+        chart.draw_series(AreaSeries::new(
+            points.clone(),
+            0.0,
+            FIRST_ATTEMPTS.mix(0.5).filled(),
+        ))?;
+        chart.draw_series(LineSeries::new(points, INK.stroke_width(2)))
+    })?;
+    Ok(())
+}
+
+/// The sentence on retry spikes: the largest (every run that reaches it named) against the
+/// smallest, or the runs that send no retry at all; empty when the runs do not differ by a
+/// tenth or there is one run.
+fn peak_sentence(mut peaks: Vec<(String, f64)>) -> String {
+    peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (Some(hi), Some(lo)) = (peaks.first().map(|p| p.1), peaks.last().map(|p| p.1)) else {
+        return String::new();
+    };
+    if peaks.len() < 2 || hi <= 0.0 || hi <= lo * 1.1 {
+        return String::new();
+    }
+    let names = |v: f64| -> String {
+        let of: Vec<&str> = (peaks.iter().filter(|p| p.1 == v))
+            .map(|p| p.0.as_str())
+            .collect();
+        match of.as_slice() {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        }
+    };
+    if lo == 0.0 {
+        let none = peaks.iter().filter(|p| p.1 == 0.0).count();
+        format!(
+            "The largest retry spike is {} per bucket ({}); {} {} none.",
+            fmt_number(hi),
+            names(hi),
+            names(0.0),
+            if none == 1 { "has" } else { "have" }
+        )
+    } else {
+        format!(
+            "The largest retry spike is {} per bucket ({}), against {} ({}).",
+            fmt_number(hi),
+            names(hi),
+            fmt_number(lo),
+            names(lo)
+        )
     }
 }
 
@@ -401,5 +529,21 @@ mod tests {
         assert!(d.len() <= 600);
         assert!(d.iter().any(|p| p.2 == 500.0 && p.0 == 12340.0));
         assert_eq!(decimate_peaks(&points[..10], 600).len(), 10);
+    }
+
+    #[test]
+    fn the_spike_sentence_names_ties_and_runs_without_retries() {
+        let p = |v: &[(&str, f64)]| v.iter().map(|(n, x)| (n.to_string(), *x)).collect();
+        assert_eq!(
+            peak_sentence(p(&[("a", 9.0), ("b", 0.0)])),
+            "The largest retry spike is 9 per bucket (a); b has none."
+        );
+        assert_eq!(
+            peak_sentence(p(&[("a", 9.0), ("b", 9.0), ("c", 3.0), ("d", 3.0)])),
+            "The largest retry spike is 9 per bucket (a and b), against 3 (c and d)."
+        );
+        assert_eq!(peak_sentence(p(&[("a", 0.0), ("b", 0.0)])), "");
+        assert_eq!(peak_sentence(p(&[("a", 9.0), ("b", 8.5)])), "");
+        assert_eq!(peak_sentence(p(&[("a", 9.0)])), "");
     }
 }

@@ -6,6 +6,8 @@
 
 use super::heatmap::{self, Cell, Heatmap};
 use crate::metric::Metric;
+use crate::output::design::Design;
+use crate::output::labels;
 use crate::output::results::ResultFolder;
 
 /// The metrics drawn as phase maps, when the runs measured recovery.
@@ -15,8 +17,10 @@ pub(crate) const PHASE_METRICS: [Metric; 2] = [Metric::Recovered, Metric::Recove
 pub(crate) const READING: &str = "A phase map shows where a short trigger turns into a lasting outage. \
     Each cell is one point of the sweep (the first key across, the second up) and gathers all replications of it: \
     in phase_recovered its colour is the share of runs whose goodput came back to its level before the trigger \
-    (yellow: all recovered, dark: none did); in phase_recovery_ms it is how long the recovered ones took, \
-    and a hatched cell is one where no run recovered. \
+    (yellow: all recovered, dark: none did); in phase_recovery_ms it is how long the recovered ones took \
+    (yellow: fast), and a hatched cell is one where no run recovered. \
+    A ring in a cell's corner marks a policy whose success rate there is below the target (it may recover only by dropping requests); \
+    in phase_recovery_ms such a cell is grey and left out of the colour scale. \
     The dark, hatched corner is the stuck region: there the system stays overloaded after the trigger has ended, \
     because retries and work for clients that gave up keep it so (a metastable failure). \
     Compare the panels cell by cell: a policy that breaks the loop shrinks the stuck region or removes it, \
@@ -24,16 +28,16 @@ pub(crate) const READING: &str = "A phase map shows where a short trigger turns 
 
 /// The phase maps of a folder: none unless its sweep has exactly two keys and some run
 /// measured recovery.
-pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> {
+pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, String, Heatmap)> {
     let Some(axes) = heatmap::axes(f) else {
         return Vec::new();
     };
     let mean =
         |point: u32, s: &str, metric: Metric| f.aggregate_of(point, s, metric).and_then(|r| r.mean);
-    let [x, y] = &axes.0;
+    let [x, y] = [labels::key(&axes.0[0]).0, labels::key(&axes.0[1]).0];
     let mut out = Vec::new();
     for metric in PHASE_METRICS {
-        let panels = heatmap::panels(f, &axes.1, &axes.2, |point, s| {
+        let panels = heatmap::panels(f, design, &axes.1, &axes.2, |point, s| {
             match (metric, mean(point, s, Metric::Recovered)) {
                 // Not measured here (no trigger, or no whole window after it).
                 (_, None) => Cell::Missing,
@@ -59,18 +63,15 @@ pub(crate) fn build(f: &ResultFolder) -> Vec<(Metric, String, String, Heatmap)> 
             (
                 format!("Phase map: time to recover, by {x} and {y}"),
                 "The same grid coloured by the mean time from the trigger's end until goodput was back, over the runs that \
-                 recovered (read it with phase_recovered); a hatched cell is stuck: no run there recovered. \
+                 recovered (read it with phase_recovered; yellow is fast); a hatched cell is stuck: no run there recovered. \
                  Times that grow towards the stuck region show the boundary coming."
                     .to_string(),
                 None,
             )
         };
-        out.push((
-            metric,
-            title,
-            guide,
-            Heatmap::new(metric, axes.clone(), panels, range),
-        ));
+        let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);
+        map.capacity_rps = f.info(0).and_then(|i| i.capacity_rps.as_ref()).map(|c| c.0);
+        out.push((metric, title, guide, map));
     }
     out
 }
@@ -131,14 +132,12 @@ mod tests {
 
     #[test]
     fn cells_come_from_the_aggregate_rows_of_their_point() {
-        let maps = build(&folder(2));
+        let f = folder(2);
+        let maps = build(&f, &Design::of(&f));
         assert_eq!(maps.len(), 2);
         let (metric, title, _, recovered) = &maps[0];
         assert_eq!(*metric, Metric::Recovered);
-        assert!(
-            title.contains("workload.rate and workload.spike.length"),
-            "{title}"
-        );
+        assert!(title.contains("offered load and spike length"), "{title}");
         // Only `s` measured recovery: `t` has no panel.
         assert!(recovered.cells("t").is_none());
         let cells = recovered.cells("s").unwrap();
@@ -162,9 +161,13 @@ mod tests {
 
     #[test]
     fn no_phase_map_without_two_keys_or_recovery() {
-        assert!(build(&folder(1)).is_empty());
+        let one = folder(1);
+        assert!(build(&one, &Design::of(&one)).is_empty());
         let mut f = folder(2);
         f.aggregate.retain(|r| r.strategy == "t");
-        assert!(build(&f).is_empty(), "no run measured recovery");
+        assert!(
+            build(&f, &Design::of(&f)).is_empty(),
+            "no run measured recovery"
+        );
     }
 }

@@ -6,7 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::herd::{MAX_POINTS, decimate_peaks};
+use super::series::Traces;
 use super::style::{self, DrawResult, INK, LegendItem, Swatch};
+use crate::output::design::Design;
 use crate::output::results::{ResultFolder, fmt_number};
 
 /// Values below this sit on the bottom of the log axis.
@@ -21,6 +23,8 @@ struct Panel {
 
 pub(crate) struct Resync {
     panels: Vec<Panel>,
+    paired: bool,
+    subtitle: String,
 }
 
 /// The median of `xs` (sorted in place), or `None` when empty.
@@ -29,23 +33,32 @@ fn median(xs: &mut [f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs[xs.len() / 2])
 }
 
-pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Resync)> {
-    let point = f.first_point();
+pub(crate) fn build(
+    f: &ResultFolder,
+    design: &Design,
+    traces: &Traces,
+) -> Option<(String, String, Resync)> {
     let mut panels = Vec::new();
     let mut medians: Vec<(String, f64)> = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
-        let mut rows: Vec<(f64, Option<f64>)> = f
-            .timeseries
+    for t in &traces.traces {
+        let rows: Vec<(f64, Option<f64>)> = t
+            .t_ms
             .iter()
-            .filter(|r| r.point == point.index && &r.strategy == s)
-            .map(|r| (r.t_ms, r.retry_dispersion))
+            .copied()
+            .zip(t.dispersion.iter().copied())
             .collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut defined: Vec<f64> = rows.iter().filter_map(|r| r.1).collect();
-        let Some(m) = median(&mut defined) else {
-            continue;
-        };
-        medians.push((s.clone(), m));
+        // A run of a pair keeps its (empty) panel, so that the pair stays on its row.
+        let in_pair = traces.paired
+            && (traces.traces.iter())
+                .filter(|u| u.candidate == t.candidate)
+                .count()
+                == 2;
+        match median(&mut defined) {
+            Some(m) => medians.push((t.label.clone(), m)),
+            None if in_pair => {}
+            None => continue,
+        }
         // Thin each run of defined buckets, keeping its peaks.
         let runs = rows
             .split(|r| r.1.is_none())
@@ -60,22 +73,19 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Resync)> {
             })
             .collect();
         panels.push(Panel {
-            name: s.clone(),
-            color: i,
+            name: t.label.clone(),
+            color: t.candidate.color,
             runs,
         });
     }
-    if panels.is_empty() {
+    if medians.is_empty() {
         return None;
     }
-    let mut title =
-        "Re-synchronisation: how clumped retries arrive (dispersion over 1 s)".to_string();
-    if !f.sweep_keys.is_empty() {
-        title.push_str(&point.title_suffix(&f.sweep_keys));
-    }
+    let paired = traces.paired;
+    let title = "Re-synchronisation: how clumped retries arrive (dispersion over 1 s)".to_string();
     let mut guide = String::from(
-        "Each panel is one strategy: the index of dispersion (variance / mean) of the retries reaching the server per bucket, \
-         over the trailing second, on a log axis (replication 0). Around 1 (dashed) retries arrive like independent random \
+        "Each panel is one run: the index of dispersion (variance / mean) of the retries reaching the server per bucket, \
+         over the trailing second, on a log axis. Around 1 (dashed) retries arrive like independent random \
          clients; a value of D means they come in clumps of about D, a herd that has re-formed. \
          Gaps are seconds without any retry.",
     );
@@ -83,18 +93,33 @@ pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, Resync)> {
         let mut sorted = medians.clone();
         sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
         let (hi, lo) = (&sorted[0], &sorted[sorted.len() - 1]);
-        guide.push_str(&format!(
-            " Here the median is {} ({}) against {} ({}).",
-            fmt_number(hi.1),
-            hi.0,
-            fmt_number(lo.1),
-            lo.0
-        ));
+        if hi.1 > lo.1 * 1.5 {
+            guide.push_str(&format!(
+                " Here the median is {} ({}) against {} ({}).",
+                fmt_number(hi.1),
+                hi.0,
+                fmt_number(lo.1),
+                lo.0
+            ));
+        }
     }
-    Some((title, guide, Resync { panels }))
+    Some((
+        title,
+        guide,
+        Resync {
+            panels,
+            paired,
+            subtitle: super::subtitle(f, design, traces),
+        },
+    ))
 }
 
 impl Resync {
+    /// The chart's height, px ([`style::run_chart_height`]).
+    pub(crate) fn height(&self) -> u32 {
+        style::run_chart_height(self.panels.len(), self.paired)
+    }
+
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -104,7 +129,7 @@ impl Resync {
             Swatch::Dashed(INK),
             "1 = independent random retries",
         )];
-        let body = style::frame(root, title, None, &legend)?;
+        let body = style::frame(root, title, Some(&self.subtitle), &legend)?;
         let points = || self.panels.iter().flat_map(|p| p.runs.iter().flatten());
         let t_max = points().map(|p| p.0).fold(0.0, f64::max).max(1.0);
         let unit = style::time_unit(t_max);
@@ -120,19 +145,26 @@ impl Resync {
             }
         };
         let n = self.panels.len();
-        let areas = style::panels(&body.margin(0, 10, 10, 20), n, style::grid(n));
-        for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
+        let areas = style::run_panels(&body, n, self.paired, "retry dispersion (log)")?;
+        for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
+            let (_, h) = area.dim_in_pixel();
+            // Every decade when they fit, else every other one.
+            let decades = (y_max - y_min) as usize + 1;
+            let labels = if decades <= style::y_labels_for(h) {
+                decades
+            } else {
+                decades.div_ceil(2)
+            };
             let mut chart = style::time_panel(
                 &area,
                 (&panel.name, color),
-                (bottom, left),
+                bottom,
                 (x_max, unit),
                 style::YAxis {
                     range: y_min..y_max,
-                    labels: (y_max - y_min) as usize + 1,
+                    labels,
                     tick: &y_tick,
-                    desc: "retry dispersion (log)",
                 },
             )?;
             chart.draw_series(DashedLineSeries::new(
@@ -142,10 +174,12 @@ impl Resync {
                 INK.stroke_width(2),
             ))?;
             for run in &panel.runs {
-                chart.draw_series(LineSeries::new(
-                    run.iter().map(|p| (p.0 / unit.div, ty(p.1))),
-                    color.stroke_width(2),
-                ))?;
+                super::check::data(|| {
+                    chart.draw_series(LineSeries::new(
+                        run.iter().map(|p| (p.0 / unit.div, ty(p.1))),
+                        color.stroke_width(2),
+                    ))
+                })?;
             }
         }
         Ok(())
@@ -155,8 +189,9 @@ impl Resync {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::Metric;
     use crate::output::results::Point;
-    use crate::output::rows::TimeseriesRow;
+    use crate::output::rows::{AggregateRow, TimeseriesRow};
 
     /// A folder without a sweep whose time series gives each strategy these dispersions, one
     /// per 100 ms bucket (`None`: no retry in the trailing second).
@@ -187,9 +222,29 @@ mod tests {
                 index: 0,
                 values: Vec::new(),
             }],
+            aggregate: series
+                .iter()
+                .map(|(name, _)| AggregateRow {
+                    point: 0,
+                    strategy: name.to_string(),
+                    sweep: Vec::new(),
+                    metric: Metric::Requests,
+                    mean: Some(1.0),
+                    sd: None,
+                    ci95_low: None,
+                    ci95_high: None,
+                    n: 1,
+                })
+                .collect(),
             timeseries,
             ..ResultFolder::empty("resync-test")
         }
+    }
+
+    fn chart_of(f: &ResultFolder) -> Option<(String, String, Resync)> {
+        let design = Design::of(f);
+        let traces = super::super::series::select(f, &design)?;
+        build(f, &design, &traces)
     }
 
     #[test]
@@ -199,7 +254,7 @@ mod tests {
             ("herd", &[Some(500.0), Some(800.0), None, Some(600.0)]),
             ("calm", &[Some(1.0), Some(1.25), Some(0.5)]),
         ]);
-        let (title, guide, chart) = build(&f).unwrap();
+        let (title, guide, chart) = chart_of(&f).unwrap();
         assert!(title.starts_with("Re-synchronisation"), "{title}");
         let names: Vec<&str> = chart.panels.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(
@@ -220,7 +275,8 @@ mod tests {
         super::style::ensure_fonts();
         let mut svg = String::new();
         {
-            let root = SVGBackend::with_string(&mut svg, (1200, 700)).into_drawing_area();
+            let backend = SVGBackend::with_string(&mut svg, (1200, 700));
+            let root = super::super::canvas::Canvas::new(backend, false).into_drawing_area();
             chart.draw(&root, &title).unwrap();
             root.present().unwrap();
         }
@@ -230,6 +286,6 @@ mod tests {
                 "{name} not drawn"
             );
         }
-        assert!(build(&folder(&[("quiet", &[None])])).is_none());
+        assert!(chart_of(&folder(&[("quiet", &[None])])).is_none());
     }
 }

@@ -154,7 +154,7 @@ proptest! {
             return Ok(());
         };
         for strategy in &scenario.strategies {
-            let estimate = work::estimate(&scenario.model, &strategy.backoff);
+            let estimate = work::estimate(&scenario.model, strategy);
             if estimate.events.is_nan() || estimate.events > RUN_AT_MOST {
                 // Not run here; the larger ones are refused before a run.
                 if estimate.events.is_nan() || estimate.events > MAX_EVENTS_PER_RUN {
@@ -189,5 +189,76 @@ proptest! {
             prop_assert_eq!(result.conservation(), Ok(()), "{}\n{}", strategy.name, text);
             prop_assert_eq!(result.events, events);
         }
+    }
+}
+
+/// A chain of two or three services with retries at every calling layer (attempts from one to
+/// unlimited, sleeps from none to a millisecond), the last layer failing or not.
+fn chain() -> impl Strategy<Value = String> {
+    let calling = (
+        pick(&["1", "2", "5", "\"unlimited\""]),
+        pick(&["none", "constant", "full", "no_jitter"]),
+        pick(&["1ns", "1us", "1ms"]),
+        pick(&["off", "1ms"]),
+        any::<bool>(),
+    )
+        .prop_map(|(m, j, b, t, p)| {
+            format!(
+                "[[layers]]\nserver = {{ workers = 200, queue = 400 }}\nclient = {{ max_attempts = {m}, timeout = \"{t}\", retry_on = [503, \"timeout\"] }}\nbackoff = {{ jitter = \"{j}\", base = \"{b}\", cap = \"1ms\" }}\npropagate_deadline = {p}\n"
+            )
+        });
+    (
+        prop::collection::vec(calling, 1..=2),
+        pick(&["", "[[layers.faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"1h\"\n"]),
+        pick(&["1", "50", "200"]),
+        pick(&["1", "2", "\"unlimited\""]),
+        pick(&["100us", "2ms", "30ms"]),
+    )
+        .prop_map(|(layers, fault, clients, edge, h)| {
+            format!(
+                "horizon = \"{h}\"\nreplications = 1\n[output]\nbucket = \"100us\"\n[workload]\nkind = \"burst\"\nclients = {clients}\n[network]\nlatency = {{ dist = \"exponential\", mean = \"10us\" }}\n[client]\nmax_attempts = {edge}\n[backoff]\nstrategies = [\"full\"]\nbase = \"1us\"\ncap = \"1ms\"\n{}[[layers]]\nserver = {{ workers = 4, queue = 8, service = {{ dist = \"constant\", mean = \"1us\" }} }}\n{fault}",
+                layers.concat()
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Retries multiply from layer to layer: the estimate counts every layer's attempts, so a
+    /// chain's run stays within ten times it (a runaway one is refused before it starts).
+    #[test]
+    fn chains_stay_within_their_work_estimate(text in chain(), seed in any::<u64>()) {
+        let doc = ScenarioDoc::parse(&text, "chain.toml", "chain").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let Ok(scenario) = doc.base() else {
+            return Ok(());
+        };
+        let strategy = &scenario.strategies[0];
+        let estimate = work::estimate(&scenario.model, strategy);
+        if estimate.events.is_nan() || estimate.events > RUN_AT_MOST {
+            if estimate.events.is_nan() || estimate.events > MAX_EVENTS_PER_RUN {
+                let plan = crate::sweep::Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
+                prop_assert!(plan.check_work(1).is_err());
+            }
+            return Ok(());
+        }
+        let bound = (10.0 * estimate.events) as u64 + 1_000;
+        let mut sim = Sim::new(RunSpec {
+            model: &scenario.model,
+            strategy,
+            seed,
+            replication: 0,
+            keep_series: false,
+        });
+        let mut events = 0u64;
+        while sim.step().is_some() {
+            events += 1;
+            prop_assert!(
+                events <= bound,
+                "more than {bound} events (estimate {})\n{text}",
+                estimate.events
+            );
+        }
+        prop_assert_eq!(sim.finish(false).conservation(), Ok(()), "{}", text);
     }
 }
