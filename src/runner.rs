@@ -14,7 +14,7 @@ use crate::metric::{PerMetric, estimates};
 use crate::output::stage::Stage;
 use crate::output::{csv, owned};
 use crate::scenario::{Point, Scenario, ScenarioDoc};
-use crate::sim::DelaySource;
+use crate::sim::{DelaySource, Model, Strategy};
 use crate::stats::Estimate;
 use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
 use crate::sweep::{self, Plan, Progress, Shard};
@@ -136,8 +136,8 @@ impl Prepared {
             let scenarios = std::iter::once(&mut self.base)
                 .chain(self.plan.points.iter_mut().map(|p| &mut p.scenario));
             for scenario in scenarios {
-                let strategy = scenario.strategies.iter_mut().find(|s| s.name == *name);
-                let Some(strategy) = strategy else {
+                let found = scenario.strategies.iter().position(|s| s.name == *name);
+                let Some(i) = found else {
                     let names: Vec<&str> = scenario
                         .strategies
                         .iter()
@@ -152,7 +152,8 @@ impl Prepared {
                         ),
                     ));
                 };
-                strategy.source = Some(source.clone());
+                zero_delays_end(&scenario.model, &scenario.strategies[i], i)?;
+                scenario.strategies[i].source = Some(source.clone());
             }
         }
         Ok(())
@@ -244,6 +245,29 @@ impl Prepared {
         files.extend(series);
         Ok((files, summarize(&self.plan, &values)))
     }
+}
+
+/// Refuses a delay source for `strategy` when nothing would end a request whose source
+/// sleeps zero: with zero network latency and unlimited attempts the client would retry
+/// forever at one instant (virtual time would never advance), as the scenario check refuses
+/// for jitter "none".
+fn zero_delays_end(model: &Model, strategy: &Strategy, i: usize) -> Result<()> {
+    if !model.latency.is_zero() || strategy.client_config(&model.client).max_attempts.is_some() {
+        return Ok(());
+    }
+    let key = if strategy.client.max_attempts.is_some() {
+        format!("backoff.strategies[{i}].max_attempts")
+    } else {
+        "client.max_attempts".to_string()
+    };
+    Err(Error::invalid(
+        key,
+        "\"unlimited\"",
+        format!(
+            "a number when strategy {:?} draws its sleeps from a delay source and network.latency is zero: a source that sleeps zero would retry forever at one instant",
+            strategy.name
+        ),
+    ))
 }
 
 /// Writes `meta` (with `extra`'s fields added) as the staged `meta.json`, listing `files` and
@@ -377,7 +401,8 @@ pub fn run(
 /// result files. The scenario file still names the strategy's built-in kind; the result
 /// folder's `scenario.toml` shows that kind, and `meta.json`'s `command` is the caller's to
 /// describe what ran. A name that is no strategy of the scenario is refused before anything
-/// is written.
+/// is written, and so is a source for a strategy with unlimited attempts where
+/// `network.latency` is zero (a source that sleeps zero would retry forever at one instant).
 pub fn run_with_sources(
     doc: &ScenarioDoc,
     options: &RunOptions,

@@ -56,9 +56,14 @@ impl ClientDelays for BuiltinClient {
     }
 }
 
-/// The built-in thundering herd (10 000 clients), two replications.
+/// The built-in thundering herd (10 000 clients), two replications, at most 1000 attempts (a
+/// source needs a limit where the network takes no time, see
+/// `a_source_that_may_sleep_zero_needs_an_attempt_limit`; none of these runs reaches it).
 fn herd(sets: &[&str]) -> ScenarioDoc {
     let mut all = vec!["replications=2"];
+    if !sets.iter().any(|s| s.starts_with("client.max_attempts=")) {
+        all.push("client.max_attempts=1000");
+    }
     all.extend_from_slice(sets);
     sim_doc(&repo().join("sims/thundering-herd.toml"), &all)
 }
@@ -207,4 +212,63 @@ fn a_source_for_a_strategy_the_scenario_lacks_is_refused() {
         !tmp.join("out").exists(),
         "nothing is written for a refused source"
     );
+}
+
+/// Sleeps zero before every retry, never gives up.
+#[derive(Debug)]
+struct Zero;
+
+impl DelaySource for Zero {
+    fn client(&self, _client: u32, _seed: u64) -> Box<dyn ClientDelays> {
+        Box::new(Zero)
+    }
+}
+
+impl ClientDelays for Zero {
+    fn next_delay(&mut self, _at: RetryAt, _rng: &mut SimRng) -> Option<SimDuration> {
+        Some(SimDuration::ZERO)
+    }
+}
+
+/// Runs `doc` with [`Zero`] for strategy "full" on a thread of its own; `None` when it has
+/// not returned within a minute (a run whose virtual time stands still).
+fn run_zero(doc: ScenarioDoc, out: std::path::PathBuf) -> Option<jitterlab::Result<()>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let zero: Arc<dyn DelaySource> = Arc::new(Zero);
+        let _ = tx.send(try_run(&doc, &out, &[("full".into(), zero)]).map(|_| ()));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).ok()
+}
+
+#[test]
+fn a_source_that_may_sleep_zero_needs_an_attempt_limit() {
+    let tmp = TempDir::new("sources-zero");
+    // The herd's network takes no time: unlimited attempts are refused before anything runs.
+    let unlimited = herd(&["client.max_attempts=unlimited"]);
+    let err = run_zero(unlimited, tmp.join("unlimited"))
+        .expect("a zero-sleep source with unlimited attempts hangs the run")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("client.max_attempts")
+            && err.contains("\"unlimited\"")
+            && err.contains("a number when strategy \"full\" draws its sleeps from a delay source"),
+        "{err}"
+    );
+    assert!(!tmp.join("unlimited").exists(), "nothing is written");
+    // A strategy's own unlimited is named by its key.
+    let mut own = herd(&[]);
+    own.set("backoff.strategies=[\"no_jitter\", { name = \"full\", jitter = \"full\", max_attempts = \"unlimited\" }]")
+        .unwrap();
+    let err = run_zero(own, tmp.join("own"))
+        .expect("a zero-sleep source with unlimited attempts hangs the run")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("backoff.strategies[1].max_attempts"), "{err}");
+    // With a limit the same source runs: every request ends at its limit.
+    let limited = herd(&["client.max_attempts=3"]);
+    run_zero(limited, tmp.join("limited"))
+        .expect("a limited run ends")
+        .unwrap();
 }

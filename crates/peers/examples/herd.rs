@@ -27,10 +27,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut doc = ScenarioDoc::builtin();
     // Three of jitterlab's kinds and one placeholder strategy per peer (its backoff keys only
     // size the work estimate; the sources replace its sleeps): eight strategies, one colour
-    // each in the charts.
+    // each in the charts. The herd's network takes no time, so a source needs an attempt
+    // limit (one that sleeps zero would retry forever at one instant); 1000 is never reached,
+    // each peer gives up by itself long before.
     let peers: Vec<String> = Defaults::ALL
         .iter()
-        .map(|d| format!("{{ name = \"{}\", jitter = \"full\" }}", d.name()))
+        .map(|d| {
+            format!(
+                "{{ name = \"{}\", jitter = \"full\", max_attempts = 1000 }}",
+                d.name()
+            )
+        })
         .collect();
     doc.set(&format!(
         "backoff.strategies=[\"no_jitter\", \"full\", \"decorrelated\", {}]",
