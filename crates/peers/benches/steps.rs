@@ -138,7 +138,9 @@ fn peers(c: &mut Criterion) {
             let decision = policy.should_retry(before, *past);
             *past += 1;
             match decision {
-                RetryDecision::Retry { execute_after } => execute_after.duration_since(before).ok(),
+                RetryDecision::Retry { execute_after } => {
+                    Some(jitterlab_peers::peers::read_back(execute_after, before))
+                }
                 RetryDecision::DoNotRetry => None,
             }
         },

@@ -58,15 +58,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         doc.base()?.replications
     );
     println!(
-        "| strategy | success rate | amplification | peak retries / 10 ms | p99 latency (ms) | reproducible |"
+        "| strategy | configuration | max total sleep | success rate | amplification | peak retries / 10 ms | p99 latency (ms) | reproducible |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for s in &report.points[0].strategies {
         let m = |metric: Metric| s.estimates[metric].mean;
-        let reproducible = Defaults::ALL
-            .iter()
-            .find(|d| d.name() == s.name)
-            .is_none_or(|d| d.reproducible());
+        let peer = Defaults::ALL.into_iter().find(|d| d.name() == s.name);
+        let reproducible = peer.is_none_or(|d| d.reproducible());
+        let (configuration, max_sleep) = match peer {
+            None => (
+                format!("jitterlab `{}`, no attempt limit", s.name),
+                "none (30 s deadline)".to_string(),
+            ),
+            Some(d) => (
+                d.configuration().to_string(),
+                d.max_total_sleep()
+                    .map_or("15 min of elapsed time (30 s deadline)".into(), |t| {
+                        format!("{t} s")
+                    }),
+            ),
+        };
         // Latency is of succeeded requests: none, none to report.
         let p99 = if m(Metric::Succeeded) > 0.0 {
             format!("{:.0}", m(Metric::LatencyP99Ms))
@@ -74,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "none succeeded".into()
         };
         println!(
-            "| {} | {:.1} % | {:.2} | {:.0} | {p99} | {} |",
+            "| {} | {configuration} | {max_sleep} | {:.1} % | {:.2} | {:.0} | {p99} | {} |",
             s.name,
             100.0 * m(Metric::SuccessRate),
             m(Metric::Amplification),

@@ -1,8 +1,8 @@
-//! The distribution audit: each configuration's delays at retries 1 to 10 against what its
-//! crate's docs state.
+//! The distribution audit: each configuration's delays, from retry 1 to two retries past the
+//! one where its cap is reached, against what its crate's docs state.
 //!
 //! For every retry `k`, `n` fresh requests are drawn ([`Config::start`], the crate's own retry
-//! limit lifted to 10) and the sample is tested against the documented law: a
+//! limit lifted to the retries looked at) and the sample is tested against the documented law: a
 //! Kolmogorov–Smirnov test at `ALPHA` for a continuous law, equality for a fixed delay. A
 //! crate that documents no law is tested against the plain reading of its docs, and the line
 //! says so. Beside the verdict: the largest share of delays exactly at the configured maximum
@@ -18,7 +18,7 @@ use crate::peers::Config;
 /// lines by chance; at 1e-6 a correct crate fails a line about once in 10 000 runs, and
 /// the deviations found are far larger.
 pub const ALPHA: f64 = 1e-6;
-/// Retries looked at: 1 to `RETRIES`.
+/// Retries looked at for a configuration without a cap: 1 to `RETRIES`.
 pub const RETRIES: u32 = 10;
 
 /// What the docs say the delay before retry `k` is (seconds).
@@ -28,6 +28,18 @@ pub enum Law {
     Point(f64),
     /// Uniform on `[lo, hi]`.
     Uniform(f64, f64),
+    /// Not documented; the plain reading of the docs, uniform on `[lo, hi]` clamped to
+    /// `[min, max]` (an atom at each bound the clamp reaches).
+    Clamped {
+        /// The unclamped law, `U[lo, hi]`.
+        lo: f64,
+        /// Its top.
+        hi: f64,
+        /// The floor.
+        min: f64,
+        /// The cap.
+        max: f64,
+    },
     /// Not documented; `Some`: the plain reading of the docs, uniform on `[lo, hi]`, where
     /// the crate's clamps cannot bite; `None`: no reading is tested at this retry.
     Undocumented(Option<(f64, f64)>),
@@ -39,6 +51,9 @@ pub struct Documented {
     pub source: &'static str,
     /// The configured maximum delay (seconds), if any.
     pub max: Option<f64>,
+    /// The retries looked at, 1 to this: the first retry whose (unjittered) delay reaches the
+    /// cap, plus 2; [`RETRIES`] without a cap.
+    pub retries: u32,
     /// The law at retry `k`.
     pub law: fn(u32) -> Law,
 }
@@ -84,9 +99,17 @@ pub fn documented(config: Config) -> Documented {
             },
         ),
         Config::ExpoJitterOne => (
-            "none; reading d * U[0, 2] (clamped to [0.1 s, 10 s] at every retry)",
+            "none; reading d * U[0, 2] clamped to [0.1 s, 10 s]",
             Some(10.0),
-            |_| Law::Undocumented(None),
+            |k| {
+                let d = exp(0.1, 2.0, k, f64::INFINITY);
+                Law::Clamped {
+                    lo: 0.0,
+                    hi: 2.0 * d,
+                    min: 0.1,
+                    max: 10.0,
+                }
+            },
         ),
         Config::RetryPoliciesFull => (
             "retry_policy.rs: Full, \"between 0 and the calculated backoff\"",
@@ -99,17 +122,37 @@ pub fn documented(config: Config) -> Documented {
             |k| Law::Uniform(0.5, exp(1.0, 2.0, k, 1800.0)),
         ),
         Config::TokioRetryExample => (
-            "none (\"add jitter to delays\"); reading d * U[0, 1), d = 10^k ms",
+            "none (\"add jitter to delays\"); reading d * U[0, 1), d = 10^k ms; the crate's `jitter`, unseeded",
             None,
             |k| Law::Undocumented(Some((0.0, 0.01 * 10f64.powi(k as i32 - 1)))),
         ),
         Config::TokioRetryCapped => (
-            "none for jitter; max_delay: \"no retry delay will be longer\"; reading d * U[0, 1)",
+            "none for jitter; max_delay: \"no retry delay will be longer\"; reading d * U[0, 1); the crate's `jitter`, unseeded",
             Some(60.0),
             |k| Law::Undocumented(Some((0.0, exp(1.0, 2.0, k, 60.0)))),
         ),
     };
-    Documented { source, max, law }
+    // The first retry at the cap (the schedule's first delay and ratio), plus 2.
+    let capped = |first: f64, ratio: f64, max: f64| {
+        (1..)
+            .find(|&k| first * ratio.powi(k as i32 - 1) >= max)
+            .unwrap_or(1)
+            + 2
+    };
+    let retries = match config {
+        Config::BackonDefault | Config::BackonJitter => capped(1.0, 2.0, 60.0),
+        Config::BackoffDefault | Config::BackoffFactorOne => capped(0.5, 1.5, 60.0),
+        Config::ExpoDefault | Config::ExpoJitterOne => capped(0.1, 2.0, 10.0),
+        Config::RetryPoliciesFull | Config::RetryPoliciesBounded => capped(1.0, 2.0, 1800.0),
+        Config::TokioRetryExample => RETRIES,
+        Config::TokioRetryCapped => capped(1.0, 2.0, 60.0),
+    };
+    Documented {
+        source,
+        max,
+        retries,
+        law,
+    }
 }
 
 /// One configuration's audit.
@@ -139,7 +182,10 @@ pub struct Line {
 impl Line {
     /// The verdict, decided by the test of each retry.
     pub fn verdict(&self) -> String {
-        let documented = !matches!((documented(self.config).law)(1), Law::Undocumented(_));
+        let documented = matches!(
+            (documented(self.config).law)(1),
+            Law::Point(_) | Law::Uniform(..)
+        );
         let worst = self
             .failures
             .iter()
@@ -159,13 +205,13 @@ impl Line {
 
 /// Audits `config` with `n` requests per retry, seeds `seed..seed + n`.
 pub fn audit(config: Config, n: usize, seed: u64) -> Line {
+    let doc = documented(config);
     let paths: Vec<Vec<Option<Duration>>> = (0..n as u64)
         .map(|i| {
-            let mut delays = config.start(seed + i, Some(RETRIES));
-            (0..RETRIES).map(|_| delays.next_delay()).collect()
+            let mut delays = config.start(seed + i, Some(doc.retries));
+            (0..doc.retries).map(|_| delays.next_delay()).collect()
         })
         .collect();
-    let doc = documented(config);
     let mut line = Line {
         config,
         n,
@@ -177,7 +223,7 @@ pub fn audit(config: Config, n: usize, seed: u64) -> Line {
         zeros: 0.0,
         fell: 0.0,
     };
-    for k in 1..=RETRIES {
+    for k in 1..=doc.retries {
         let i = k as usize - 1;
         let mut xs: Vec<f64> = paths
             .iter()
@@ -210,6 +256,16 @@ pub fn audit(config: Config, n: usize, seed: u64) -> Line {
             }
             Law::Uniform(lo, hi) | Law::Undocumented(Some((lo, hi))) => Some((lo, hi)),
             Law::Undocumented(None) => None,
+            Law::Clamped { lo, hi, min, max } => {
+                line.tested += 1;
+                let d = ks::statistic_clamped(&xs, lo, hi, min, max);
+                let p = ks::p_value(d, n);
+                line.min_p = line.min_p.min(p);
+                if p < ALPHA {
+                    line.failures.push((k, d, p));
+                }
+                None
+            }
         };
         if let Some((lo, hi)) = uniform {
             line.tested += 1;
@@ -228,8 +284,8 @@ pub fn audit(config: Config, n: usize, seed: u64) -> Line {
 pub fn table(lines: &[Line]) -> String {
     let pct = |x: f64| format!("{:.1} %", 100.0 * x);
     let mut out = String::from(
-        "| crate | configuration | documented law (source) | retries tested | min p | at max | above max | zero | paths falling | verdict |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| crate | configuration | documented law (source) | retries | tested | min p | at max | above max | zero | paths falling | verdict |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for l in lines {
         let doc = documented(l.config);
@@ -241,10 +297,11 @@ pub fn table(lines: &[Line]) -> String {
             }
         };
         out.push_str(&format!(
-            "| {} | `{}` | {} | {} | {:.2e} | {} | {} | {} | {} | {} |\n",
+            "| {} | `{}` | {} | 1–{} | {} | {:.2e} | {} | {} | {} | {} | {} |\n",
             l.config.krate(),
             l.config.code(),
             doc.source,
+            doc.retries,
             l.tested,
             l.min_p,
             max(l.at_max),
@@ -270,10 +327,7 @@ mod tests {
             (Config::BackoffDefault, "as documented"),
             (Config::BackoffFactorOne, "as documented"),
             (Config::ExpoDefault, "undocumented; NOT the reading"),
-            (
-                Config::ExpoJitterOne,
-                "undocumented; nothing to test against",
-            ),
+            (Config::ExpoJitterOne, "undocumented; NOT the reading"),
             (Config::RetryPoliciesFull, "as documented"),
             (Config::RetryPoliciesBounded, "as documented"),
             (
@@ -292,6 +346,34 @@ mod tests {
                 "{config:?}: {}",
                 line.verdict()
             );
+        }
+    }
+
+    /// exponential-backoff's widest jitter, tested against the clamped reading: it fails,
+    /// as the default does (no delay between d and 1.5 d), and the clamp's atoms are there.
+    #[test]
+    fn the_widest_exponential_backoff_jitter_is_tested_clamped() {
+        let line = audit(Config::ExpoJitterOne, 20_000, 1);
+        assert_eq!(line.tested, documented(Config::ExpoJitterOne).retries);
+        assert!(
+            line.failures.iter().any(|f| f.0 == 1),
+            "{:?}",
+            line.failures
+        );
+        assert!(line.at_max > 0.9, "{}", line.at_max);
+        // And a sample drawn from the reading itself passes the same test at every retry.
+        let mut rng = <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(7);
+        for k in 1..=documented(Config::ExpoJitterOne).retries {
+            let Law::Clamped { lo, hi, min, max } = (documented(Config::ExpoJitterOne).law)(k)
+            else {
+                panic!("retry {k} is not clamped");
+            };
+            let mut xs: Vec<f64> = (0..20_000)
+                .map(|_| (lo + (hi - lo) * rand::RngExt::random::<f64>(&mut rng)).clamp(min, max))
+                .collect();
+            xs.sort_by(f64::total_cmp);
+            let d = ks::statistic_clamped(&xs, lo, hi, min, max);
+            assert!(ks::p_value(d, xs.len()) > ALPHA, "retry {k}: D = {d}");
         }
     }
 
@@ -315,6 +397,17 @@ mod tests {
         }
         assert!((floor as f64 / 20_000.0 - 0.5).abs() < 0.02, "{floor}");
         assert_eq!(gap, 0);
+        // backoff caps the interval, not the randomized one: from retry 13 (interval 60 s)
+        // half its delays are above the 60 s max.
+        let backoff = audit(Config::BackoffDefault, 20_000, 1);
+        assert_eq!(documented(Config::BackoffDefault).retries, 15);
+        assert!(
+            (backoff.above_max - 0.5).abs() < 0.02,
+            "{}",
+            backoff.above_max
+        );
+        // retry-policies reaches its 30 min cap at retry 12 (2048 s): looked at up to 14.
+        assert_eq!(documented(Config::RetryPoliciesFull).retries, 14);
         // Full jitter at the cap falls from one retry to the next for half the requests.
         let tokio = audit(Config::TokioRetryCapped, 20_000, 1);
         assert!((tokio.fell - 0.5).abs() < 0.02, "{}", tokio.fell);

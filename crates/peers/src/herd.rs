@@ -16,7 +16,7 @@ use jitterlab::time::{SimDuration, SimTime};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::peers::{Config, Delays, backoff_virtual};
+use crate::peers::{Config, Delays, backoff_virtual, tokio_retry_example_seeded};
 
 /// A peer crate's defaults, as a user who adds it writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,10 +29,11 @@ pub enum Defaults {
     /// jitter 0.3.
     ExponentialBackoff,
     /// retry-policies 0.5 `ExponentialBackoff::builder().build_with_max_retries(3)` (the
-    /// builder's defaults: 1 s x2, full jitter; it has no default limit, and 3 is the value
-    /// code calling it commonly picks).
+    /// builder's defaults: 1 s x2, full jitter; it has no default limit: 3 is the example of
+    /// reqwest-retry 0.9.1, its main user, `src/lib.rs`: "Retry up to 3 times").
     RetryPolicies,
-    /// tokio-retry 0.3, its docs' `from_millis(10).map(jitter).take(3)`.
+    /// tokio-retry 0.3 has no defaults: its docs example, `from_millis(10).map(jitter)
+    /// .take(3)`, with its formula on our generator ([`tokio_retry_example_seeded`]).
     TokioRetry,
 }
 
@@ -54,6 +55,38 @@ impl Defaults {
             Defaults::ExponentialBackoff => "exponential-backoff",
             Defaults::RetryPolicies => "retry-policies",
             Defaults::TokioRetry => "tokio-retry",
+        }
+    }
+
+    /// What runs, as the herd table labels it.
+    pub fn configuration(self) -> &'static str {
+        match self {
+            Defaults::Backon => "`ExponentialBuilder::default()`",
+            Defaults::Backoff => "`ExponentialBackoff::default()`",
+            Defaults::ExponentialBackoff => "`Backoff::default()`",
+            Defaults::RetryPolicies => {
+                "`builder().build_with_max_retries(3)` (3: reqwest-retry 0.9.1's example)"
+            }
+            Defaults::TokioRetry => {
+                "docs example `from_millis(10).map(jitter).take(3)` (its formula, our generator)"
+            }
+        }
+    }
+
+    /// The longest a request can sleep in all before the crate gives up, in seconds (`None`:
+    /// bounded by time, not by retries: backoff's 15 minutes of elapsed time), from each
+    /// configuration's largest delays.
+    pub fn max_total_sleep(self) -> Option<f64> {
+        match self {
+            // 1 + 2 + 4 s, no jitter.
+            Defaults::Backon => Some(7.0),
+            Defaults::Backoff => None,
+            // Two sleeps, 100 ms and 200 ms, at most 1.3 times each.
+            Defaults::ExponentialBackoff => Some(0.39),
+            // Full jitter below 1, 2 and 4 s.
+            Defaults::RetryPolicies => Some(7.0),
+            // Below 10 ms, 100 ms and 1 s.
+            Defaults::TokioRetry => Some(1.11),
         }
     }
 
@@ -96,7 +129,7 @@ impl ClientDelays for Client {
             }
             Defaults::ExponentialBackoff => Config::ExpoDefault.start(seed, None),
             Defaults::RetryPolicies => Config::RetryPoliciesFull.start(seed, Some(3)),
-            Defaults::TokioRetry => Config::TokioRetryExample.start(seed, None),
+            Defaults::TokioRetry => tokio_retry_example_seeded(seed),
         });
     }
 
@@ -115,4 +148,39 @@ pub fn sources() -> Vec<(&'static str, Arc<dyn DelaySource>)> {
         .into_iter()
         .map(|d| (d.name(), Arc::new(d) as Arc<dyn DelaySource>))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every retry a request of `peer` makes before it gives up, from a fresh client.
+    fn total_sleep(peer: Defaults, seed: u64) -> (u32, f64) {
+        let mut client = peer.client(0, seed);
+        client.reset(SimTime::ZERO);
+        let mut rng = SimRng::seed_from_u64(seed);
+        let (mut retries, mut total) = (0, 0.0);
+        let at = |retry| RetryAt::new(retry, SimTime::ZERO, SimTime::ZERO);
+        while let Some(d) = client.next_delay(at(retries + 1), &mut rng) {
+            retries += 1;
+            total += d.as_secs_f64();
+        }
+        (retries, total)
+    }
+
+    #[test]
+    fn each_peer_stops_within_its_max_total_sleep() {
+        for peer in Defaults::ALL {
+            let Some(max) = peer.max_total_sleep() else {
+                continue;
+            };
+            let totals: Vec<f64> = (0..2_000).map(|s| total_sleep(peer, s).1).collect();
+            let top = totals.iter().copied().fold(0.0, f64::max);
+            // The bound is never passed, and approached (the sum of uniforms rarely nears it).
+            assert!(
+                top <= max + 1e-6 && top > 0.8 * max,
+                "{peer:?}: {top} of {max}"
+            );
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! - [`peers`]: each peer crate stepped in its own idiom (backon 1.6, backoff 0.4,
 //!   exponential-backoff 2.1, retry-policies 0.5, tokio-retry 0.3), seeded where the crate
 //!   allows it; one fresh request's delays at a time.
-//! - [`audit`]: large samples of each crate's delays at retries 1 to 10 against what its docs
-//!   state (a Kolmogorov–Smirnov test, bunching at the cap, zero delays, monotone growth).
+//! - [`audit`]: large samples of each crate's delays, up to two retries past its cap, against
+//!   what its docs state (a Kolmogorov–Smirnov test, bunching at the cap, zero delays,
+//!   monotone growth).
 //! - [`herd`]: each crate's defaults as a [`jitterlab::sim::DelaySource`], so that any
 //!   scenario runs them (`examples/herd.rs` runs the thundering herd).
 //! - [`steps`]: the report of `benches/steps.rs` (one next-delay step of every implementation

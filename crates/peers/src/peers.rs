@@ -2,9 +2,9 @@
 //!
 //! [`Config::start`] builds a request's [`Delays`] the way the crate's docs show it; `seed`
 //! seeds it where the crate allows (backon's `with_jitter_seed`; exponential-backoff through
-//! the thread-local fastrand it forks; tokio-retry's strategy with a seeded `.map`, the
-//! crate's formula with our generator). backoff and retry-policies draw from rand's
-//! thread-local generator and cannot be seeded.
+//! the thread-local fastrand it forks). backoff, retry-policies and tokio-retry's `jitter`
+//! draw from rand's thread-local generator and cannot be seeded; for a reproducible herd,
+//! [`tokio_retry_example_seeded`] is tokio-retry's example with its formula on our generator.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -103,11 +103,13 @@ impl Config {
                 | Config::BackoffFactorOne
                 | Config::RetryPoliciesFull
                 | Config::RetryPoliciesBounded
+                | Config::TokioRetryExample
+                | Config::TokioRetryCapped
         )
     }
 
     /// A fresh request's delays; `retries` lifts the crate's own retry limit where it has one
-    /// below it (the audit looks at retries 1 to 10), `None` keeps the crate's.
+    /// below it (the audit looks past each configuration's cap), `None` keeps the crate's.
     pub fn start(self, seed: u64, retries: Option<u32>) -> Box<dyn Delays> {
         match self {
             Config::BackonDefault | Config::BackonJitter => {
@@ -123,13 +125,13 @@ impl Config {
             }
             Config::TokioRetryExample => {
                 let strategy = tokio_retry::strategy::ExponentialBackoff::from_millis(10);
-                tokio_retry_seeded(strategy, seed, retries.unwrap_or(3))
+                tokio_retry(strategy, retries.unwrap_or(3))
             }
             Config::TokioRetryCapped => {
                 let strategy = tokio_retry::strategy::ExponentialBackoff::from_millis(2)
                     .factor(500)
                     .max_delay(Duration::from_secs(60));
-                tokio_retry_seeded(strategy, seed, retries.unwrap_or(u32::MAX))
+                tokio_retry(strategy, retries.unwrap_or(u32::MAX))
             }
         }
     }
@@ -193,10 +195,19 @@ impl Delays for RetryPolicies {
         let decision = self.policy.should_retry(before, self.past);
         self.past += 1;
         match decision {
-            RetryDecision::Retry { execute_after } => execute_after.duration_since(before).ok(),
+            RetryDecision::Retry { execute_after } => Some(read_back(execute_after, before)),
             RetryDecision::DoNotRetry => None,
         }
     }
+}
+
+/// retry-policies' answer `execute_after` as the delay from `before`, the clock read just
+/// before asking: a wall clock stepped back between the two reads gives zero, not `None`
+/// (which would read as giving up).
+pub fn read_back(execute_after: SystemTime, before: SystemTime) -> Duration {
+    execute_after
+        .duration_since(before)
+        .unwrap_or(Duration::ZERO)
 }
 
 fn retry_policies(jitter: retry_policies::Jitter, retries: Option<u32>) -> Box<dyn Delays> {
@@ -206,18 +217,26 @@ fn retry_policies(jitter: retry_policies::Jitter, retries: Option<u32>) -> Box<d
     Box::new(RetryPolicies { policy, past: 0 })
 }
 
-/// tokio-retry's strategy with its `jitter` formula (`d.mul_f64(U[0, 1))`) on a seeded
-/// generator: the crate's own `jitter` draws from the unseedable thread-local generator.
-fn tokio_retry_seeded(
-    strategy: tokio_retry::strategy::ExponentialBackoff,
-    seed: u64,
-    take: u32,
-) -> Box<dyn Delays> {
-    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+/// tokio-retry's strategy with the crate's own `jitter` (`strategy::jitter`, which draws
+/// from rand's thread-local generator), `take` retries.
+fn tokio_retry(strategy: tokio_retry::strategy::ExponentialBackoff, take: u32) -> Box<dyn Delays> {
     Box::new(
         strategy
-            .map(move |d| d.mul_f64(rng.random::<f64>()))
+            .map(tokio_retry::strategy::jitter)
             .take(take as usize),
+    )
+}
+
+/// tokio-retry's docs example, `from_millis(10).map(jitter).take(3)`, with its formula on
+/// our generator (seeded): `jitter`'s `d.mul_f64(U[0, 1))` drawn from `Pcg64Mcg`, so that a
+/// herd of it is the same bytes on every run. Not the crate's `jitter` itself
+/// ([`Config::TokioRetryExample`] is), whose thread-local generator cannot be seeded.
+pub fn tokio_retry_example_seeded(seed: u64) -> Box<dyn Delays> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    Box::new(
+        tokio_retry::strategy::ExponentialBackoff::from_millis(10)
+            .map(move |d| d.mul_f64(rng.random::<f64>()))
+            .take(3),
     )
 }
 
