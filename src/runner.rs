@@ -91,6 +91,17 @@ struct Meta<'a> {
     /// The files of the result, `meta.json` included: what jitterlab can prove it wrote
     /// there ([`owned::Ownership`]); `plot` and `recommend` add theirs.
     files: Vec<String>,
+    /// The delay sources of [`run_with_sources`], in scenario order; absent without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sources: Vec<SourceMeta>,
+}
+
+/// A strategy's delay source, as meta.json records it.
+#[derive(Serialize, Clone)]
+struct SourceMeta {
+    strategy: String,
+    /// [`DelaySource::describe`].
+    source: String,
 }
 
 /// A scenario document ready to run: its checked points, the resolved text and the journal
@@ -101,6 +112,8 @@ struct Prepared {
     resolved: String,
     units: Vec<sweep::Unit>,
     header: Header,
+    /// The delay sources attached ([`Prepared::attach`]).
+    sources: Vec<SourceMeta>,
 }
 
 impl Prepared {
@@ -126,11 +139,14 @@ impl Prepared {
             resolved,
             units,
             header,
+            sources: Vec::new(),
         })
     }
 
     /// The strategies named in `sources` draw their sleeps from their source, at every
-    /// point; a name that is no strategy of the scenario is refused.
+    /// point; a name that is no strategy of the scenario is refused. The sources'
+    /// descriptions join the journal's fingerprint, so that a resume with other sources is
+    /// refused, and meta.json's `sources`.
     fn attach(&mut self, sources: &[(&str, Arc<dyn DelaySource>)]) -> Result<()> {
         for (name, source) in sources {
             let scenarios = std::iter::once(&mut self.base)
@@ -155,6 +171,23 @@ impl Prepared {
                 zero_delays_end(&scenario.model, &scenario.strategies[i], i)?;
                 scenario.strategies[i].source = Some(source.clone());
             }
+        }
+        let described = |s: &crate::sim::Strategy| {
+            let source = s.source.as_ref()?;
+            Some(SourceMeta {
+                strategy: s.name.clone(),
+                source: source.describe(),
+            })
+        };
+        self.sources = self.base.strategies.iter().filter_map(described).collect();
+        if !self.sources.is_empty() {
+            let text: String = self
+                .sources
+                .iter()
+                .map(|s| format!("\nsource {:?} = {:?}", s.strategy, s.source))
+                .collect();
+            self.header.fingerprint =
+                journal::fingerprint(&format!("{}{text}", self.header.fingerprint));
         }
         Ok(())
     }
@@ -188,6 +221,7 @@ impl Prepared {
             events: 0,
             events_per_second: 0.0,
             files: Vec::new(),
+            sources: self.sources.clone(),
         }
     }
 

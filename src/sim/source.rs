@@ -22,6 +22,9 @@
 //!     fn client(&self, _client: u32, _seed: u64) -> Box<dyn ClientDelays> {
 //!         Box::new(LinearClient)
 //!     }
+//!     fn describe(&self) -> String {
+//!         "linear 100 ms steps (the example of jitterlab::sim::source)".into()
+//!     }
 //! }
 //! impl ClientDelays for LinearClient {
 //!     fn next_delay(&mut self, at: RetryAt, _rng: &mut SimRng) -> Option<SimDuration> {
@@ -45,6 +48,13 @@ pub trait DelaySource: fmt::Debug + Send + Sync {
     /// own (the client's jitter family, entity `(client, 1)`), for a backoff that seeds its
     /// own generator; the same scenario, seed and replication give the same `seed`.
     fn client(&self, client: u32, seed: u64) -> Box<dyn ClientDelays>;
+
+    /// What this source is, with its crate and version and the configuration it runs (e.g.
+    /// `backon 1.6.0 ExponentialBuilder::default()`): recorded in meta.json's `sources`, and
+    /// part of the journal's fingerprint, so that `--resume` never mixes units run with
+    /// different sources. Two sources that draw different delays must describe themselves
+    /// differently.
+    fn describe(&self) -> String;
 }
 
 /// One client's backoff state.

@@ -39,6 +39,15 @@ impl DelaySource for Builtin {
             give_up_after: self.give_up_after,
         })
     }
+
+    fn describe(&self) -> String {
+        format!(
+            "jitterlab {} {:?}, giving up after {:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.backoff,
+            self.give_up_after
+        )
+    }
 }
 
 impl ClientDelays for BuiltinClient {
@@ -158,12 +167,36 @@ fn a_source_reproducing_a_builtin_kind_gives_the_same_bytes() {
         .collect();
     listed.sort();
     assert_eq!(listed, names);
+    // It records the sources, which a plain run's meta.json has no key for.
+    let sources = meta["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2);
+    assert_eq!(sources[0]["strategy"], "full");
+    assert!(
+        sources[0]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("jitterlab ")
+    );
+    let plain: serde_json::Value =
+        serde_json::from_slice(&read(&tmp.join("builtin"), "meta.json")).unwrap();
+    assert!(plain.get("sources").is_none());
+    // Every file the same bytes, but the journal's header: its fingerprint counts the
+    // sources (a resume with other sources is other work).
+    let body = |dir: &str, name: &str| {
+        let bytes = read(&tmp.join(dir), name);
+        if name != "units.jsonl" {
+            return bytes;
+        }
+        let at = bytes.iter().position(|&b| b == b'\n').unwrap();
+        bytes[at..].to_vec()
+    };
     for name in &names {
         assert!(
-            read(&tmp.join("builtin"), name) == read(&tmp.join("source"), name),
+            body("builtin", name) == body("source", name),
             "{name} differs between the built-in kinds and the same kinds as sources"
         );
     }
+    assert!(read(&tmp.join("builtin"), "units.jsonl") != read(&tmp.join("source"), "units.jsonl"));
 }
 
 #[test]
@@ -222,6 +255,10 @@ impl DelaySource for Zero {
     fn client(&self, _client: u32, _seed: u64) -> Box<dyn ClientDelays> {
         Box::new(Zero)
     }
+
+    fn describe(&self) -> String {
+        "zero sleeps (a test source)".into()
+    }
 }
 
 impl ClientDelays for Zero {
@@ -271,4 +308,45 @@ fn a_source_that_may_sleep_zero_needs_an_attempt_limit() {
     run_zero(limited, tmp.join("limited"))
         .expect("a limited run ends")
         .unwrap();
+}
+
+#[test]
+fn a_resume_with_other_sources_is_refused() {
+    let tmp = TempDir::new("sources-resume");
+    let out = tmp.join("out");
+    let doc = herd(&[]);
+    run(&doc, &out, &sources_for(&doc, &["full"], None));
+    let resume = |sources: &[(String, Arc<dyn DelaySource>)]| {
+        let options = RunOptions {
+            out: Some(out.clone()),
+            threads: 2,
+            shard: Shard::ALL,
+            resume: true,
+            force: false,
+            command: "integration test".into(),
+        };
+        let sources: Vec<(&str, Arc<dyn DelaySource>)> = sources
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.clone()))
+            .collect();
+        runner::run_with_sources(&doc, &options, &sources, &CancelToken::new(), &Silent)
+    };
+    // The same sources: the finished run is kept, nothing to run.
+    let same = resume(&sources_for(&doc, &["full"], None)).unwrap();
+    assert!(same.complete);
+    // Another source for the same strategy, no source, a source for another strategy: each
+    // is other work, and the folder's results stay as they were.
+    let before = read(&out, "summary.csv");
+    for other in [
+        sources_for(&doc, &["full"], Some(3)),
+        Vec::new(),
+        sources_for(&doc, &["equal"], None),
+    ] {
+        let err = resume(&other).unwrap_err().to_string();
+        assert!(
+            err.contains("its journal is of a different scenario or options"),
+            "{err}"
+        );
+    }
+    assert!(read(&out, "summary.csv") == before);
 }

@@ -90,6 +90,17 @@ impl Defaults {
         }
     }
 
+    /// The crate and its version, as `Cargo.lock` pins it (asserted by a test).
+    pub fn krate(self) -> &'static str {
+        match self {
+            Defaults::Backon => "backon 1.6.0",
+            Defaults::Backoff => "backoff 0.4.0",
+            Defaults::ExponentialBackoff => "exponential-backoff 2.1.1",
+            Defaults::RetryPolicies => "retry-policies 0.5.2",
+            Defaults::TokioRetry => "tokio-retry 0.3.2",
+        }
+    }
+
     /// True when the same scenario and seed give the same bytes.
     pub fn reproducible(self) -> bool {
         !matches!(self, Defaults::Backoff | Defaults::RetryPolicies)
@@ -104,6 +115,10 @@ impl DelaySource for Defaults {
             delays: None,
             clock: None,
         })
+    }
+
+    fn describe(&self) -> String {
+        format!("{} {}", self.krate(), self.configuration())
     }
 }
 
@@ -166,6 +181,26 @@ mod tests {
             total += d.as_secs_f64();
         }
         (retries, total)
+    }
+
+    #[test]
+    fn the_versions_named_are_the_ones_cargo_lock_pins() {
+        let lock = include_str!("../../../Cargo.lock");
+        for peer in Defaults::ALL {
+            let (name, version) = peer.krate().split_once(' ').unwrap();
+            let entry = format!("name = \"{name}\"\nversion = \"{version}\"\n");
+            assert!(
+                lock.contains(&entry),
+                "Cargo.lock does not pin {}",
+                peer.krate()
+            );
+            let minor = version.rsplit_once('.').unwrap().0;
+            for config in crate::peers::Config::ALL {
+                if config.krate().starts_with(&format!("{name} ")) {
+                    assert_eq!(config.krate(), format!("{name} {minor}"), "{config:?}");
+                }
+            }
+        }
     }
 
     #[test]
