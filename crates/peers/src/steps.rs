@@ -12,6 +12,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub const GROUP: &str = "steps";
 /// The bench every ratio divides by.
 pub const BARE: &str = "bare_draw";
+/// The second reference: jitterlab's full jitter, whose ratios move less with the machine's
+/// load than those to the bare draw (two steps against each other).
+pub const FULL: &str = "jitterlab/full";
 
 /// Where criterion writes: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else the
 /// workspace's `target/criterion` (as criterion finds it, without asking cargo).
@@ -63,11 +66,15 @@ pub fn report(dir: &Path, names: &[String]) {
     };
     let machine = machine();
     let mut rows = Vec::new();
-    println!("\nRatios to one bare draw ({bare:.2} ns) in this run; {machine}:\n");
-    println!("| implementation | ns per step | × bare draw |\n| --- | --- | --- |");
+    let full = estimate_ns(dir, FULL);
+    println!("\nRatios to one bare draw ({bare:.2} ns) and to {FULL} in this run; {machine}:\n");
+    println!(
+        "| implementation | ns per step | × bare draw | × {FULL} |\n| --- | --- | --- | --- |"
+    );
     for name in names {
         if let Some(ns) = estimate_ns(dir, name) {
-            println!("| {name} | {ns:.2} | {:.1} |", ns / bare);
+            let to_full = full.map_or("–".to_string(), |f| format!("{:.2}", ns / f));
+            println!("| {name} | {ns:.2} | {:.1} | {to_full} |", ns / bare);
             rows.push((name.clone(), ns / bare));
         }
     }
