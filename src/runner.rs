@@ -344,12 +344,43 @@ fn other_work(dir: &Path, prep: &Prepared) -> Error {
             ))),
         })?
     });
+    let difference = difference.unwrap_or_else(|| other_sources(dir, prep));
     Error::ResultFolder {
         path: dir.to_path_buf(),
         message: format!(
-            "its journal is of a different scenario or options{}; run without --resume to start over",
-            difference.unwrap_or_default()
+            "its journal is of a different scenario or options{difference}; run without --resume to start over"
         ),
+    }
+}
+
+/// The difference between the delay sources (`run_with_sources`) that `dir`'s units ran with,
+/// as its `meta.json` records them, and `prep`'s: for a journal whose scenario is the same.
+fn other_sources(dir: &Path, prep: &Prepared) -> String {
+    let listed = |sources: &mut dyn Iterator<Item = (String, String)>| {
+        let all: Vec<String> = sources.map(|(s, d)| format!("{s:?} from {d:?}")).collect();
+        if all.is_empty() {
+            "the built-in kinds".to_string()
+        } else {
+            all.join(", ")
+        }
+    };
+    let now = listed(
+        &mut prep
+            .sources
+            .iter()
+            .map(|s| (s.strategy.clone(), s.source.clone())),
+    );
+    let recorded = crate::output::owned::read_meta(dir).map(|meta| {
+        let sources = meta.get("sources").and_then(|s| s.as_array()).cloned();
+        let text = |v: &serde_json::Value, k: &str| v.get(k)?.as_str().map(str::to_string);
+        let pairs = sources.unwrap_or_default().into_iter();
+        listed(&mut pairs.filter_map(|v| Some((text(&v, "strategy")?, text(&v, "source")?))))
+    });
+    match recorded {
+        Some(then) if then != now => {
+            format!(" (the same scenario.toml, run with delay sources {then}; this run has {now})")
+        }
+        _ => format!(" (the same scenario.toml; this run's delay sources: {now})"),
     }
 }
 

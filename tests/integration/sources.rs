@@ -44,7 +44,7 @@ impl DelaySource for Builtin {
         format!(
             "jitterlab {} {:?}, giving up after {:?}",
             env!("CARGO_PKG_VERSION"),
-            self.backoff,
+            self.backoff.params(),
             self.give_up_after
         )
     }
@@ -337,14 +337,25 @@ fn a_resume_with_other_sources_is_refused() {
     // Another source for the same strategy, no source, a source for another strategy: each
     // is other work, and the folder's results stay as they were.
     let before = read(&out, "summary.csv");
-    for other in [
-        sources_for(&doc, &["full"], Some(3)),
-        Vec::new(),
-        sources_for(&doc, &["equal"], None),
+    // The refusal says what differs: the sources the folder's units ran with and this run's.
+    let recorded = "run with delay sources \"full\" from \"jitterlab ";
+    for (other, now) in [
+        (
+            sources_for(&doc, &["full"], Some(3)),
+            "giving up after Some(3)",
+        ),
+        (Vec::new(), "this run has the built-in kinds"),
+        (
+            sources_for(&doc, &["equal"], None),
+            "this run has \"equal\" from",
+        ),
     ] {
         let err = resume(&other).unwrap_err().to_string();
         assert!(
-            err.contains("its journal is of a different scenario or options"),
+            err.contains("its journal is of a different scenario or options")
+                && err.contains("the same scenario.toml")
+                && err.contains(recorded)
+                && err.contains(now),
             "{err}"
         );
     }
