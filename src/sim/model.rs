@@ -89,8 +89,11 @@ pub enum GiveUp {
     DoNotRetry,
 }
 
-/// One backoff strategy under comparison.
+/// One backoff strategy under comparison. Made by [`Strategy::new`] or
+/// [`Strategy::with_source`] (or read from a scenario); its fields stay public to read and
+/// change, and `#[non_exhaustive]` lets it gain more without breaking code outside the crate.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Strategy {
     /// Its name in outputs (`full`, or an override table's `name`).
     pub name: String,
