@@ -53,9 +53,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let report =
         runner::run_with_sources(&doc, &options, &sources(), &CancelToken::new(), &Silent)?;
+    let base = doc.base()?;
+    // The scenario's own words and numbers, so that the table never outlives a change to it.
+    let deadline = match base.model.client.deadline {
+        Some(d) => format!("{} s deadline", d.as_secs_f64()),
+        None => "no deadline".to_string(),
+    };
     println!(
-        "thundering-herd: 10 000 clients, 5 s outage, 30 s deadline; mean of {} replications\n",
-        doc.base()?.replications
+        "{}: {}; {deadline}; mean of {} replications\n",
+        base.name, base.description, base.replications
     );
     println!(
         "| strategy | configuration | max total sleep | success rate | amplification | peak retries / 10 ms | p99 latency (ms) | reproducible |"
@@ -68,12 +74,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (configuration, max_sleep) = match peer {
             None => (
                 format!("jitterlab `{}`, no attempt limit", s.name),
-                "none (30 s deadline)".to_string(),
+                format!("none ({deadline})"),
             ),
             Some(d) => (
                 d.configuration().to_string(),
                 d.max_total_sleep()
-                    .map_or("15 min of elapsed time (30 s deadline)".into(), |t| {
+                    .map_or(format!("15 min of elapsed time ({deadline})"), |t| {
                         format!("{t} s")
                     }),
             ),

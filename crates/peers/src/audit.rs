@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
+use crate::idiom::Config;
 use crate::ks;
-use crate::peers::Config;
 
 /// The per-test level: with about 100 tests a run, a level of 0.05 would fail about five
 /// lines by chance; at 1e-6 a correct crate fails a line about once in 10 000 runs, and

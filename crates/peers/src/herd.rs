@@ -3,7 +3,7 @@
 //!
 //! A client's state is the crate's per-request object, built again as each request begins.
 //! Seeded crates are seeded from the client's seed (a new seed per request, drawn from it);
-//! backoff 0.4 runs on a [`VirtualClock`](crate::peers::VirtualClock) so that its 15-minute
+//! backoff 0.4 runs on a [`VirtualClock`](crate::idiom::VirtualClock) so that its 15-minute
 //! limit counts simulated time; backoff and retry-policies draw from the thread-local
 //! generator, so their runs are not reproducible to the byte.
 
@@ -16,7 +16,7 @@ use jitterlab::time::{SimDuration, SimTime};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::peers::{Config, Delays, backoff_virtual, tokio_retry_example_seeded};
+use crate::idiom::{Config, Delays, backoff_virtual, tokio_retry_example_seeded};
 
 /// A peer crate's defaults, as a user who adds it writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,15 +90,21 @@ impl Defaults {
         }
     }
 
-    /// The crate and its version, as `Cargo.lock` pins it (asserted by a test).
-    pub fn krate(self) -> &'static str {
+    /// The configuration of [`Config`] these defaults are (the herd may bound its retries or
+    /// seed it differently: [`ClientDelays::reset`] below).
+    pub fn config(self) -> Config {
         match self {
-            Defaults::Backon => "backon 1.6.0",
-            Defaults::Backoff => "backoff 0.4.0",
-            Defaults::ExponentialBackoff => "exponential-backoff 2.1.1",
-            Defaults::RetryPolicies => "retry-policies 0.5.2",
-            Defaults::TokioRetry => "tokio-retry 0.3.2",
+            Defaults::Backon => Config::BackonDefault,
+            Defaults::Backoff => Config::BackoffDefault,
+            Defaults::ExponentialBackoff => Config::ExpoDefault,
+            Defaults::RetryPolicies => Config::RetryPoliciesFull,
+            Defaults::TokioRetry => Config::TokioRetryExample,
         }
+    }
+
+    /// The crate and its version.
+    pub fn krate(self) -> &'static str {
+        self.config().krate()
     }
 
     /// True when the same scenario and seed give the same bytes.
@@ -136,14 +142,13 @@ impl ClientDelays for Client {
     fn reset(&mut self, now: SimTime) {
         let seed = self.seeds.next_u64();
         self.delays = Some(match self.peer {
-            Defaults::Backon => Config::BackonDefault.start(seed, None),
+            Defaults::Backon | Defaults::ExponentialBackoff => self.peer.config().start(seed, None),
             Defaults::Backoff => {
                 let (delays, clock) = backoff_virtual(now.as_nanos());
                 self.clock = Some(clock);
                 delays
             }
-            Defaults::ExponentialBackoff => Config::ExpoDefault.start(seed, None),
-            Defaults::RetryPolicies => Config::RetryPoliciesFull.start(seed, Some(3)),
+            Defaults::RetryPolicies => self.peer.config().start(seed, Some(3)),
             Defaults::TokioRetry => tokio_retry_example_seeded(seed),
         });
     }
@@ -186,20 +191,10 @@ mod tests {
     #[test]
     fn the_versions_named_are_the_ones_cargo_lock_pins() {
         let lock = include_str!("../../../Cargo.lock");
-        for peer in Defaults::ALL {
-            let (name, version) = peer.krate().split_once(' ').unwrap();
+        for config in crate::idiom::Config::ALL {
+            let (name, version) = config.krate().split_once(' ').unwrap();
             let entry = format!("name = \"{name}\"\nversion = \"{version}\"\n");
-            assert!(
-                lock.contains(&entry),
-                "Cargo.lock does not pin {}",
-                peer.krate()
-            );
-            let minor = version.rsplit_once('.').unwrap().0;
-            for config in crate::peers::Config::ALL {
-                if config.krate().starts_with(&format!("{name} ")) {
-                    assert_eq!(config.krate(), format!("{name} {minor}"), "{config:?}");
-                }
-            }
+            assert!(lock.contains(&entry), "Cargo.lock does not pin {config:?}");
         }
     }
 

@@ -68,14 +68,14 @@ impl Config {
         Config::TokioRetryCapped,
     ];
 
-    /// The crate and version.
+    /// The crate and its version, as `Cargo.lock` pins it (asserted by a test).
     pub fn krate(self) -> &'static str {
         match self {
-            Config::BackonDefault | Config::BackonJitter => "backon 1.6",
-            Config::BackoffDefault | Config::BackoffFactorOne => "backoff 0.4",
-            Config::ExpoDefault | Config::ExpoJitterOne => "exponential-backoff 2.1",
-            Config::RetryPoliciesFull | Config::RetryPoliciesBounded => "retry-policies 0.5",
-            Config::TokioRetryExample | Config::TokioRetryCapped => "tokio-retry 0.3",
+            Config::BackonDefault | Config::BackonJitter => "backon 1.6.0",
+            Config::BackoffDefault | Config::BackoffFactorOne => "backoff 0.4.0",
+            Config::ExpoDefault | Config::ExpoJitterOne => "exponential-backoff 2.1.1",
+            Config::RetryPoliciesFull | Config::RetryPoliciesBounded => "retry-policies 0.5.2",
+            Config::TokioRetryExample | Config::TokioRetryCapped => "tokio-retry 0.3.2",
         }
     }
 

@@ -10,8 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// The criterion group of every step.
 pub const GROUP: &str = "steps";
-/// The bench every ratio divides by.
-pub const BARE: &str = "bare_draw";
+pub use crate::step::BARE;
 /// The second reference: jitterlab's full jitter, whose ratios move less with the machine's
 /// load than those to the bare draw (two steps against each other).
 pub const FULL: &str = "jitterlab/full";
@@ -79,22 +78,36 @@ pub fn report(dir: &Path, names: &[String]) {
         }
     }
     let png = dir.join("peers-steps.png");
-    match chart(&png, &rows, &machine) {
+    let axis = format!("time of one step / time of one bare Pcg64Mcg draw (log scale); {machine}");
+    match chart(&png, &rows, &axis) {
         Ok(()) => println!("\nchart: {}", png.display()),
         Err(e) => eprintln!("chart {}: {e}", png.display()),
     }
 }
 
+/// A log axis's tick label where the tick is 1, 2 or 5 times a power of ten, else none: the
+/// ticks between crowd each other near each decade's end.
+fn one_two_five(x: &f64) -> String {
+    let mantissa = x / 10f64.powf(x.log10().floor());
+    let near = |m: f64| (mantissa - m).abs() < 1e-6 * m || (mantissa - 10.0 * m).abs() < 1e-5;
+    if near(1.0) || near(2.0) || near(5.0) {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
+
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-/// A bar per implementation from 1 (the bare draw) to its ratio, on a log scale.
-pub fn chart(path: &Path, rows: &[(String, f64)], machine: &str) -> DrawResult {
+/// A bar per implementation from 1 (the bare draw) to its ratio, on a log scale; `axis` says
+/// what the ratio divides (times or instruction counts) and on which machine.
+pub fn chart(path: &Path, rows: &[(String, f64)], axis: &str) -> DrawResult {
     jitterlab::output::plot::register_fonts();
     let (width, height) = (1100, 150 + 34 * rows.len() as u32);
     let mut rgb = vec![255u8; (width * height * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-        draw_bars(&root, rows, machine)?;
+        draw_bars(&root, rows, axis)?;
         root.present()?;
     }
     let png = jitterlab::output::plot::encode_png(&rgb, width, height)?;
@@ -105,7 +118,7 @@ pub fn chart(path: &Path, rows: &[(String, f64)], machine: &str) -> DrawResult {
 fn draw_bars(
     root: &DrawingArea<BitMapBackend, Shift>,
     rows: &[(String, f64)],
-    machine: &str,
+    axis: &str,
 ) -> DrawResult {
     // jitterlab's Okabe–Ito palette: blue for jitterlab, vermillion for peers, black for bare.
     let palette: Vec<RGBColor> = jitterlab::output::palette::OKABE_ITO
@@ -117,7 +130,7 @@ fn draw_bars(
     let high = rows.iter().map(|r| r.1).fold(1.0, f64::max) * 1.6;
     let mut chart = ChartBuilder::on(root)
         .caption(
-            "One next-delay step, as a multiple of one bare draw (lower is faster)",
+            "One next-delay step, as a multiple of one bare draw (lower is better)",
             ("sans-serif", 24),
         )
         .margin(16)
@@ -128,9 +141,8 @@ fn draw_bars(
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(0)
-        .x_desc(format!(
-            "time of one step / time of one bare Pcg64Mcg draw (log scale); {machine}"
-        ))
+        .x_label_formatter(&one_two_five)
+        .x_desc(axis)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 16))
         .draw()?;

@@ -2,7 +2,7 @@
 //! `cargo run -p jitterlab-peers --release --bin audit [-- REQUESTS_PER_RETRY]`.
 
 use jitterlab_peers::audit::{self, ALPHA};
-use jitterlab_peers::peers::Config;
+use jitterlab_peers::idiom::Config;
 
 fn main() {
     let n = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
