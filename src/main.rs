@@ -100,6 +100,10 @@ struct PlotArgs {
     /// is.
     #[arg(long)]
     check: bool,
+    /// Also write herd.gif: the herd of point 0 drawn bucket by bucket as the clients return,
+    /// a `no_jitter` strategy above a `full` jitter one, with the server's capacity.
+    #[arg(long, conflicts_with = "check")]
+    animate: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -131,6 +135,9 @@ struct RunArgs {
     /// Write no charts or report.
     #[arg(long)]
     no_plots: bool,
+    /// Also write herd.gif (as `plot --animate`; with --no-plots too).
+    #[arg(long, conflicts_with = "shard")]
+    animate: bool,
     /// No progress bar or notes on stderr.
     #[arg(long)]
     quiet: bool,
@@ -355,7 +362,13 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
         Command::Plot(args) if args.check => check_charts(&args.dir),
-        Command::Plot(args) => plot(&args.dir, false, &CancelToken::new()),
+        Command::Plot(args) => {
+            plot(&args.dir, false, &CancelToken::new())?;
+            match args.animate {
+                true => animate(&args.dir, false),
+                false => Ok(()),
+            }
+        }
         Command::Recommend(args) => recommend(args),
     }
 }
@@ -423,7 +436,20 @@ fn run(args: RunArgs) -> Result<()> {
         &cancel,
         &cli::progress::Bar::new(args.quiet),
     )?;
-    finish(&report, args.no_plots, args.quiet, &shard, &cancel)
+    finish(&report, args.no_plots, args.quiet, &shard, &cancel)?;
+    match args.animate && report.complete {
+        true => animate(&report.dir, args.quiet),
+        false => Ok(()),
+    }
+}
+
+/// Writes the folder's herd animation (`herd.gif`) and says so.
+fn animate(dir: &std::path::Path, quiet: bool) -> Result<()> {
+    let path = jitterlab::output::plot::animate(dir)?;
+    if !quiet {
+        say(&format!("wrote {}", path.display()));
+    }
+    Ok(())
 }
 
 fn live(args: LiveArgs) -> Result<()> {

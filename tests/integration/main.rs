@@ -3,6 +3,7 @@
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
+mod animate;
 mod builtins;
 mod chart_check;
 mod charts;
