@@ -7,6 +7,7 @@ mod animate;
 mod builtins;
 mod chart_check;
 mod charts;
+mod cheat_sheet;
 mod cli;
 mod common;
 mod determinism;
