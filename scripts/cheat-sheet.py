@@ -5,8 +5,11 @@ page. Python's standard library and `chromium` only; the Markdown subset is the 
 (headings, paragraphs, inline code, bold).
 
     python3 scripts/cheat-sheet.py [--screenshot PNG]
+    python3 scripts/cheat-sheet.py --check
 
-`--screenshot` also writes a PNG of the HTML page, to look at it. The numbers in the sheet are
+`--screenshot` also writes a PNG of the HTML page, to look at it. `--check` renders nothing and
+fails when docs/cheat-sheet.html is not the rendering of docs/cheat-sheet.md (CI runs it; the
+PDF is printed from that HTML). The numbers in the sheet are
 checked against the commands it cites by `cargo test --release --test integration cheat_sheet`.
 """
 
@@ -87,7 +90,15 @@ def pages(pdf: bytes) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--screenshot", type=Path)
+    parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    if args.check:
+        if not HTML.is_file() or HTML.read_text() != to_html(SOURCE.read_text()):
+            print(f"error: {HTML.relative_to(REPO)} is not the rendering of "
+                  f"{SOURCE.relative_to(REPO)}: run python3 scripts/cheat-sheet.py", file=sys.stderr)
+            return 1
+        print(f"{HTML.relative_to(REPO)} is up to date")
+        return 0
     HTML.write_text(to_html(SOURCE.read_text()))
     chromium("--no-pdf-header-footer", f"--print-to-pdf={PDF}", HTML.as_uri())
     count = pages(PDF.read_bytes())
