@@ -236,9 +236,10 @@ class Answer:
     """What the run says about one question of an exercise, and why.
 
     `measured` is the run's answer: a number (compared within `tolerance`, relative, or
-    `absolute` when given), a bool, or one of `choices` (text; a tuple of them when the run
-    ties and any of them is right). `why` says why the run gives it, from the scenario's own
-    numbers; the check prints it beside every verdict."""
+    `absolute` when given), a bool, one of `choices` (text; a tuple of them when the run
+    ties and any of them is right), or a frozenset of `choices` (the prediction is a list of
+    them, right only when it names exactly that set). `why` says why the run gives it, from
+    the scenario's own numbers; the check prints it beside every verdict."""
 
     measured: object
     why: str
@@ -247,6 +248,14 @@ class Answer:
     absolute: float | None = None
 
     def agrees(self, prediction) -> bool:
+        if isinstance(self.measured, frozenset):
+            if isinstance(prediction, str) or not isinstance(prediction, (list, tuple, set, frozenset)):
+                raise ValueError(f"answer a list of names from {list(self.choices)}, not {prediction!r}")
+            named = {str(p).lower() for p in prediction}
+            outside = named - {str(c).lower() for c in self.choices}
+            if outside:
+                raise ValueError(f"answer names from {list(self.choices)}, not {sorted(outside)}")
+            return named == {str(m).lower() for m in self.measured}
         if self.choices:
             allowed = [str(c).lower() for c in self.choices]
             if str(prediction).lower() not in allowed:
@@ -263,6 +272,8 @@ class Answer:
         return abs(prediction - self.measured) <= slack
 
     def shown(self) -> str:
+        if isinstance(self.measured, frozenset):
+            return "[" + ", ".join(sorted(map(str, self.measured))) + "]"
         if isinstance(self.measured, tuple):
             return " or ".join(map(str, self.measured))
         if isinstance(self.measured, float) and not self.choices:
