@@ -363,11 +363,13 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Merge(args) => merge(args),
         Command::Plot(args) if args.check => check_charts(&args.dir),
         Command::Plot(args) => {
+            // A refused animation refuses before a chart is drawn.
+            let pending = match args.animate {
+                true => Some(jitterlab::output::plot::prepare_animation(&args.dir)?),
+                false => None,
+            };
             plot(&args.dir, false, &CancelToken::new())?;
-            match args.animate {
-                true => animate(&args.dir, false),
-                false => Ok(()),
-            }
+            pending.map_or(Ok(()), |p| animate(p, false))
         }
         Command::Recommend(args) => recommend(args),
     }
@@ -417,6 +419,14 @@ fn run(args: RunArgs) -> Result<()> {
     let _ = ctrlc::set_handler(move || on_interrupt.cancel());
     let points = doc.points_until(&cancel)?;
     warn(&points);
+    if args.animate {
+        // Refused before anything runs: a refusal writes nothing.
+        let dir = match &args.out {
+            Some(out) => out.clone(),
+            None => Path::new("out").join(doc.base()?.name),
+        };
+        jitterlab::output::plot::animate_preflight(&points, &dir)?;
+    }
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -438,14 +448,17 @@ fn run(args: RunArgs) -> Result<()> {
     )?;
     finish(&report, args.no_plots, args.quiet, &shard, &cancel)?;
     match args.animate && report.complete {
-        true => animate(&report.dir, args.quiet),
+        true => animate(
+            jitterlab::output::plot::prepare_animation(&report.dir)?,
+            args.quiet,
+        ),
         false => Ok(()),
     }
 }
 
 /// Writes the folder's herd animation (`herd.gif`) and says so.
-fn animate(dir: &std::path::Path, quiet: bool) -> Result<()> {
-    let path = jitterlab::output::plot::animate(dir)?;
+fn animate(pending: jitterlab::output::plot::PendingAnimation, quiet: bool) -> Result<()> {
+    let path = pending.write()?;
     if !quiet {
         say(&format!("wrote {}", path.display()));
     }

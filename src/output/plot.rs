@@ -54,7 +54,10 @@ pub use style::ensure_fonts as register_fonts;
 pub(crate) use phase::READING as PHASE_READING;
 
 /// `herd.gif`, the herd animation, and the function that writes it.
-pub use animate::{FILE as ANIMATION, check_frames as check_animation, write as animate};
+pub use animate::{
+    FILE as ANIMATION, Pending as PendingAnimation, check_frames as check_animation,
+    preflight as animate_preflight, prepare as prepare_animation, write as animate,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! `--animate` (`herd.gif`): the same bytes for the same run at any thread count, frames that
 //! grow bucket by bucket and keep the chart rules, a folder's own `herd.gif` never replaced,
-//! and a clear refusal when the run has no strategy without jitter or none with full jitter.
+//! and a clear refusal, before anything is run, drawn or written, when the run has no strategy
+//! without jitter or none with full jitter.
 
 use std::path::Path;
 
@@ -91,6 +92,33 @@ fn a_herd_gif_of_the_users_is_never_replaced() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("herd.gif"), "{}", stderr(&o));
     assert_eq!(std::fs::read(dir.join("herd.gif")).unwrap(), b"mine");
+    // Refused before a chart is drawn (the run wrote none: --no-plots).
+    assert!(
+        !dir.join("herd.png").exists(),
+        "a refused plot --animate drew"
+    );
+    // `run --animate` into that folder (--force: its other files may be replaced) refuses
+    // before it runs: every file and its bytes as they were.
+    let before = snapshot(&dir);
+    let o = run(&dir, &["--animate", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("herd.gif"), "{}", stderr(&o));
+    assert_eq!(snapshot(&dir), before, "a refused run --animate wrote");
+}
+
+/// Every file of `dir` (one level) with its bytes, by name.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
 }
 
 #[test]
@@ -115,5 +143,10 @@ fn without_a_no_jitter_and_a_full_strategy_the_animation_is_refused() {
         err.contains("full, equal"),
         "names the run's strategies: {err}"
     );
-    assert!(!dir.join("herd.gif").exists());
+    // Refused before the run: the folder is not even created.
+    assert!(
+        !dir.exists(),
+        "a refused run --animate wrote {}",
+        dir.display()
+    );
 }

@@ -18,7 +18,8 @@ use crate::backoff::Jitter;
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
-use crate::scenario::ScenarioDoc;
+use crate::scenario::{Point, ScenarioDoc};
+use crate::sim::Strategy;
 
 /// The animation's file name in a result folder.
 pub const FILE: &str = "herd.gif";
@@ -57,13 +58,43 @@ pub(crate) struct Animation {
     decades: f64,
 }
 
-/// The first strategy of point 0 whose sleeps use `jitter`.
-fn strategy_with(doc: &ScenarioDoc, jitter: Jitter) -> Option<String> {
-    let points = doc.points().ok()?;
-    let strategies = &points.first()?.scenario.strategies;
+/// The first strategy of `strategies` whose sleeps use `jitter`.
+fn strategy_with(strategies: &[Strategy], jitter: Jitter) -> Option<String> {
     (strategies.iter())
         .find(|s| s.source.is_none() && s.backoff.jitter() == jitter)
         .map(|s| s.name.clone())
+}
+
+/// The two strategies the animation sets side by side, from point 0's `strategies`: one
+/// without jitter and one with full jitter, or the refusal naming what is missing.
+fn pair(dir: &Path, strategies: &[Strategy]) -> Result<[String; 2]> {
+    let pick = |jitter: Jitter, word: &str| {
+        strategy_with(strategies, jitter).ok_or_else(|| {
+            let names: Vec<&str> = strategies.iter().map(|s| s.name.as_str()).collect();
+            refused(
+                dir,
+                format!(
+                    "the herd animation sets a strategy without jitter beside one with full jitter, and this run has no {word} strategy (its strategies: {}); add one, e.g. backoff.strategies=[\"no_jitter\", \"full\"]",
+                    names.join(", ")
+                ),
+            )
+        })
+    };
+    Ok([
+        pick(Jitter::NoJitter, "`no_jitter`")?,
+        pick(Jitter::Full, "`full` jitter")?,
+    ])
+}
+
+/// What `run --animate` checks before it runs anything: point 0 has the two strategies the
+/// animation needs, and a `herd.gif` already in `dir` is jitterlab's, so that a refusal writes
+/// nothing (not the run, not its charts).
+pub fn preflight(points: &[Point], dir: &Path) -> Result<()> {
+    let strategies = points
+        .first()
+        .map_or(&[][..], |p| &p.scenario.strategies[..]);
+    pair(dir, strategies)?;
+    crate::output::owned::guard(dir, [FILE])
 }
 
 fn refused(dir: &Path, message: String) -> Error {
@@ -85,21 +116,11 @@ impl Animation {
             )
         })?;
         let doc = ScenarioDoc::parse(&info.text, "scenario.toml", "animate")?;
-        let pick = |jitter: Jitter, word: &str| {
-            strategy_with(&doc, jitter).ok_or_else(|| {
-                refused(
-                    dir,
-                    format!(
-                        "the herd animation sets a strategy without jitter beside one with full jitter, and this run has no {word} strategy (its strategies: {}); add one, e.g. backoff.strategies=[\"no_jitter\", \"full\"]",
-                        folder.strategies.join(", ")
-                    ),
-                )
-            })
-        };
-        let names = [
-            pick(Jitter::NoJitter, "`no_jitter`")?,
-            pick(Jitter::Full, "`full` jitter")?,
-        ];
+        let points = doc.points()?;
+        let strategies = points
+            .first()
+            .map_or(&[][..], |p| &p.scenario.strategies[..]);
+        let names = pair(dir, strategies)?;
         let runs = names.map(|name| run_of(folder, &name));
         let bucket_ms = info.bucket_ms;
         let point = folder.info(0);
@@ -358,17 +379,42 @@ fn changed(a: &[u8], b: &[u8], w: u32, h: u32) -> Option<(u32, u32, u32, u32)> {
     bounds.map(|(x0, y0, x1, y1)| (x0, y0, x1 - x0 + 1, y1 - y0 + 1))
 }
 
+/// A result folder's animation, read and checked, not yet written: [`prepare`] refuses before
+/// anything is drawn or written, [`Pending::write`] writes.
+pub struct Pending {
+    animation: Animation,
+    dir: PathBuf,
+}
+
+/// Reads the result folder `dir` and checks that its `herd.gif` can be written: the run has
+/// the two strategies, and a `herd.gif` there is jitterlab's. Writes nothing.
+pub fn prepare(dir: &Path) -> Result<Pending> {
+    let folder = ResultFolder::read(dir)?;
+    let animation = Animation::of(&folder)?;
+    crate::output::owned::guard(dir, [FILE])?;
+    Ok(Pending {
+        animation,
+        dir: dir.to_path_buf(),
+    })
+}
+
+impl Pending {
+    /// Writes `herd.gif` into the result folder (atomically), recorded in its `meta.json` as
+    /// jitterlab's. Returns its path.
+    pub fn write(self) -> Result<PathBuf> {
+        let path = self.dir.join(FILE);
+        crate::output::owned::guard(&self.dir, [FILE])?;
+        crate::output::owned::record(&self.dir, std::slice::from_ref(&path), false)?;
+        let bytes = self.animation.gif(&path)?;
+        write_atomic(&path, &bytes)?;
+        Ok(path)
+    }
+}
+
 /// Writes `herd.gif` into the result folder `dir` (atomically), recorded in its `meta.json`
 /// as jitterlab's; refused when a `herd.gif` there is not jitterlab's. Returns its path.
 pub fn write(dir: &Path) -> Result<PathBuf> {
-    let folder = ResultFolder::read(dir)?;
-    let animation = Animation::of(&folder)?;
-    let path = dir.join(FILE);
-    crate::output::owned::guard(dir, [FILE])?;
-    crate::output::owned::record(dir, std::slice::from_ref(&path), false)?;
-    let bytes = animation.gif(&path)?;
-    write_atomic(&path, &bytes)?;
-    Ok(path)
+    prepare(dir)?.write()
 }
 
 /// The frames of the folder's animation that [`check_frames`] holds to the chart rules: the
