@@ -244,23 +244,10 @@ impl Animation {
             }
         }
         let log = |c: f64| c.max(1.0).log10();
-        // Buckets far narrower than a pixel are merged, each group keeping its busiest bucket,
-        // so that a one-bucket spike stays visible; the groups are fixed from the time axis,
-        // not from the frame, so that a frame only adds to the one before it.
+        // The groups are fixed from the time axis, not from the frame, so that a frame only
+        // adds to the one before it.
         let group = (self.t_end / self.bucket_ms / COLUMNS).ceil().max(1.0) as usize;
-        let kept: Vec<(f64, f64, f64)> = shown
-            .iter()
-            .map(|b| (b.0, b.1, b.2))
-            .collect::<Vec<_>>()
-            .chunks(group)
-            .map(|c| {
-                (
-                    c[0].0,
-                    c.iter().map(|b| b.1).fold(0.0, f64::max),
-                    c.iter().map(|b| b.2).fold(0.0, f64::max),
-                )
-            })
-            .collect();
+        let kept = merged(&shown, group);
         let width = self.bucket_ms * group as f64;
         let step = |value: fn(&(f64, f64, f64)) -> f64| {
             let mut points = vec![(0.0, 0.0)];
@@ -363,6 +350,23 @@ fn run_of(folder: &ResultFolder, name: &str) -> Run {
     }
 }
 
+/// Buckets far narrower than a pixel, merged `group` at a time: each group is drawn as its
+/// busiest bucket (the most attempts; of equals, the most retries, then the earliest),
+/// `(start of the group, its first attempts, its attempts)`, both counts of that one bucket,
+/// so that a one-bucket spike stays visible and a wave of retries is never painted as another
+/// bucket's first attempts (no_jitter's first retries come 50 ms after its first attempts).
+fn merged(buckets: &[&(f64, f64, f64, f64)], group: usize) -> Vec<(f64, f64, f64)> {
+    let busier = |a: &(f64, f64, f64, f64), b: &(f64, f64, f64, f64)| {
+        a.2 > b.2 || (a.2 == b.2 && a.2 - a.1 > b.2 - b.1)
+    };
+    (buckets.chunks(group))
+        .map(|c| {
+            let busiest = (c.iter()).fold(c[0], |top, b| if busier(b, top) { b } else { top });
+            (c[0].0, busiest.1, busiest.2)
+        })
+        .collect()
+}
+
 /// The smallest rectangle `(left, top, width, height)` holding every pixel that differs
 /// between two frames; `None` when none does.
 fn changed(a: &[u8], b: &[u8], w: u32, h: u32) -> Option<(u32, u32, u32, u32)> {
@@ -447,6 +451,39 @@ pub fn check_frames(dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merged_group_draws_one_bucket_both_counts() {
+        // no_jitter's start: every first attempt at 0 ms, the wave of their retries at 50 ms
+        // (as many), a smaller bucket of both at 100 ms.
+        let buckets = [
+            (0.0, 1000.0, 1000.0, 0.0),
+            (10.0, 0.0, 0.0, 0.0),
+            (50.0, 0.0, 1000.0, 0.0),
+            (60.0, 0.0, 0.0, 0.0),
+            (100.0, 300.0, 400.0, 0.0),
+            (110.0, 5.0, 390.0, 0.0),
+        ];
+        let refs: Vec<_> = buckets.iter().collect();
+        assert_eq!(merged(&refs, 1).len(), 6);
+        // The wave is drawn as retries, not under the first attempts of 0 ms; each group's
+        // counts come from one bucket (300 first attempts of 400, not 300 of 390 + ...).
+        assert_eq!(
+            merged(&refs, 4),
+            vec![(0.0, 0.0, 1000.0), (100.0, 300.0, 400.0)]
+        );
+        assert_eq!(
+            merged(&refs, 2),
+            vec![
+                (0.0, 1000.0, 1000.0),
+                (50.0, 0.0, 1000.0),
+                (100.0, 300.0, 400.0)
+            ]
+        );
+        // Equal in attempts and retries: the earlier bucket.
+        let twins = [&(0.0, 1.0, 9.0, 0.0), &(10.0, 1.0, 9.0, 7.0)];
+        assert_eq!(merged(&twins, 2), vec![(0.0, 1.0, 9.0)]);
+    }
 
     #[test]
     fn the_changed_rectangle_holds_every_difference() {
