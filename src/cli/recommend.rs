@@ -283,20 +283,11 @@ fn miss(m: &Miss) -> String {
     )
 }
 
-/// A mean with its interval: `9.172 [9.159, 9.184]`. The interval is shown within the
-/// metric's natural range (no negative count, no share above 1); aggregate.csv keeps it as
-/// computed.
-#[cfg(test)]
-fn cell(c: &Candidate, metric: Metric) -> String {
-    match cell_parts(c, metric) {
-        (mean, Some((low, high))) => format!("{mean} [{low}, {high}]"),
-        (mean, None) => mean,
-    }
-}
-
 /// A cell of the ranking: the mean, and its interval when there is one.
 type Cell = (String, Option<(String, String)>);
 
+/// `c`'s cell for `metric`. The interval is shown within the metric's natural range (no
+/// negative count, no share above 1); aggregate.csv keeps it as computed.
 fn cell_parts(c: &Candidate, metric: Metric) -> Cell {
     let i = c.metrics[metric];
     let f = |x: f64| {
@@ -395,6 +386,16 @@ mod tests {
     use super::*;
     use jitterlab::metric::PerMetric;
     use jitterlab::recommend::Interval;
+
+    /// A mean with its interval: `9.172 [9.159, 9.184]`, as the ranking shows it. The
+    /// interval is shown within the metric's natural range (no negative count, no share above
+    /// 1); aggregate.csv keeps it as computed.
+    fn cell(c: &Candidate, metric: Metric) -> String {
+        match cell_parts(c, metric) {
+            (mean, Some((low, high))) => format!("{mean} [{low}, {high}]"),
+            (mean, None) => mean,
+        }
+    }
 
     fn candidate(mean: f64, low: f64, high: f64) -> Candidate {
         Candidate {
