@@ -225,3 +225,95 @@ def duration_ms(text: str) -> float:
     if split is None or s[split:].strip() not in units:
         raise ValueError(f"not a duration with a unit: {text!r}")
     return float(s[:split]) * units[s[split:].strip()]
+
+
+class WrongPrediction(AssertionError):
+    """A prediction the run contradicts: raised by `check`, so that the cell fails."""
+
+
+@dataclass
+class Answer:
+    """What the run says about one question of an exercise, and why.
+
+    `measured` is the run's answer: a number (compared within `tolerance`, relative, or
+    `absolute` when given), a bool, one of `choices` (text; a tuple of them when the run
+    ties and any of them is right), or a frozenset of `choices` (the prediction is a list of
+    them, right only when it names exactly that set). `why` says why the run gives it, from
+    the scenario's own numbers; the check prints it beside every verdict."""
+
+    measured: object
+    why: str
+    choices: tuple = ()
+    tolerance: float = 0.1
+    absolute: float | None = None
+
+    def agrees(self, prediction) -> bool:
+        if isinstance(self.measured, frozenset):
+            if isinstance(prediction, str) or not isinstance(prediction, (list, tuple, set, frozenset)):
+                raise ValueError(f"answer a list of names from {list(self.choices)}, not {prediction!r}")
+            named = {str(p).lower() for p in prediction}
+            outside = named - {str(c).lower() for c in self.choices}
+            if outside:
+                raise ValueError(f"answer names from {list(self.choices)}, not {sorted(outside)}")
+            return named == {str(m).lower() for m in self.measured}
+        if self.choices:
+            allowed = [str(c).lower() for c in self.choices]
+            if str(prediction).lower() not in allowed:
+                raise ValueError(f"answer one of {list(self.choices)}, not {prediction!r}")
+            right = self.measured if isinstance(self.measured, tuple) else (self.measured,)
+            return str(prediction).lower() in [str(r).lower() for r in right]
+        if isinstance(self.measured, bool):
+            if not isinstance(prediction, bool):
+                raise ValueError(f"answer True or False, not {prediction!r}")
+            return prediction == self.measured
+        if isinstance(prediction, bool) or not isinstance(prediction, (int, float)):
+            raise ValueError(f"answer a number, not {prediction!r}")
+        slack = self.absolute if self.absolute is not None else self.tolerance * abs(self.measured)
+        return abs(prediction - self.measured) <= slack
+
+    def shown(self) -> str:
+        if isinstance(self.measured, frozenset):
+            return "[" + ", ".join(sorted(map(str, self.measured))) + "]"
+        if isinstance(self.measured, tuple):
+            return " or ".join(map(str, self.measured))
+        if isinstance(self.measured, float) and not self.choices:
+            within = (f"± {self.absolute:g}" if self.absolute is not None
+                      else f"± {self.tolerance:.0%}")
+            return f"{self.measured:.4g} ({within})"
+        return str(self.measured)
+
+
+def check(prediction: dict, answers: dict[str, Answer]) -> None:
+    """Compares a student's prediction (a dict: question -> answer, None while unanswered) with
+    what the run gives: one row per question with the verdict and why. Raises
+    `WrongPrediction` (the cell fails) when an answer is wrong; with every answer still None
+    it only shows the run's answers, so a notebook runs top to bottom before anyone writes."""
+    unknown = set(prediction) ^ set(answers)
+    if unknown:
+        raise KeyError(f"the prediction and the check have different questions: {sorted(unknown)}")
+    rows, wrong = [], []
+    for question, answer in answers.items():
+        guess = prediction[question]
+        if guess is None:
+            verdict = "not answered"
+        elif answer.agrees(guess):
+            verdict = "right"
+        else:
+            verdict = "WRONG"
+            wrong.append(f"{question}: you predicted {guess!r}, the run gives "
+                         f"{answer.shown()}, because {answer.why}")
+        rows.append({"question": question, "your prediction": "" if guess is None else guess,
+                     "the run": answer.shown(), "verdict": verdict, "why": answer.why})
+    table = pd.DataFrame(rows).set_index("question")
+    with pd.option_context("display.max_colwidth", None):
+        try:
+            from IPython.display import display
+            display(table)
+        except ImportError:
+            print(table.to_string())
+    if wrong:
+        raise WrongPrediction("wrong prediction:\n" + "\n".join(f"- {w}" for w in wrong))
+    if all(prediction[q] is None for q in answers):
+        print("No prediction written yet: fill in `predict` above, then run both cells again.")
+    else:
+        print("Every answer you gave matches the run.")

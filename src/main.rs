@@ -100,6 +100,10 @@ struct PlotArgs {
     /// is.
     #[arg(long)]
     check: bool,
+    /// Also write herd.gif: the herd of point 0 drawn bucket by bucket as the clients return,
+    /// a `no_jitter` strategy above a `full` jitter one, with the server's capacity.
+    #[arg(long, conflicts_with = "check")]
+    animate: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -131,6 +135,9 @@ struct RunArgs {
     /// Write no charts or report.
     #[arg(long)]
     no_plots: bool,
+    /// Also write herd.gif (as `plot --animate`; with --no-plots too).
+    #[arg(long, conflicts_with = "shard")]
+    animate: bool,
     /// No progress bar or notes on stderr.
     #[arg(long)]
     quiet: bool,
@@ -355,7 +362,15 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Delays(args) => delays(args),
         Command::Merge(args) => merge(args),
         Command::Plot(args) if args.check => check_charts(&args.dir),
-        Command::Plot(args) => plot(&args.dir, false, &CancelToken::new()),
+        Command::Plot(args) => {
+            // A refused animation refuses before a chart is drawn.
+            let pending = match args.animate {
+                true => Some(jitterlab::output::plot::prepare_animation(&args.dir)?),
+                false => None,
+            };
+            plot(&args.dir, false, &CancelToken::new())?;
+            pending.map_or(Ok(()), |p| animate(p, false))
+        }
         Command::Recommend(args) => recommend(args),
     }
 }
@@ -404,6 +419,14 @@ fn run(args: RunArgs) -> Result<()> {
     let _ = ctrlc::set_handler(move || on_interrupt.cancel());
     let points = doc.points_until(&cancel)?;
     warn(&points);
+    if args.animate {
+        // Refused before anything runs: a refusal writes nothing.
+        let dir = match &args.out {
+            Some(out) => out.clone(),
+            None => Path::new("out").join(doc.base()?.name),
+        };
+        jitterlab::output::plot::animate_preflight(&points, &dir)?;
+    }
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -423,7 +446,23 @@ fn run(args: RunArgs) -> Result<()> {
         &cancel,
         &cli::progress::Bar::new(args.quiet),
     )?;
-    finish(&report, args.no_plots, args.quiet, &shard, &cancel)
+    finish(&report, args.no_plots, args.quiet, &shard, &cancel)?;
+    match args.animate && report.complete {
+        true => animate(
+            jitterlab::output::plot::prepare_animation(&report.dir)?,
+            args.quiet,
+        ),
+        false => Ok(()),
+    }
+}
+
+/// Writes the folder's herd animation (`herd.gif`) and says so.
+fn animate(pending: jitterlab::output::plot::PendingAnimation, quiet: bool) -> Result<()> {
+    let path = pending.write()?;
+    if !quiet {
+        say(&format!("wrote {}", path.display()));
+    }
+    Ok(())
 }
 
 fn live(args: LiveArgs) -> Result<()> {

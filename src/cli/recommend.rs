@@ -9,12 +9,12 @@ use jitterlab::recommend::{
     Candidate, Constraints, FloorSource, Miss, Objective, Recommendation, WorldAnswer,
 };
 
-/// The columns of the ranking, with their widths; the objective's metric is added when it is
+/// The columns of the ranking; the objective's metric is added when it is
 /// not one of them.
-const COLUMNS: [(Metric, usize); 3] = [
-    (Metric::Amplification, 26),
-    (Metric::LatencyP99Ms, 30),
-    (Metric::SuccessRate, 24),
+const COLUMNS: [Metric; 3] = [
+    Metric::Amplification,
+    Metric::LatencyP99Ms,
+    Metric::SuccessRate,
 ];
 
 /// The answer, at most `top` pairs per world point shown in full (at least one). `dir` is the
@@ -67,10 +67,15 @@ fn detail(
             text,
             "\nno (point, strategy) meets every constraint; the closest are:"
         );
-        for c in world.closest.iter().take(top.max(1)) {
+        let closest: Vec<_> = world.closest.iter().take(top.max(1)).collect();
+        let name_w = (closest.iter())
+            .map(|c| choice_name(&answer.candidates[c.candidate]).chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in closest {
             let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
             let name = choice_name(&answer.candidates[c.candidate]);
-            let _ = writeln!(text, "  {name:<30} misses: {what}");
+            let _ = writeln!(text, "  {name:<name_w$}  misses: {what}");
         }
         let _ = writeln!(
             text,
@@ -79,8 +84,8 @@ fn detail(
         return;
     }
     let mut columns = COLUMNS.to_vec();
-    if !columns.iter().any(|(m, _)| *m == objective.metric()) {
-        columns.push((objective.metric(), 30));
+    if !columns.contains(&objective.metric()) {
+        columns.push(objective.metric());
     }
     let _ = writeln!(
         text,
@@ -91,24 +96,22 @@ fn detail(
     let shown: Vec<&Candidate> = (world.ranked.iter().take(top.max(1)))
         .map(|r| &answer.candidates[r.candidate])
         .collect();
-    let name_w = shown
-        .iter()
-        .map(|c| choice_name(c).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(16);
-    let _ = write!(text, "  {:<4} {:<name_w$}", "rank", "strategy");
-    for (metric, width) in &columns {
-        let _ = write!(text, " {:>width$}", format!("{} [95% CI]", metric.short()));
-    }
-    text.push('\n');
-    for (rank, r) in world.ranked.iter().take(top.max(1)).enumerate() {
-        let c = &answer.candidates[r.candidate];
-        let _ = write!(text, "  {:<4} {:<name_w$}", rank + 1, choice_name(c));
-        for (metric, width) in &columns {
-            let _ = write!(text, " {:>width$}", cell(c, *metric));
-        }
-        let _ = writeln!(text, "{}", if r.borderline { "  borderline" } else { "" });
+    let head: Vec<String> = (columns.iter())
+        .map(|m| format!("{} [95% CI]", m.short()))
+        .collect();
+    let rows: Vec<(String, Vec<Cell>)> = (shown.iter())
+        .map(|c| {
+            (
+                choice_name(c),
+                columns.iter().map(|m| cell_parts(c, *m)).collect(),
+            )
+        })
+        .collect();
+    let lines = ranking_lines(&head, &rows);
+    let _ = writeln!(text, "{}", lines[0]);
+    for (r, line) in world.ranked.iter().zip(&lines[1..]) {
+        let borderline = if r.borderline { "  borderline" } else { "" };
+        let _ = writeln!(text, "{line}{borderline}");
     }
     if let Some(best) = world.best() {
         let _ = writeln!(
@@ -280,10 +283,12 @@ fn miss(m: &Miss) -> String {
     )
 }
 
-/// A mean with its interval: `9.172 [9.159, 9.184]`. The interval is shown within the
-/// metric's natural range (no negative count, no share above 1); aggregate.csv keeps it as
-/// computed.
-fn cell(c: &Candidate, metric: Metric) -> String {
+/// A cell of the ranking: the mean, and its interval when there is one.
+type Cell = (String, Option<(String, String)>);
+
+/// `c`'s cell for `metric`. The interval is shown within the metric's natural range (no
+/// negative count, no share above 1); aggregate.csv keeps it as computed.
+fn cell_parts(c: &Candidate, metric: Metric) -> Cell {
     let i = c.metrics[metric];
     let f = |x: f64| {
         if metric.unit() == Unit::Share {
@@ -292,13 +297,57 @@ fn cell(c: &Candidate, metric: Metric) -> String {
             number_short(x)
         }
     };
-    match (i.low, i.high) {
-        (Some(l), Some(h)) => {
-            let unit = metric.unit();
-            format!("{} [{}, {}]", f(i.mean), f(unit.clamp(l)), f(unit.clamp(h)))
-        }
-        _ => f(i.mean),
+    let unit = metric.unit();
+    let interval = match (i.low, i.high) {
+        (Some(l), Some(h)) => Some((f(unit.clamp(l)), f(unit.clamp(h)))),
+        _ => None,
+    };
+    (f(i.mean), interval)
+}
+
+/// The ranking's header and rows (ranked from 1), every column as wide as
+/// its widest entry: the means right-aligned on one edge, the brackets and the interval's two
+/// ends each on their own, so that the numbers line up down a column whatever their width.
+fn ranking_lines(head: &[String], rows: &[(String, Vec<Cell>)]) -> Vec<String> {
+    let name_w = (rows.iter().map(|r| r.0.chars().count()))
+        .chain(["strategy".len()])
+        .max()
+        .unwrap_or(0);
+    let len = |t: &String| t.chars().count();
+    let part_w = |col: usize, part: fn(&Cell) -> Option<&String>| {
+        (rows.iter().filter_map(|r| part(&r.1[col])))
+            .map(len)
+            .max()
+            .unwrap_or(0)
+    };
+    let mut widths = Vec::new();
+    for (col, title) in head.iter().enumerate() {
+        let (m, l, h) = (
+            part_w(col, |c| Some(&c.0)),
+            part_w(col, |c| c.1.as_ref().map(|i| &i.0)),
+            part_w(col, |c| c.1.as_ref().map(|i| &i.1)),
+        );
+        let body = if l + h > 0 { m + l + h + 5 } else { m };
+        widths.push((m, l, h, body.max(len(title))));
     }
+    let mut header = format!("  {:<4} {:<name_w$}", "rank", "strategy");
+    for (title, (.., w)) in head.iter().zip(&widths) {
+        let _ = write!(header, "  {title:>w$}");
+    }
+    let mut lines = vec![header];
+    for (rank, (name, cells)) in rows.iter().enumerate() {
+        let mut line = format!("  {:<4} {name:<name_w$}", rank + 1);
+        for (cell, &(m, l, h, w)) in cells.iter().zip(&widths) {
+            let body = match &cell.1 {
+                Some((low, high)) => format!("{:>m$} [{low:>l$}, {high:>h$}]", cell.0),
+                None if l + h > 0 => format!("{:>m$}{}", cell.0, " ".repeat(l + h + 5)),
+                None => format!("{:>m$}", cell.0),
+            };
+            let _ = write!(line, "  {body:>w$}");
+        }
+        lines.push(line.trim_end().to_string());
+    }
+    lines
 }
 
 fn number_short(x: f64) -> String {
@@ -338,6 +387,16 @@ mod tests {
     use jitterlab::metric::PerMetric;
     use jitterlab::recommend::Interval;
 
+    /// A mean with its interval: `9.172 [9.159, 9.184]`, as the ranking shows it. The
+    /// interval is shown within the metric's natural range (no negative count, no share above
+    /// 1); aggregate.csv keeps it as computed.
+    fn cell(c: &Candidate, metric: Metric) -> String {
+        match cell_parts(c, metric) {
+            (mean, Some((low, high))) => format!("{mean} [{low}, {high}]"),
+            (mean, None) => mean,
+        }
+    }
+
     fn candidate(mean: f64, low: f64, high: f64) -> Candidate {
         Candidate {
             point: 0,
@@ -366,6 +425,65 @@ mod tests {
         // Inside the range nothing changes.
         let c = candidate(2.0, 1.5, 2.5);
         assert_eq!(cell(&c, Metric::Amplification), "2.000 [1.500, 2.500]");
+    }
+
+    #[test]
+    fn the_ranking_columns_line_up() {
+        let cells = |rows: &[(&str, &str, &str)]| -> Vec<Cell> {
+            rows.iter()
+                .map(|(m, l, h)| match l.is_empty() {
+                    true => (m.to_string(), None),
+                    false => (m.to_string(), Some((l.to_string(), h.to_string()))),
+                })
+                .collect()
+        };
+        let rows = vec![
+            (
+                "full (base=200ms)".to_string(),
+                cells(&[("9.182", "8.788", "9.576"), ("6816", "6764", "6868")]),
+            ),
+            (
+                "full (base=50ms)".to_string(),
+                cells(&[("11.112", "10.816", "11.407"), ("6797", "", "")]),
+            ),
+            (
+                "a much longer name (base=10ms)".to_string(),
+                cells(&[("13.404", "13.169", "13.639"), ("16769", "6743", "26795")]),
+            ),
+        ];
+        let head = [
+            "amplification [95% CI]".to_string(),
+            "p99_ms [95% CI]".to_string(),
+        ];
+        let lines = ranking_lines(&head, &rows);
+        // Every column ends where its header ends; the means end on one column, and each
+        // bracket and comma sits on one column, in every row that has an interval.
+        let ends = |line: &str, needle: &str| -> Vec<usize> {
+            line.match_indices(needle).map(|(i, _)| i).collect()
+        };
+        assert_eq!(lines[1].len(), lines[0].len(), "{lines:#?}");
+        assert_eq!(lines[3].len(), lines[0].len(), "{lines:#?}");
+        assert_eq!(ends(&lines[1], "["), ends(&lines[3], "["), "{lines:#?}");
+        assert_eq!(ends(&lines[1], ","), ends(&lines[3], ","), "{lines:#?}");
+        assert_eq!(
+            ends(&lines[2], "[")[0],
+            ends(&lines[1], "[")[0],
+            "{lines:#?}"
+        );
+        let mean_end = |line: &str| line.find(" [").unwrap();
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| mean_end(l) == mean_end(&lines[1])),
+            "{lines:#?}"
+        );
+        // A mean without an interval sits where the others' means do.
+        let p99 = |l: &str| l.rfind(" [").unwrap();
+        assert_eq!(
+            lines[2].find("6797").unwrap() + 4,
+            p99(&lines[1]),
+            "{lines:#?}"
+        );
     }
 
     #[test]

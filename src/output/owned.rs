@@ -10,7 +10,8 @@
 //! observed samples
 //! ([`OBSERVED_SERVICE`], [`OBSERVED_LATENCY`]), and the charts (`herd`, `herd_log`,
 //! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
-//! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`).
+//! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`), and the herd animation
+//! (`herd.gif`, `--animate`).
 //!
 //! A name is not proof: jitterlab deletes or replaces a file only when it can prove it wrote
 //! it ([`Ownership`]), because `meta.json` lists it (`files`: every command that writes into
@@ -76,6 +77,7 @@ pub fn is_owned(name: &str) -> bool {
         LiveVsSimRow::FILE,
         OBSERVED_SERVICE,
         OBSERVED_LATENCY,
+        super::plot::ANIMATION,
     ];
     files.contains(&name) || is_chart(name)
 }
@@ -523,6 +525,7 @@ mod tests {
             "herd_log.svg",
             "heatmap_latency_p99_ms.png",
             "sweep_amplification.svg",
+            "herd.gif",
         ] {
             assert!(is_owned(name), "{name}");
         }

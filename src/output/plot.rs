@@ -20,9 +20,13 @@
 //! charts look the same on a machine without fonts. Files are written atomically, and a chart
 //! an earlier draw left that this one does not draw is removed (jitterlab's chart names only).
 //!
+//! [`animate`] writes `herd.gif` (`run --animate`, `plot --animate`): the herd of point 0 drawn
+//! bucket by bucket, a strategy without jitter above one with full jitter.
+//!
 //! [`draw_delays`] draws the picture of `jitterlab delays --plot`: the sleep before each retry
 //! for each jitter kind.
 
+mod animate;
 mod bars;
 mod canvas;
 pub(crate) mod check;
@@ -48,6 +52,12 @@ pub use style::ensure_fonts as register_fonts;
 
 /// How to read a phase map (the report shows it before the `phase_<metric>` charts).
 pub(crate) use phase::READING as PHASE_READING;
+
+/// `herd.gif`, the herd animation, and the function that writes it.
+pub use animate::{
+    FILE as ANIMATION, Pending as PendingAnimation, check_frames as check_animation,
+    preflight as animate_preflight, prepare as prepare_animation, write as animate,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,11 @@
 //! Run it in release mode; the simulations are slow in debug builds:
 //! `cargo test --release --test integration`.
 
+mod animate;
 mod builtins;
 mod chart_check;
 mod charts;
+mod cheat_sheet;
 mod cli;
 mod common;
 mod determinism;
