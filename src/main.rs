@@ -648,6 +648,8 @@ fn check(args: CheckArgs) -> Result<()> {
     let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
     warn(&points);
+    // The playground's knobs take their values in this scenario (docs/scenario.md).
+    doc.knobs()?;
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
     let units: usize = points
