@@ -4,6 +4,7 @@
 //! `cargo test --release --test integration`.
 
 mod builtins;
+mod cdp;
 mod chart_check;
 mod charts;
 mod cli;
@@ -16,6 +17,7 @@ mod fuzz;
 mod interrupt;
 mod layers;
 mod live;
+mod playground;
 mod regressions;
 mod scenarios;
 mod sources;
