@@ -155,10 +155,14 @@ impl Browser {
         r["result"]["value"].clone()
     }
 
-    /// Waits until `condition` (a JavaScript expression) is true, or panics with `what`.
+    /// Waits until `condition` (a JavaScript expression) is true, or panics with `what`. An
+    /// exception counts as false (a page still loading has no body yet).
     pub fn wait_for(&mut self, condition: &str, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while self.eval(condition) != json!(true) {
+        let guarded = format!(
+            "(() => {{ try {{ return !!({condition}); }} catch (e) {{ return false; }} }})()"
+        );
+        while self.eval(&guarded) != json!(true) {
             assert!(Instant::now() < deadline, "within 60 s: {what}");
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -20,6 +20,7 @@ mod live;
 mod playground;
 mod regressions;
 mod scenarios;
+mod serve;
 mod sources;
 mod storms;
 mod trust;
