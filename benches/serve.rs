@@ -3,6 +3,8 @@
 //! iteration, so nothing is reused) re-runs the scenario's 20 runs and renders its chart.
 //!
 //! - `serve/run_and_chart`: the server's work, [`Playground::run`] with charts.
+//! - `serve/run_only`: the same without the chart, to tell the simulation's share from the
+//!   chart's.
 //! - `serve/http_round_trip`: the same through the server, a `GET /api/run?...` on loopback
 //!   until the whole JSON answer (table and SVG) has arrived; what the page waits for, less
 //!   the browser's drawing of the SVG.
@@ -43,6 +45,16 @@ fn bench(c: &mut Criterion) {
             let settings = p.settings(&next_cap(&counter)).unwrap();
             black_box(
                 p.run(&settings, true, &CancelToken::new(), &Silent)
+                    .unwrap(),
+            )
+        })
+    });
+
+    group.bench_function("run_only", |b| {
+        b.iter(|| {
+            let settings = p.settings(&next_cap(&counter)).unwrap();
+            black_box(
+                p.run(&settings, false, &CancelToken::new(), &Silent)
                     .unwrap(),
             )
         })

@@ -199,9 +199,10 @@ fn a_newer_request_cancels_the_older_run() {
     );
     let (_, body) = slow.join().unwrap();
     let older: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let shown: String = older.to_string().chars().take(300).collect();
     assert_eq!(
         older["superseded"], true,
-        "the older run was cancelled: {older}"
+        "the older run was cancelled: {shown}"
     );
 }
 
