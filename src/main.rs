@@ -507,7 +507,8 @@ fn serve(args: ServeArgs) -> Result<()> {
     let server = jitterlab::serve::Server::bind(playground, addr)?;
     if !addr.ip().is_loopback() {
         say(&format!(
-            "warning: listening on {addr}, not loopback: anyone who can reach it can run simulations on this machine (the playground has no login)"
+            "warning: listening on {}, not loopback: anyone who can reach it can run simulations on this machine (the playground has no login)",
+            server.url()
         ));
     }
     let cancel = CancelToken::new();

@@ -20,6 +20,11 @@ pub struct Served {
 }
 
 impl Served {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn start(args: &[&str]) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_jitterlab"))
             .arg("serve")
@@ -42,7 +47,18 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// Ctrl-C, as a person stops it (the server then removes its temporary folder); killed
+    /// if it has not stopped within 10 s.
     fn drop(&mut self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: a signal to our own child, which has not been waited for yet.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        for _ in 0..200 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

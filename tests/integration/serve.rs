@@ -141,9 +141,24 @@ fn bad_requests_get_a_4xx_and_the_server_goes_on() {
     let (status, page) = get(url, "/");
     assert_eq!(status, 200);
     assert!(text(&page).contains("<script src=\"/page.js\">"));
+    // Stopped with Ctrl-C, it leaves no temporary folder behind (it ran simulations above).
+    let (_, body) = get(url, "/api/run?backoff.cap=5s");
+    assert!(text(&body).contains("\"points\""));
+    let pid = served.pid();
+    let offline: Vec<String> = ["/", "/page.js", "/page.css"]
+        .iter()
+        .map(|p| text(&get(url, p).1))
+        .collect();
+    drop(served);
+    let prefix = format!("jitterlab-serve-{pid}-");
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     // Offline: nothing the page loads comes from elsewhere.
-    for path in ["/", "/page.js", "/page.css"] {
-        let body = text(&get(url, path).1);
+    for (path, body) in ["/", "/page.js", "/page.css"].iter().zip(offline) {
         assert!(
             !body.contains("http://") && !body.contains("https://") && !body.contains("//cdn"),
             "{path}"
