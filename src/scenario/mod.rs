@@ -378,6 +378,11 @@ impl ScenarioDoc {
         }
     }
 
+    /// Whether the file has a `[playground]` table of its own.
+    pub fn has_playground(&self) -> bool {
+        self.table.contains_key("playground")
+    }
+
     /// The sweep table as written (for the resolved file).
     pub fn sweep_table(&self) -> Option<&toml::Value> {
         self.table.get("sweep")
