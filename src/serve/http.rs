@@ -11,8 +11,49 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// A request's body, at most (the playground's requests have none; a body is read and
 /// dropped up to this size, refused above).
 pub const MAX_BODY: usize = 64 * 1024;
-/// The whole request must arrive within this.
-pub const READ_DEADLINE: Duration = Duration::from_secs(10);
+/// What the page may load: its own files and the charts it makes into blobs (which a test
+/// reads back); it may not be framed by another page.
+const CSP: &str =
+    "default-src 'self'; img-src 'self' blob:; connect-src 'self' blob:; frame-ancestors 'none'";
+
+/// A connection's time with its client: reading the request, writing the answer and
+/// draining what follows all fit in it (the server's own work is not counted).
+pub const CLIENT_TIME: Duration = Duration::from_secs(15);
+/// After the answer, what the client still sends is read and dropped up to this many bytes
+/// and for at most [`DRAIN_TIME`] (closing with unread bytes would reset the connection
+/// before the client has read the answer).
+pub const DRAIN_BYTES: usize = 64 * 1024;
+/// See [`DRAIN_BYTES`].
+pub const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// The one deadline of a connection's reads and writes: each waits at most the time left,
+/// and none starts once it has passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(Instant);
+
+impl Deadline {
+    /// A deadline `time` from now.
+    pub fn after(time: Duration) -> Deadline {
+        Deadline(Instant::now() + time)
+    }
+
+    /// The time left; `None` once the deadline has passed.
+    pub fn left(&self) -> Option<Duration> {
+        Some(self.0.saturating_duration_since(Instant::now())).filter(|d| !d.is_zero())
+    }
+
+    /// The same time left, counted again from now (after the server's own work).
+    pub fn resumed(left: Duration) -> Deadline {
+        Deadline::after(left)
+    }
+}
+
+fn timed_out() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the connection's deadline passed",
+    )
+}
 
 /// A request the server answers: its method, path and query (still percent-encoded).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +66,10 @@ pub struct Request {
     pub query: String,
     /// The `Host` header, when sent.
     pub host: Option<String>,
+    /// The `Sec-Fetch-Site` header a browser sends (`same-origin`, `cross-site`...).
+    pub fetch_site: Option<String>,
+    /// The `X-Jitterlab-Run` header of the page's run requests: `PAGE.SEQUENCE`, its order.
+    pub order: Option<String>,
 }
 
 /// A response: its status, content type, extra headers and body.
@@ -58,8 +103,36 @@ impl Response {
 
     /// Writes the response (without its body for `HEAD`).
     pub fn write_to(&self, out: &mut impl Write, head_only: bool) -> std::io::Result<()> {
+        out.write_all(&self.bytes(head_only))?;
+        out.flush()
+    }
+
+    /// Sends the response on `stream` before `deadline`, each write waiting at most the time
+    /// left (a client that reads slowly cannot stretch it).
+    pub fn send(
+        &self,
+        stream: &mut TcpStream,
+        head_only: bool,
+        deadline: Deadline,
+    ) -> std::io::Result<()> {
+        let bytes = self.bytes(head_only);
+        let mut sent = 0;
+        while sent < bytes.len() {
+            stream.set_write_timeout(Some(deadline.left().ok_or_else(timed_out)?))?;
+            match stream.write(&bytes[sent..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The status line, headers and (unless `head_only`) the body.
+    fn bytes(&self, head_only: bool) -> Vec<u8> {
         let mut head = format!(
-            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\n",
             self.status,
             reason(self.status),
             self.content_type,
@@ -69,11 +142,11 @@ impl Response {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("\r\n");
-        out.write_all(head.as_bytes())?;
+        let mut bytes = head.into_bytes();
         if !head_only {
-            out.write_all(&self.body)?;
+            bytes.extend_from_slice(&self.body);
         }
-        out.flush()
+        bytes
     }
 }
 
@@ -81,12 +154,14 @@ fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         413 => "Content Too Large",
         414 => "URI Too Long",
         421 => "Misdirected Request",
+        500 => "Internal Server Error",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
@@ -94,26 +169,28 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Reads one request from `stream` within [`READ_DEADLINE`], [`MAX_HEAD`] and [`MAX_BODY`].
+/// Reads one request from `stream` before `deadline`, within [`MAX_HEAD`] and [`MAX_BODY`].
 /// A request that breaks a bound or the grammar is the error response to send.
-pub fn read_request(stream: &mut TcpStream) -> Result<Request, Response> {
-    let started = Instant::now();
+pub fn read_request(stream: &mut TcpStream, deadline: Deadline) -> Result<Request, Response> {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 4096];
+    // Where the search for the blank line goes on: each read's bytes are searched once (with
+    // the 3 before them, where the blank line may have started).
+    let mut searched = 0;
     let end = loop {
-        if let Some(i) = find(&head, b"\r\n\r\n") {
-            break i;
+        if let Some(i) = find(&head[searched..], b"\r\n\r\n") {
+            break searched + i;
         }
+        searched = head.len().saturating_sub(3);
         if head.len() > MAX_HEAD {
             return Err(Response::error(
                 431,
                 &format!("the request line and headers are larger than {MAX_HEAD} bytes"),
             ));
         }
-        let left = READ_DEADLINE.saturating_sub(started.elapsed());
-        if left.is_zero() {
+        let Some(left) = deadline.left() else {
             return Err(Response::error(408, "the request did not arrive in time"));
-        }
+        };
         let _ = stream.set_read_timeout(Some(left));
         match stream.read(&mut buf) {
             Ok(0) => return Err(Response::error(400, "the request ended before its headers")),
@@ -140,13 +217,12 @@ pub fn read_request(stream: &mut TcpStream) -> Result<Request, Response> {
     // A body is read and dropped, so that the answer is not lost to a reset.
     let mut left = body_length.saturating_sub(head.len() - end - 4);
     while left > 0 {
-        let wait = READ_DEADLINE.saturating_sub(started.elapsed());
-        if wait.is_zero() {
+        let Some(wait) = deadline.left() else {
             return Err(Response::error(
                 408,
                 "the request body did not arrive in time",
             ));
-        }
+        };
         let _ = stream.set_read_timeout(Some(wait));
         match stream.read(&mut buf[..left.min(4096)]) {
             Ok(0) | Err(_) => return Err(Response::error(400, "the request body ended early")),
@@ -154,6 +230,25 @@ pub fn read_request(stream: &mut TcpStream) -> Result<Request, Response> {
         }
     }
     Ok(request)
+}
+
+/// Reads and drops what the client still sends, within [`DRAIN_BYTES`], [`DRAIN_TIME`] and
+/// `deadline`.
+pub fn drain(stream: &mut TcpStream, deadline: Deadline) {
+    let deadline = match deadline.left() {
+        Some(left) => Deadline::after(left.min(DRAIN_TIME)),
+        None => return,
+    };
+    let mut sink = [0u8; 4096];
+    let mut drained = 0;
+    while drained < DRAIN_BYTES {
+        let Some(left) = deadline.left() else { return };
+        let _ = stream.set_read_timeout(Some(left));
+        match stream.read(&mut sink[..(DRAIN_BYTES - drained).min(4096)]) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => drained += n,
+        }
+    }
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
@@ -191,7 +286,7 @@ pub fn parse_head(head: &[u8]) -> Result<(Request, usize), Response> {
     if !target.starts_with('/') {
         return Err(Response::error(400, "the request target must start with /"));
     }
-    let mut host = None;
+    let (mut host, mut fetch_site, mut order) = (None, None, None);
     let mut body_length = 0usize;
     for header in lines {
         let (name, value) = header.split_once(':').ok_or_else(|| {
@@ -200,6 +295,10 @@ pub fn parse_head(head: &[u8]) -> Result<(Request, usize), Response> {
         let value = value.trim();
         if name.eq_ignore_ascii_case("host") {
             host = Some(value.to_string());
+        } else if name.eq_ignore_ascii_case("sec-fetch-site") {
+            fetch_site = Some(value.to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case("x-jitterlab-run") {
+            order = Some(value.to_string());
         } else if name.eq_ignore_ascii_case("content-length") {
             body_length = value
                 .parse()
@@ -217,6 +316,8 @@ pub fn parse_head(head: &[u8]) -> Result<(Request, usize), Response> {
         path: path.to_string(),
         query: query.to_string(),
         host,
+        fetch_site,
+        order,
     };
     Ok((request, body_length))
 }
@@ -287,6 +388,19 @@ mod tests {
         assert_eq!(r.query, "backoff.cap=5s");
         assert_eq!(r.host.as_deref(), Some("127.0.0.1:8"));
         assert_eq!(body, 3);
+    }
+
+    #[test]
+    fn every_answer_carries_the_content_security_policy() {
+        let mut out = Vec::new();
+        Response::error(404, "no")
+            .write_to(&mut out, false)
+            .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("\r\nContent-Security-Policy: default-src 'self'; img-src 'self' blob:; connect-src 'self' blob:; frame-ancestors 'none'\r\n"),
+            "{text}"
+        );
     }
 
     #[test]
