@@ -37,6 +37,9 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8029";
 /// Connections served at once; one more is answered 503 at once.
 pub const MAX_CONNECTIONS: usize = 32;
 
+/// The downloads, each a run or a file of its own.
+const DOWNLOADS: [&str; 2] = ["/scenario.toml", "/results.tar"];
+
 const PAGE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -46,10 +49,38 @@ pub struct Server {
     playground: Playground,
     listener: TcpListener,
     addr: SocketAddr,
-    /// The newest run's generation and the token that cancels it.
-    latest: Mutex<(u64, CancelToken)>,
+    latest: Mutex<Latest>,
     progress: Counter,
     connections: AtomicUsize,
+    /// Held while a download runs: one at a time (each is a whole run of its own).
+    download: Mutex<()>,
+}
+
+/// The newest run: its generation, the token that cancels it, and the newest page order
+/// seen (`X-Jitterlab-Run: PAGE.SEQUENCE`), by which a request that reaches the server late
+/// cannot cancel its page's newer one.
+#[derive(Default)]
+struct Latest {
+    generation: u64,
+    cancel: CancelToken,
+    order: Option<(String, u64)>,
+}
+
+/// A connection's slot of [`MAX_CONNECTIONS`], given back when dropped (a panic included).
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Slot<'_> {
+    /// A slot, or `None` when all are taken.
+    fn take(count: &AtomicUsize) -> Option<Slot<'_>> {
+        let slot = Slot(count);
+        (count.fetch_add(1, Ordering::SeqCst) < MAX_CONNECTIONS).then_some(slot)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The newest run's progress, for `/api/progress`.
@@ -99,9 +130,10 @@ impl Server {
             playground,
             listener,
             addr,
-            latest: Mutex::new((0, CancelToken::new())),
+            latest: Mutex::new(Latest::default()),
             progress: Counter::default(),
             connections: AtomicUsize::new(0),
+            download: Mutex::new(()),
         })
     }
 
@@ -117,16 +149,15 @@ impl Server {
             while !cancel.is_cancelled() {
                 match self.listener.accept() {
                     Ok((stream, _)) => {
-                        if self.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                            self.connections.fetch_sub(1, Ordering::SeqCst);
+                        let Some(slot) = Slot::take(&self.connections) else {
                             let busy = Response::error(503, "too many connections; try again");
                             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
                             let _ = busy.write_to(&mut &stream, false);
                             continue;
-                        }
+                        };
                         scope.spawn(move || {
+                            let _slot = slot;
                             self.connection(stream);
-                            self.connections.fetch_sub(1, Ordering::SeqCst);
                         });
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -138,32 +169,37 @@ impl Server {
             self.latest
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .1
+                .cancel
                 .cancel();
         });
         Ok(())
     }
 
-    /// One connection: one request read within bounds, one response, closed.
+    /// One connection: one request read within bounds, one response, closed; the client's
+    /// part all within one [`http::CLIENT_TIME`].
     fn connection(&self, mut stream: TcpStream) {
         let _ = stream.set_nonblocking(false);
-        let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
-        let (response, head_only) = match http::read_request(&mut stream) {
-            Ok(request) => (self.handle(&request), request.method == "HEAD"),
+        let deadline = http::Deadline::after(http::CLIENT_TIME);
+        let read = http::read_request(&mut stream, deadline);
+        // The time the server works is not the client's; a 408 still gets a moment to be sent.
+        let left = deadline.left().unwrap_or(Duration::from_secs(1));
+        let (response, head_only) = match read {
+            Ok(request) => {
+                // A bug in one answer is a 500, not a lost connection slot or a dead server.
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.handle(&request)
+                }));
+                let answer = answer.unwrap_or_else(|_| {
+                    Response::error(500, "the server failed on this request (a bug)")
+                });
+                (answer, request.method == "HEAD")
+            }
             Err(refused) => (refused, false),
         };
-        let _ = response.write_to(&mut stream, head_only);
-        // Whatever the client still sends is read and dropped for a moment, so that closing
-        // does not reset the connection before it has read the answer.
-        let _ = stream.shutdown(std::net::Shutdown::Write);
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-        let mut sink = [0u8; 4096];
-        let mut drained = 0usize;
-        while drained < 1 << 20 {
-            match std::io::Read::read(&mut stream, &mut sink) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => drained += n,
-            }
+        let deadline = http::Deadline::resumed(left);
+        if response.send(&mut stream, head_only, deadline).is_ok() {
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            http::drain(&mut stream, deadline);
         }
     }
 
@@ -180,7 +216,22 @@ impl Server {
                 "this server answers requests addressed to its loopback address only",
             );
         }
-        match request.path.as_str() {
+        let path = request.path.as_str();
+        if path.starts_with("/api/") || DOWNLOADS.contains(&path) {
+            // A run is work: not for a HEAD, nor for a request another site's page made.
+            if request.method == "HEAD" {
+                let mut r = Response::error(405, "only GET is answered here (a HEAD would run)");
+                r.headers.push(("Allow", "GET".into()));
+                return r;
+            }
+            if matches!(
+                request.fetch_site.as_deref(),
+                Some("cross-site" | "same-site")
+            ) {
+                return Response::error(403, "only the playground's own page asks this");
+            }
+        }
+        match path {
             "/" | "/index.html" => Response::new(200, "text/html; charset=utf-8", PAGE),
             "/page.js" => Response::new(200, "text/javascript; charset=utf-8", SCRIPT),
             "/page.css" => Response::new(200, "text/css; charset=utf-8", STYLE),
@@ -193,14 +244,15 @@ impl Server {
                     "total": self.progress.total.load(Ordering::SeqCst),
                 }),
             ),
-            "/api/run" => self.run(&request.query),
+            "/api/run" => self.run(&request.query, request.order.as_deref()),
             "/scenario.toml" => self.download_scenario(&request.query),
             "/results.tar" => self.download_results(&request.query),
             _ => Response::error(404, "no such page"),
         }
     }
 
-    /// Bound to loopback, only requests addressed to loopback (by number or `localhost`).
+    /// Bound to loopback, only requests addressed to loopback (by number, the address bound
+    /// or `localhost`).
     fn host_allowed(&self, host: Option<&str>) -> bool {
         if !self.addr.ip().is_loopback() {
             return true;
@@ -210,6 +262,7 @@ impl Server {
         };
         let port = self.addr.port();
         [
+            self.addr.to_string(),
             format!("127.0.0.1:{port}"),
             format!("localhost:{port}"),
             format!("[::1]:{port}"),
@@ -230,27 +283,47 @@ impl Server {
         })
     }
 
-    /// A new generation: the run before it is cancelled.
-    fn begin(&self) -> (u64, CancelToken) {
+    /// A new generation, the run before it cancelled; `None` when `order` (the page's
+    /// `PAGE.SEQUENCE`) is older than the newest its page has sent: that request is already
+    /// superseded. A request without an order is the newest by arriving.
+    fn begin(&self, order: Option<&str>) -> Option<(u64, CancelToken)> {
+        let order = order.and_then(|o| {
+            let (page, sequence) = o.split_once('.')?;
+            Some((page.to_string(), sequence.parse::<u64>().ok()?)).filter(|_| page.len() <= 64)
+        });
         let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        latest.1.cancel();
-        latest.0 += 1;
-        latest.1 = CancelToken::new();
-        self.progress.generation.store(latest.0, Ordering::SeqCst);
+        if let (Some((page, sequence)), Some((newest_page, newest))) = (&order, &latest.order)
+            && page == newest_page
+            && sequence <= newest
+        {
+            return None;
+        }
+        latest.cancel.cancel();
+        latest.generation += 1;
+        latest.cancel = CancelToken::new();
+        if order.is_some() {
+            latest.order = order;
+        }
+        self.progress
+            .generation
+            .store(latest.generation, Ordering::SeqCst);
         self.progress.done.store(0, Ordering::SeqCst);
         self.progress.total.store(0, Ordering::SeqCst);
-        (latest.0, latest.1.clone())
+        Some((latest.generation, latest.cancel.clone()))
     }
 
     /// `/api/run?SETTINGS`: the table, the charts and the command at these settings, or the
-    /// error to show; `superseded` when a newer request cancelled it.
-    fn run(&self, query: &str) -> Response {
+    /// error to show; `superseded` when a newer request cancelled it or came before it.
+    fn run(&self, query: &str, order: Option<&str>) -> Response {
         let started = Instant::now();
+        // Even a setting refused below is the page's newest: the older run stops.
+        let Some((generation, cancel)) = self.begin(order) else {
+            return json_response(200, &json!({ "superseded": true }));
+        };
         let settings = match self.playground.settings(query) {
             Ok(s) => s,
             Err(e) => return error_json(&e),
         };
-        let (generation, cancel) = self.begin();
         let progress = RunProgress {
             counter: &self.progress,
             generation,
@@ -294,8 +367,19 @@ impl Server {
     }
 
     /// `/results.tar?SETTINGS`: the CSV files and `scenario.toml` of a run at these settings
-    /// (its own run: a download is not cancelled by a knob that moves meanwhile).
+    /// (its own run: a download is not cancelled by a knob that moves meanwhile; one at a
+    /// time, so that downloads cannot pile up runs).
     fn download_results(&self, query: &str) -> Response {
+        let _one = match self.download.try_lock() {
+            Ok(one) => one,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Response::error(
+                    503,
+                    "another download is being prepared; try again when it is done",
+                );
+            }
+        };
         let ran = self.playground.settings(query).and_then(|s| {
             let silent = crate::sweep::Silent;
             self.playground.run(&s, false, &CancelToken::new(), &silent)
@@ -397,4 +481,111 @@ fn knob_json(knob: &Knob) -> Value {
         v.extend(extra);
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::ScenarioDoc;
+
+    fn server(addr: &str) -> Server {
+        let playground = Playground::new(ScenarioDoc::builtin(), "thundering-herd".into());
+        Server::bind(playground.unwrap(), addr.parse().unwrap()).unwrap()
+    }
+
+    fn request(server: &Server, method: &str, target: &str, order: Option<&str>) -> Request {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        Request {
+            method: method.into(),
+            path: path.into(),
+            query: query.into(),
+            host: Some(server.addr.to_string()),
+            fetch_site: None,
+            order: order.map(String::from),
+        }
+    }
+
+    fn body(r: &Response) -> String {
+        String::from_utf8_lossy(&r.body).into_owned()
+    }
+
+    #[test]
+    fn a_page_request_that_arrives_late_cancels_nothing() {
+        let s = server("127.0.0.1:0");
+        let (_, newest) = s.begin(Some("page.2")).expect("the first seen");
+        // The page's older request reaches the server after its newer one.
+        assert!(s.begin(Some("page.1")).is_none());
+        let late = s.handle(&request(&s, "GET", "/api/run", Some("page.1")));
+        assert_eq!(body(&late), r#"{"superseded":true}"#);
+        assert!(
+            !newest.is_cancelled(),
+            "a late request cancelled the newest run"
+        );
+        // Another page, or a request without an order, is the newest by arriving.
+        let (_, other) = s.begin(Some("tab.1")).expect("another page");
+        assert!(newest.is_cancelled());
+        s.begin(None).expect("no order");
+        assert!(other.is_cancelled());
+    }
+
+    #[test]
+    fn a_refused_setting_still_stops_the_older_run() {
+        let s = server("127.0.0.1:0");
+        let (_, older) = s.begin(Some("page.1")).unwrap();
+        let r = s.handle(&request(&s, "GET", "/api/run?horizon=1h", Some("page.2")));
+        assert_eq!(r.status, 400, "{}", body(&r));
+        assert!(
+            older.is_cancelled(),
+            "the older run goes on after a refused setting"
+        );
+    }
+
+    #[test]
+    fn head_and_other_sites_run_nothing() {
+        let s = server("127.0.0.1:0");
+        let (_, newest) = s.begin(None).unwrap();
+        for target in ["/api/run", "/api/knobs", "/results.tar", "/scenario.toml"] {
+            let r = s.handle(&request(&s, "HEAD", target, None));
+            assert_eq!(r.status, 405, "HEAD {target}");
+            for site in ["cross-site", "same-site"] {
+                let mut req = request(&s, "GET", target, None);
+                req.fetch_site = Some(site.into());
+                assert_eq!(s.handle(&req).status, 403, "{site} {target}");
+            }
+        }
+        assert!(
+            !newest.is_cancelled(),
+            "a HEAD or another site's request took the run"
+        );
+        assert_eq!(s.handle(&request(&s, "HEAD", "/", None)).status, 200);
+    }
+
+    #[test]
+    fn the_loopback_address_bound_is_its_own_host() {
+        let s = server("127.0.0.2:0");
+        let r = s.handle(&request(&s, "GET", "/page.css", None));
+        assert_eq!(r.status, 200, "{}", body(&r));
+        let mut elsewhere = request(&s, "GET", "/page.css", None);
+        elsewhere.host = Some("evil.example".into());
+        assert_eq!(s.handle(&elsewhere).status, 421);
+    }
+
+    #[test]
+    fn a_slot_is_given_back_when_its_thread_panics() {
+        let count = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let slot = Slot::take(&count).unwrap();
+            let panicked = scope.spawn(move || {
+                let _slot = slot;
+                panic!("a bug in an answer");
+            });
+            assert!(panicked.join().is_err());
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 0);
+        let all: Vec<_> = (0..MAX_CONNECTIONS).map(|_| Slot::take(&count)).collect();
+        assert!(all.iter().all(Option::is_some));
+        assert!(Slot::take(&count).is_none());
+        drop(all);
+        assert_eq!(count.load(Ordering::SeqCst), 0);
+    }
 }

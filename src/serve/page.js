@@ -1,10 +1,14 @@
 // The playground page: builds a control per knob of /api/knobs, keeps the knobs that differ
 // from the scenario in the URL (a link reproduces the view), and asks /api/run for the
 // table and charts whenever one moves. Only the newest answer is shown: an older request is
-// aborted here and cancelled on the server.
+// aborted here and cancelled on the server, which knows the page's order from the
+// X-Jitterlab-Run header (PAGE.SEQUENCE; not in the URL, which is the shareable state).
 "use strict";
 
-const state = { knobs: [], values: new Map(), sequence: 0, controller: null, urls: [] };
+const state = {
+  knobs: [], values: new Map(), sequence: 0, controller: null, urls: [], retries: 0,
+  page: Math.random().toString(36).slice(2, 12),
+};
 const $ = (id) => document.getElementById(id);
 
 // A duration in milliseconds as the server reads it: "250ms", "2.5s".
@@ -48,8 +52,16 @@ function current(knob) {
   return state.values.has(knob.key) ? state.values.get(knob.key) : knob.value;
 }
 
+// The scenario's own value, however it is written ("2.0" and "2", "5s" and "5000ms").
+function unmoved(knob, text) {
+  if (text === knob.value) return true;
+  if (!["integer", "number", "duration"].includes(knob.kind)) return false;
+  const [a, b] = [numberOf(knob, text), numberOf(knob, knob.value)];
+  return Number.isFinite(a) && a === b;
+}
+
 function set(knob, text) {
-  if (text === knob.value) state.values.delete(knob.key);
+  if (unmoved(knob, text)) state.values.delete(knob.key);
   else state.values.set(knob.key, text);
   const box = document.querySelector(`[data-key="${CSS.escape(knob.key)}"]`);
   if (box) box.classList.toggle("changed", state.values.has(knob.key));
@@ -173,6 +185,7 @@ function show(answer) {
     }
   }
   $("command").textContent = answer.command;
+  $("command-line").hidden = false;
   $("warnings").replaceChildren(...answer.warnings.map((w) => {
     const li = document.createElement("li");
     li.textContent = "warning: " + w;
@@ -196,7 +209,16 @@ async function progress(sequence) {
   }
 }
 
-async function run() {
+// The answer's JSON; a plain-text answer (503, 421...) is an error of its own text.
+async function answerOf(response) {
+  const type = response.headers.get("content-type") || "";
+  if (type.startsWith("application/json")) return response.json();
+  const text = (await response.text()).trim();
+  throw new Error(`${response.status} ${response.statusText}: ${text}`);
+}
+
+async function run(retry = false) {
+  if (!retry) state.retries = 0;
   const q = query();
   history.replaceState(null, "", q ? "?" + q : location.pathname);
   $("download-scenario").href = "/scenario.toml" + (q ? "?" + q : "");
@@ -210,16 +232,30 @@ async function run() {
   const started = performance.now();
   let answer;
   try {
-    const response = await fetch("/api/run" + (q ? "?" + q : ""), { signal: state.controller.signal });
-    answer = await response.json();
+    const response = await fetch("/api/run" + (q ? "?" + q : ""), {
+      signal: state.controller.signal,
+      headers: { "X-Jitterlab-Run": `${state.page}.${sequence}` },
+    });
+    answer = await answerOf(response);
   } catch (e) {
     if (sequence === state.sequence) {
       status("", false);
-      failed(String(e));
+      failed(e.message || String(e));
     }
     return;
   }
-  if (sequence !== state.sequence || answer.superseded) return;
+  if (sequence !== state.sequence) return;
+  if (answer.superseded) {
+    // Still the page's newest: another page (or a command) took the server; ask again, a
+    // few times, without two pages outbidding each other for ever.
+    if (state.retries < 3) {
+      state.retries += 1;
+      setTimeout(() => { if (sequence === state.sequence) run(true); }, 100 * state.retries);
+    } else {
+      status("another page's request took the server; move a knob to try again", false);
+    }
+    return;
+  }
   if (answer.error) {
     status("", false);
     failed(answer.error);
@@ -236,7 +272,7 @@ function failed(message) {
 }
 
 async function start() {
-  const info = await (await fetch("/api/knobs")).json();
+  const info = await answerOf(await fetch("/api/knobs"));
   $("name").textContent = info.name;
   $("description").textContent = info.description;
   document.title = `jitterlab playground: ${info.name}`;
@@ -254,4 +290,4 @@ async function start() {
   run();
 }
 
-start().catch((e) => failed(String(e)));
+start().catch((e) => failed(e.message || String(e)));
