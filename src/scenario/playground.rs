@@ -257,6 +257,13 @@ impl ScenarioDoc {
         for (i, file) in files.iter().enumerate() {
             let mut knob = self.knob(i, file)?;
             let path = KeyPath::parse(&knob.key).map_err(|m| self.knob_error(Some(i), "key", m))?;
+            if let Some(swept) = self.swept(&path) {
+                let m = format!(
+                    "`{}` is set by the scenario's sweep (`sweep.\"{swept}\"`), which would override the knob at every point; knob another key or drop it from the sweep",
+                    knob.key
+                );
+                return Err(self.knob_error(Some(i), "key", m));
+            }
             let value = match lookup(&resolved, &path) {
                 Some(v) => knob.text_of(v, &names),
                 None if matches!(knob.control, Control::Choice(_)) => None,
@@ -445,6 +452,16 @@ impl ScenarioDoc {
         Ok(())
     }
 
+    /// The key of `[sweep]` that sets `path` (or a part of it, or a table that holds it).
+    fn swept(&self, path: &KeyPath) -> Option<String> {
+        let table = self.sweep_table()?.as_table()?;
+        table.keys().find_map(|key| {
+            let swept = KeyPath::parse(key).ok()?;
+            let n = swept.0.len().min(path.0.len());
+            (swept.0[..n] == path.0[..n]).then(|| key.clone())
+        })
+    }
+
     /// An error about `playground.knobs[i].field`, placed at its line in the file.
     fn knob_error(&self, i: Option<usize>, field: &str, message: String) -> Error {
         let mut path = KeyPath(vec![
@@ -465,125 +482,243 @@ impl ScenarioDoc {
 
     /// The knobs of a scenario without `[playground]`: what it has of its clients or rate,
     /// workers and service time, first fault's end, base, cap, multiplier, attempt limit, and
-    /// which of its strategies (and of the four default kinds) run.
+    /// which of its strategies (and of the four default kinds) run; none on a key its sweep
+    /// sets (the sweep would override it).
     fn default_knobs(&self, resolved: &toml::Table, strategies: &[String]) -> Vec<Knob> {
         let get = |key: &str| {
             KeyPath::parse(key)
                 .ok()
                 .and_then(|p| lookup(resolved, &p).cloned())
         };
-        let duration = |key: &str| match get(key) {
-            Some(Value::String(s)) => s.parse::<SimDuration>().ok(),
-            _ => None,
-        };
-        let mut knobs = Vec::new();
-        let mut push = |key: &str, label: &str, control: Control| {
-            knobs.push(Knob {
-                key: key.into(),
-                label: label.into(),
-                control,
-                value: String::new(),
-            })
-        };
-        let integer = |v: i64, at_most: i64| {
-            let (min, max) = ((v / 10).max(1), (v.saturating_mul(4)).min(at_most).max(2));
-            Control::Integer {
-                min,
-                max,
-                step: step_of((max - min) as f64, 1.0) as i64,
-            }
-        };
-        let span = |lo: u64, hi: u64| Control::Duration {
-            min: SimDuration::from_nanos(lo),
-            max: SimDuration::from_nanos(hi),
-            step: SimDuration::from_nanos(step_of(hi.saturating_sub(lo) as f64, 1e6) as u64),
-        };
-        if let Some(Value::Integer(v)) = get("workload.clients") {
-            push("workload.clients", "clients", integer(v, 10_000_000));
-        }
-        if let Some(Value::Float(v)) = get("workload.rate") {
-            let (min, max) = (v / 10.0, v * 4.0);
-            let step = step_of(max - min, 0.0);
-            push(
-                "workload.rate",
-                "rate (requests/s)",
-                Control::Number { min, max, step },
-            );
-        }
-        if let Some(Value::Integer(v)) = get("server.workers") {
-            push("server.workers", "workers", integer(v, 10_000_000));
-        }
-        if let Some(d) = duration("server.service.mean").filter(|d| d.as_nanos() > 0) {
-            let v = d.as_nanos();
-            push(
-                "server.service.mean",
-                "service time (mean)",
-                span(v / 10, v * 4),
-            );
-        }
-        if let (Some(start), Some(end)) = (duration("faults[0].start"), duration("faults[0].end")) {
-            let (s, length) = (
-                start.as_nanos(),
-                end.as_nanos().saturating_sub(start.as_nanos()),
-            );
-            if length > 0 {
-                let lo = s + (length / 10).max(1_000_000);
-                push(
-                    "faults[0].end",
-                    "first fault ends at",
-                    span(lo, s + length * 4),
-                );
-            }
-        }
-        for (key, label) in [("backoff.base", "base"), ("backoff.cap", "cap")] {
-            if let Some(d) = duration(key).filter(|d| d.as_nanos() >= 10) {
-                let v = d.as_nanos();
-                push(key, label, span(v / 10, v * 10));
-            }
-        }
-        if let Some(Value::Float(_)) = get("backoff.multiplier") {
-            let number = Control::Number {
-                min: 1.0,
-                max: 4.0,
-                step: 0.1,
-            };
-            push("backoff.multiplier", "multiplier", number);
-        }
-        if let Some(v) = get("client.max_attempts") {
-            let mut choices: Vec<Value> = [1, 2, 3, 4, 5, 10].map(Value::Integer).to_vec();
-            choices.push(Value::String("unlimited".into()));
-            if !choices.iter().any(|c| choice_text(c) == choice_text(&v)) {
-                choices.push(v);
-            }
-            push(
-                "client.max_attempts",
-                "max attempts",
-                Control::Choice(choices),
-            );
-        }
-        if let Some(Value::Array(own)) = get("backoff.strategies") {
-            let mut items = own;
-            for kind in DEFAULT_STRATEGIES {
-                if !items.iter().any(|i| entry_name(i) == kind.name()) {
-                    items.push(Value::String(kind.name().into()));
-                }
-            }
-            if items.len() <= MAX_ENTRIES {
-                push("backoff.strategies", "strategies", Control::Subset(items));
-            }
-        }
-        // Each kept only when its whole range is one this scenario takes.
+        let mut knobs: Vec<(&str, &str, Control)> = Vec::new();
+        knobs.extend(load_knobs(&get));
+        knobs.extend(backoff_knobs(&get));
+        // Each kept only when its key is not swept and its whole range is one this scenario
+        // takes.
         knobs
             .into_iter()
-            .filter_map(|mut k| {
-                let path = KeyPath::parse(&k.key).ok()?;
-                k.value = match lookup(resolved, &path) {
-                    Some(v) => k.text_of(v, strategies)?,
-                    None => return None,
+            .filter_map(|(key, label, control)| {
+                let path = KeyPath::parse(key).ok()?;
+                if self.swept(&path).is_some() {
+                    return None;
+                }
+                let mut k = Knob {
+                    key: key.into(),
+                    label: label.into(),
+                    control,
+                    value: String::new(),
                 };
+                k.value = k.text_of(lookup(resolved, &path)?, strategies)?;
                 k.widen_to(&k.value.clone());
                 self.try_knob(0, &k).ok().map(|()| k)
             })
             .collect()
+    }
+}
+
+/// A duration of the resolved scenario.
+fn duration_of(value: Option<Value>) -> Option<u64> {
+    match value {
+        Some(Value::String(s)) => s.parse::<SimDuration>().ok().map(|d| d.as_nanos()),
+        _ => None,
+    }
+}
+
+/// A whole-number range around `v`: a tenth of it to four times it, at most `at_most`.
+fn integer_around(v: i64, at_most: i64) -> Control {
+    let (min, max) = ((v / 10).max(1), v.saturating_mul(4).min(at_most).max(2));
+    Control::Integer {
+        min,
+        max,
+        step: step_of(max.saturating_sub(min) as f64, 1.0) as i64,
+    }
+}
+
+/// A duration range from `lo` to `hi` nanoseconds.
+fn span(lo: u64, hi: u64) -> Control {
+    Control::Duration {
+        min: SimDuration::from_nanos(lo),
+        max: SimDuration::from_nanos(hi),
+        step: SimDuration::from_nanos(step_of(hi.saturating_sub(lo) as f64, 1e6) as u64),
+    }
+}
+
+/// The default knobs of the load and the fault: clients or rate, workers, service time, the
+/// first fault's end.
+fn load_knobs(get: &dyn Fn(&str) -> Option<Value>) -> Vec<(&'static str, &'static str, Control)> {
+    let mut knobs = Vec::new();
+    if let Some(Value::Integer(v)) = get("workload.clients") {
+        knobs.push(("workload.clients", "clients", integer_around(v, 10_000_000)));
+    }
+    if let Some(Value::Float(v)) = get("workload.rate") {
+        let (min, max) = (v / 10.0, v * 4.0);
+        let step = step_of(max - min, 0.0);
+        let control = Control::Number { min, max, step };
+        knobs.push(("workload.rate", "rate (requests/s)", control));
+    }
+    if let Some(Value::Integer(v)) = get("server.workers") {
+        knobs.push(("server.workers", "workers", integer_around(v, 10_000_000)));
+    }
+    if let Some(v) = duration_of(get("server.service.mean")).filter(|v| *v > 0) {
+        let control = span(v / 10, v.saturating_mul(4));
+        knobs.push(("server.service.mean", "service time (mean)", control));
+    }
+    let fault = (
+        duration_of(get("faults[0].start")),
+        duration_of(get("faults[0].end")),
+    );
+    if let (Some(start), Some(end)) = fault {
+        let length = end.saturating_sub(start);
+        if length > 0 {
+            let lo = start.saturating_add((length / 10).max(1_000_000));
+            let hi = start.saturating_add(length.saturating_mul(4));
+            knobs.push(("faults[0].end", "first fault ends at", span(lo, hi)));
+        }
+    }
+    knobs
+}
+
+/// The default knobs of the backoff: base, cap, multiplier, attempt limit, strategies.
+fn backoff_knobs(
+    get: &dyn Fn(&str) -> Option<Value>,
+) -> Vec<(&'static str, &'static str, Control)> {
+    let mut knobs = Vec::new();
+    for (key, label) in [("backoff.base", "base"), ("backoff.cap", "cap")] {
+        if let Some(v) = duration_of(get(key)).filter(|v| *v >= 10) {
+            knobs.push((key, label, span(v / 10, v.saturating_mul(10))));
+        }
+    }
+    if let Some(Value::Float(_)) = get("backoff.multiplier") {
+        let number = Control::Number {
+            min: 1.0,
+            max: 4.0,
+            step: 0.1,
+        };
+        knobs.push(("backoff.multiplier", "multiplier", number));
+    }
+    if let Some(v) = get("client.max_attempts") {
+        let mut choices: Vec<Value> = [1, 2, 3, 4, 5, 10].map(Value::Integer).to_vec();
+        choices.push(Value::String("unlimited".into()));
+        if !choices.iter().any(|c| choice_text(c) == choice_text(&v)) {
+            choices.push(v);
+        }
+        knobs.push((
+            "client.max_attempts",
+            "max attempts",
+            Control::Choice(choices),
+        ));
+    }
+    if let Some(Value::Array(own)) = get("backoff.strategies") {
+        let mut items = own;
+        for kind in DEFAULT_STRATEGIES {
+            if !items.iter().any(|i| entry_name(i) == kind.name()) {
+                items.push(Value::String(kind.name().into()));
+            }
+        }
+        if items.len() <= MAX_ENTRIES {
+            knobs.push(("backoff.strategies", "strategies", Control::Subset(items)));
+        }
+    }
+    knobs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::library;
+
+    fn keys(knobs: &[Knob]) -> Vec<&str> {
+        knobs.iter().map(|k| k.key.as_str()).collect()
+    }
+
+    #[test]
+    fn default_knobs_of_a_scenario_without_playground() {
+        let doc = ScenarioDoc::parse(
+            "[workload]\nkind = \"burst\"\nclients = 500\n[backoff]\nbase = \"100ms\"\ncap = \"5s\"\nmultiplier = 2.0\nstrategies = [\"full\"]\n[[faults]]\nkind = \"outage\"\nstart = \"1s\"\nend = \"6s\"\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        let knobs = doc.knobs().unwrap();
+        for key in [
+            "workload.clients",
+            "faults[0].end",
+            "backoff.base",
+            "backoff.cap",
+            "backoff.multiplier",
+            "client.max_attempts",
+            "backoff.strategies",
+        ] {
+            assert!(keys(&knobs).contains(&key), "{key} in {:?}", keys(&knobs));
+        }
+        let cap = knobs.iter().find(|k| k.key == "backoff.cap").unwrap();
+        assert_eq!(cap.value, "5s");
+        let Control::Duration { min, max, .. } = cap.control else {
+            panic!("{:?}", cap.control)
+        };
+        assert_eq!(
+            (min.to_string(), max.to_string()),
+            ("500ms".into(), "50s".into())
+        );
+        let clients = knobs.iter().find(|k| k.key == "workload.clients").unwrap();
+        assert!(matches!(
+            clients.control,
+            Control::Integer {
+                min: 50,
+                max: 2000,
+                ..
+            }
+        ));
+        let Control::Subset(items) = &knobs.last().unwrap().control else {
+            panic!("strategies last")
+        };
+        assert_eq!(
+            items.len(),
+            4,
+            "its own and the four default kinds: {items:?}"
+        );
+    }
+
+    #[test]
+    fn default_ranges_of_huge_durations_do_not_wrap() {
+        // Ten times 540h is past u64 nanoseconds: wrapped, the cap's range would end below
+        // the cap itself.
+        for cap in ["540h", "2000000h"] {
+            let doc = ScenarioDoc::parse(
+                &format!("[backoff]\ncap = \"{cap}\"\n[[faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"{cap}\"\n[server]\nservice = {{ dist = \"exponential\", mean = \"{cap}\" }}\n"),
+                "t.toml",
+                "t",
+            )
+            .unwrap();
+            let knobs = doc.knobs().unwrap();
+            for k in &knobs {
+                if let Control::Duration { min, max, .. } = k.control {
+                    assert!(min < max, "{}: {min} to {max}", k.key);
+                    if k.key == "backoff.cap" {
+                        let v: SimDuration = k.value.parse().unwrap();
+                        assert!(max > v, "{cap}: the cap's range ends at {max}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn swept_keys_get_no_knob() {
+        let doc = library::get("choose-base-and-cap").unwrap().doc();
+        let knobs = doc.knobs().unwrap();
+        assert!(!keys(&knobs).contains(&"backoff.cap"), "{:?}", keys(&knobs));
+        assert!(
+            !keys(&knobs).contains(&"backoff.base"),
+            "{:?}",
+            keys(&knobs)
+        );
+        assert!(keys(&knobs).contains(&"backoff.multiplier"));
+        // Asked for by name, a swept key is refused, naming the sweep.
+        let mut doc = doc;
+        doc.set(r#"playground.knobs=[{ key = "backoff.cap", min = "1s", max = "9s" }]"#)
+            .unwrap();
+        let e = doc.knobs().unwrap_err().to_string();
+        assert!(e.contains("sweep.\"backoff.cap\""), "{e}");
     }
 }
