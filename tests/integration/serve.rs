@@ -195,12 +195,17 @@ fn a_newer_request_cancels_the_older_run() {
     let url = served.url.clone();
     let slow = std::thread::spawn(move || get(&url, "/api/run?workload.clients=40000"));
     // The slow run has begun once the server counts its generation.
+    let asked = std::time::Instant::now();
     loop {
         let p: serde_json::Value =
             serde_json::from_slice(&get(&served.url, "/api/progress").1).unwrap();
         if p["generation"] == 1 {
             break;
         }
+        assert!(
+            asked.elapsed() < Duration::from_secs(60),
+            "the slow run never began (progress: {p})"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let (status, body) = get(&served.url, "/api/run?backoff.cap=5s");
@@ -219,6 +224,21 @@ fn a_newer_request_cancels_the_older_run() {
         older["superseded"], true,
         "the older run was cancelled: {shown}"
     );
+}
+
+/// The CSV files under `dir`, by their path below it.
+fn csv_names(dir: &std::path::Path, prefix: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+        if entry.file_type().unwrap().is_dir() {
+            names.extend(csv_names(&entry.path(), &format!("{name}/")));
+        } else if name.ends_with(".csv") {
+            names.insert(name);
+        }
+    }
+    names
 }
 
 /// The files of a tar archive, `(name, bytes)`.
@@ -277,6 +297,13 @@ fn downloads_are_what_run_writes() {
         ],
     );
     assert!(by_set.status.success(), "{}", stderr(&by_set));
+    // The same CSV files, no more and no fewer.
+    let downloaded: std::collections::BTreeSet<String> = (csvs.iter())
+        .map(|(n, _)| n.trim_start_matches("thundering-herd/").to_string())
+        .collect();
+    for out in ["from-file", "from-set"] {
+        assert_eq!(csv_names(&dir.join(out), ""), downloaded, "{out}");
+    }
     for (name, bytes) in csvs {
         let file = name
             .strip_prefix("thundering-herd/")
@@ -338,5 +365,65 @@ fn check_refuses_knobs_the_scenario_does_not_take() {
         for w in words {
             assert!(err.contains(w), "{knobs}: `{w}` in {err}");
         }
+    }
+}
+
+#[test]
+fn check_takes_what_run_takes_under_set() {
+    let dir = TempDir::new("serve-check-set");
+    // thundering-herd's own [playground] offers a cap range and the first fault's end:
+    // neither is the user's to answer for when --set moves the cap or drops the faults.
+    for set in ["backoff.cap=50ms", "faults=[]"] {
+        let o = jitterlab(dir.path(), &["check", "thundering-herd", "--set", set]);
+        assert_eq!(o.status.code(), Some(0), "--set {set}: {}", stderr(&o));
+    }
+    // A file's own bad table is still refused without --set, and warned of under --set.
+    let file = dir.join("k.toml");
+    let knobs = r#"[{ key = "server.workers", min = 0, max = 10 }]"#;
+    std::fs::write(&file, format!("[playground]\nknobs = {knobs}\n")).unwrap();
+    let o = jitterlab(dir.path(), &["check", "k.toml", "--set", "seed=7"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: [playground]"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_client_trickling_after_the_answer_is_let_go() {
+    let served = Served::start(&[]);
+    let addr = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    // The blank line that ends the head arrives split across reads.
+    stream.set_nodelay(true).unwrap();
+    let head = format!("GET /page.css HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let (a, b) = head.split_at(head.len() - 3);
+    for part in [a, &b[..2], &b[2..]] {
+        stream.write_all(part.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    assert!(
+        text(&answer).starts_with("HTTP/1.1 200"),
+        "{}",
+        text(&answer)
+    );
+    // One byte each 150 ms, read by the server's drain one at a time: the connection (and its
+    // slot of 32) is let go within the drain's 2 s, not after 1 MiB of trickle.
+    let started = std::time::Instant::now();
+    while stream.write_all(b"x").is_ok() {
+        assert!(
+            started.elapsed() < Duration::from_secs(12),
+            "the server still reads a trickling client after 12 s"
+        );
+        std::thread::sleep(Duration::from_millis(150));
     }
 }
