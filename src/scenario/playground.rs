@@ -704,6 +704,29 @@ mod tests {
     }
 
     #[test]
+    fn default_ranges_saturate_where_ten_times_would_wrap() {
+        // 540h is 1.944e18 ns: ten times it wraps past u64 to 9.9e17, below the value.
+        let value = "540h".parse::<SimDuration>().unwrap();
+        let get = |key: &str| (key == "backoff.cap").then(|| Value::String("540h".into()));
+        let knobs = backoff_knobs(&get);
+        let Some(("backoff.cap", _, Control::Duration { min, max, .. })) = knobs.first() else {
+            panic!("a cap knob: {knobs:?}")
+        };
+        assert!(*min < value && *max > value, "{min} to {max}");
+        let get = |key: &str| match key {
+            "faults[0].start" => Some(Value::String("0s".into())),
+            "faults[0].end" | "server.service.mean" => Some(Value::String("2000000h".into())),
+            _ => None,
+        };
+        for (key, _, control) in load_knobs(&get) {
+            let Control::Duration { min, max, .. } = control else {
+                panic!("{key}")
+            };
+            assert!(min < max, "{key}: {min} to {max}");
+        }
+    }
+
+    #[test]
     fn swept_keys_get_no_knob() {
         let doc = library::get("choose-base-and-cap").unwrap().doc();
         let knobs = doc.knobs().unwrap();

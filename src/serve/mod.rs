@@ -9,7 +9,9 @@
 //! The page (`page.html`, `page.js`, `page.css`, built into the binary) asks `/api/knobs` for
 //! the knobs, keeps their setting in its URL, and asks `/api/run?SETTINGS` for the table and
 //! charts whenever a knob moves. Each run request takes a new generation and cancels the
-//! run of the one before ([`CancelToken`]): only the newest setting is ever worked on.
+//! run of the one before ([`CancelToken`]): only the newest setting is ever worked on. The
+//! page numbers its requests (`X-Jitterlab-Run: PAGE.N`): one that arrives after its page's
+//! newer one is superseded at once and cancels nothing.
 //! Loopback only unless the caller binds another address; a request whose `Host` is not the
 //! loopback address it was sent to is refused (a web page elsewhere cannot reach the server
 //! through a name of its own).
