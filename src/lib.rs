@@ -70,6 +70,8 @@ pub mod recommend;
 pub mod runner;
 #[cfg(feature = "sim")]
 pub mod scenario;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "sim")]
 pub mod sim;
 #[cfg(feature = "sim")]

@@ -35,6 +35,9 @@ enum Command {
     /// Run a scenario, a file or a built-in (the thundering herd without SCENARIO), into a
     /// result folder.
     Run(RunArgs),
+    /// The playground: a local web page whose knobs re-simulate a scenario (the thundering
+    /// herd without SCENARIO) as they move; the page's numbers are `run`'s.
+    Serve(ServeArgs),
     /// Run a scenario for real against a loopback HTTP server, one strategy after another,
     /// and compare with the simulation (live_vs_sim.csv).
     Live(LiveArgs),
@@ -169,6 +172,20 @@ struct LiveArgs {
     /// Write into an --out folder that holds other files, replacing only jitterlab's own.
     #[arg(long)]
     force: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// Scenario file (TOML), or the name of a built-in scenario, as for `run`. The built-in
+    /// thundering herd when absent.
+    scenario: Option<PathBuf>,
+    /// The address to listen on; port 0 takes a free port. Another than loopback (127.0.0.1,
+    /// ::1) lets anyone who reaches it run simulations on this machine: a warning says so.
+    #[arg(long, default_value = jitterlab::serve::DEFAULT_ADDR)]
+    addr: String,
+    /// No notes on stderr (the URL is printed on stdout all the same).
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -352,6 +369,7 @@ fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run(args),
         Command::Live(args) => live(args),
+        Command::Serve(args) => serve(args),
         Command::Check(args) => check(args),
         Command::List(args) => list(args),
         Command::Show(args) => {
@@ -509,6 +527,41 @@ fn live(args: LiveArgs) -> Result<()> {
     Ok(())
 }
 
+fn serve(args: ServeArgs) -> Result<()> {
+    let addr: std::net::SocketAddr = args.addr.trim().parse().map_err(|_| {
+        Error::invalid(
+            "--addr",
+            jitterlab::text::shown(&args.addr),
+            "an IP address and port, such as 127.0.0.1:8029 (port 0: any free port)",
+        )
+    })?;
+    let doc = load(args.scenario.as_deref(), &[], args.quiet)?;
+    // The command the page shows runs the same scenario: a built-in by its name, a file as
+    // given.
+    let scenario_arg = match &args.scenario {
+        Some(arg) => arg.display().to_string(),
+        None => library::default().name.to_string(),
+    };
+    let playground = jitterlab::serve::Playground::new(doc, scenario_arg)?;
+    let server = jitterlab::serve::Server::bind(playground, addr)?;
+    if !addr.ip().is_loopback() {
+        say(&format!(
+            "warning: listening on {}, not loopback: anyone who can reach it can run simulations on this machine (the playground has no login)",
+            server.url()
+        ));
+    }
+    let cancel = CancelToken::new();
+    let on_interrupt = cancel.clone();
+    let _ = ctrlc::set_handler(move || on_interrupt.cancel());
+    println!("{}", server.url());
+    if !args.quiet {
+        say("the playground is open at the address above; Ctrl-C stops it");
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    server.serve_until(&cancel)
+}
+
 /// Says on stderr what in the scenario's points can never act (always: it is about the
 /// input).
 fn warn(points: &[jitterlab::scenario::Point]) {
@@ -635,6 +688,22 @@ fn check(args: CheckArgs) -> Result<()> {
     let doc = load(Some(&args.scenario), &args.sets, false)?;
     let points = doc.points()?;
     warn(&points);
+    // `[playground]` is checked as written, without --set (serve takes none), and only when
+    // the file has one; under --set a problem is a warning: `check` refuses nothing `run` takes.
+    let as_written;
+    let written = match args.sets.is_empty() {
+        true => &doc,
+        false => {
+            as_written = load(Some(&args.scenario), &[], true)?;
+            &as_written
+        }
+    };
+    if written.has_playground() {
+        match written.knobs() {
+            Err(e) if !args.sets.is_empty() => say(&format!("warning: [playground]: {e}")),
+            checked => drop(checked?),
+        }
+    }
     let base = doc.base()?;
     print!("{}", base.to_toml(doc.sweep_table()));
     let units: usize = points

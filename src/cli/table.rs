@@ -1,30 +1,16 @@
 //! The table `run` and `merge` print: per point and strategy, the means across replications
 //! of the metrics a reader looks at first.
 
-use jitterlab::metric::Metric;
+use jitterlab::output::table::{COLUMNS, cells, header};
 use jitterlab::runner::PointSummary;
 use jitterlab::scenario::describe;
 use jitterlab::text::{pad, shown};
-
-/// The columns after the strategy: the metric and the decimals it is shown with.
-const COLUMNS: [(Metric, usize); 6] = [
-    (Metric::Amplification, 2),
-    (Metric::LatencyP50Ms, 1),
-    (Metric::LatencyP99Ms, 1),
-    (Metric::PeakArrivals, 0),
-    (Metric::PeakRetries, 0),
-    (Metric::SuccessRate, 4),
-];
 
 /// The table, one line per strategy under a line naming each sweep point; `-` where a mean is
 /// undefined (a latency where nothing succeeded). Names and sweep values are escaped and
 /// shortened ([`shown`]): a name of any length or content keeps the table readable.
 pub fn render(points: &[PointSummary]) -> String {
-    let mut rows: Vec<Vec<String>> = vec![
-        std::iter::once("strategy".to_string())
-            .chain(COLUMNS.iter().map(|(m, _)| m.short().to_string()))
-            .collect(),
-    ];
+    let mut rows: Vec<Vec<String>> = vec![header().into_iter().map(String::from).collect()];
     for point in points {
         if !point.values.is_empty() {
             rows.push(vec![format!(
@@ -35,14 +21,7 @@ pub fn render(points: &[PointSummary]) -> String {
         }
         for strategy in &point.strategies {
             let mut row = vec![shown(&strategy.name)];
-            for (metric, digits) in COLUMNS {
-                let mean = strategy.estimates[metric].mean;
-                row.push(if mean.is_finite() {
-                    format!("{mean:.digits$}")
-                } else {
-                    "-".into()
-                });
-            }
+            row.extend(cells(strategy));
             rows.push(row);
         }
     }

@@ -16,6 +16,7 @@
 //! - [`stage`]: a result folder's files written aside and moved in whole (commit).
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
+//! - [`table`]: the headline table's columns and cells (`run` prints it, `serve` shows it).
 //! - [`report`]: one self-contained `report.html` with the scenario, a summary table and every
 //!   chart inline.
 
@@ -29,3 +30,4 @@ pub mod report;
 pub mod results;
 pub mod rows;
 pub mod stage;
+pub mod table;

@@ -557,6 +557,29 @@ pub fn check_charts(dir: &Path) -> Result<Vec<String>> {
     Ok(Drawing::of(dir, false, &CancelToken::new())?.problems())
 }
 
+/// The playground's charts of the result folder `dir` (`jitterlab serve`), as SVG documents
+/// rendered exactly as [`draw_all`] renders them: the headline chart, then the herd chart when
+/// it is another. Each is `(stem, title, svg)`. Once `cancel` is cancelled, no further chart is
+/// rendered and the result is [`Error::Interrupted`].
+pub(crate) fn playground_svgs(
+    dir: &Path,
+    cancel: &CancelToken,
+) -> Result<Vec<(String, String, String)>> {
+    use rayon::prelude::*;
+    let plan = Plan::of(dir)?;
+    let wanted = |c: &Chart| c.headline || c.stem == "herd";
+    let charts: Vec<&Chart> = plan.charts.iter().filter(|c| wanted(c)).collect();
+    (charts.par_iter())
+        .map(|chart| {
+            if cancel.is_cancelled() {
+                return Err(Error::Interrupted);
+            }
+            let svg = chart.svg(&dir.join(format!("{}.svg", chart.stem)))?;
+            Ok((chart.stem.clone(), chart.title.clone(), svg))
+        })
+        .collect()
+}
+
 /// Draws the distribution of sleeps per retry number for each jitter kind (one panel per kind,
 /// shared axes): the samples as a strip, their 25–75 % box, 5–95 % whiskers and median. The
 /// format follows the extension of `path` (`.png` or `.svg`); the file is written atomically.

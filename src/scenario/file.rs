@@ -84,7 +84,29 @@ pub struct ScenarioFile {
     pub output: OutputFile,
     pub recovery: RecoveryFile,
     pub recommend: Option<RecommendFile>,
+    pub playground: Option<PlaygroundFile>,
     pub sweep: Option<toml::Table>,
+}
+
+/// `[playground]`: the knobs `jitterlab serve` shows (no effect on the runs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlaygroundFile {
+    pub knobs: Option<Vec<KnobFile>>,
+}
+
+/// One `playground.knobs` entry: a key and the values its control offers. The values stay
+/// TOML values here; [`super::playground`] reads them by the key's kind.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnobFile {
+    pub key: Option<String>,
+    pub label: Option<String>,
+    pub min: Option<toml::Value>,
+    pub max: Option<toml::Value>,
+    pub step: Option<toml::Value>,
+    pub choices: Option<Vec<toml::Value>>,
+    pub subset: Option<Vec<toml::Value>>,
 }
 
 /// `[recommend]`: what the results are read against (no effect on the runs).

@@ -17,6 +17,7 @@ mod check;
 mod file;
 pub mod library;
 mod locate;
+mod playground;
 mod resolved;
 pub mod roles;
 mod sweep;
@@ -26,6 +27,7 @@ mod wording;
 use std::path::{Path, PathBuf};
 
 pub use check::DEFAULT_STRATEGIES;
+pub use playground::{Control, Knob, choice_text, entry_name};
 pub use roles::Role;
 pub use sweep::{Sweep, format_value};
 
@@ -374,6 +376,11 @@ impl ScenarioDoc {
                 message,
             },
         }
+    }
+
+    /// Whether the file has a `[playground]` table of its own.
+    pub fn has_playground(&self) -> bool {
+        self.table.contains_key("playground")
     }
 
     /// The sweep table as written (for the resolved file).

@@ -5,6 +5,7 @@
 
 mod animate;
 mod builtins;
+mod cdp;
 mod chart_check;
 mod charts;
 mod cheat_sheet;
@@ -18,8 +19,10 @@ mod fuzz;
 mod interrupt;
 mod layers;
 mod live;
+mod playground;
 mod regressions;
 mod scenarios;
+mod serve;
 mod sources;
 mod storms;
 mod trust;
