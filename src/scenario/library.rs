@@ -211,7 +211,7 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
 }
 
 /// Levenshtein distance: the fewest one-character insertions, deletions and substitutions.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     // One row of the dynamic-programming table: distances from a's prefix to b's prefixes.
     let mut row: Vec<usize> = (0..=b.len()).collect();

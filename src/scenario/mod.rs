@@ -17,6 +17,7 @@ mod check;
 mod file;
 pub mod library;
 mod locate;
+pub mod presets;
 mod resolved;
 pub mod roles;
 mod sweep;

@@ -6,6 +6,7 @@
 mod builtins;
 mod chart_check;
 mod charts;
+mod classes;
 mod cli;
 mod common;
 mod determinism;

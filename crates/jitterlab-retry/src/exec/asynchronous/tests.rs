@@ -318,6 +318,7 @@ fn with_bucket(capacity: u32) -> AsyncRetrier {
         capacity,
         retry_cost: 5,
         timeout_cost: 10,
+        throttling_cost: 5,
         success_refund: 1,
     };
     let p = RetryPolicy {
