@@ -38,6 +38,7 @@ macro_rules! builtin {
 
 /// Every built-in scenario, sorted by name.
 pub const SCENARIOS: &[Builtin] = &[
+    builtin!("aws-2026"),
     builtin!("brooker-2015"),
     builtin!("brooker-2015-sweep"),
     builtin!("brooker-2022-budgets"),
@@ -48,6 +49,7 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("metastable-phase-map"),
     builtin!("poisson-overload"),
     builtin!("retry-after-herd"),
+    builtin!("sdk-defaults"),
     builtin!("thundering-herd"),
 ];
 
