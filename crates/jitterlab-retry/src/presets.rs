@@ -246,16 +246,18 @@ pub fn aws_standard_legacy() -> Preset {
 }
 
 /// gRPC's retry policy with the example values of its design (gRPC has no defaults): 4
-/// attempts, full jitter up to min(100 ms * 2^(k-1), 1 s), UNAVAILABLE (HTTP 503) retried,
-/// retry throttling with 10 tokens and 0.1 back per success.
+/// attempts, full jitter up to min(100 ms * 2^(k-1), 1 s), UNAVAILABLE retried (a failed
+/// connection, and the HTTP 429, 502, 503 and 504 that grpc/grpc's
+/// `doc/http-grpc-status-mapping.md` maps to it), retry throttling with 10 tokens and 0.1 back
+/// per success.
 pub fn grpc() -> Preset {
     Preset {
         name: "grpc",
         summary: "gRPC retry policy, A6's example values: 4 attempts, 100 ms to 1 s, throttling 10 / 0.1",
-        source: "grpc/proposal A6-client-retries.md (commit 0070717), the example retryPolicy and retryThrottling",
+        source: "grpc/proposal A6-client-retries.md (commit 0070717), the example retryPolicy and retryThrottling; grpc/grpc doc/http-grpc-status-mapping.md (commit 3e6851f) for UNAVAILABLE",
         policy: policy(
             backoff(Jitter::Full, ms(100), Duration::from_secs(1)),
-            codes(&[503], false, false),
+            codes(&[429, 502, 503, 504], false, true),
             Some(4),
         ),
         budget: Some(BudgetConfig::Grpc {

@@ -243,8 +243,16 @@ fn grpc_is_the_a6_example() {
         [ms(100), ms(200), ms(400), ms(800), secs(1)]
     );
     assert_eq!(p.policy.max_attempts, Some(4));
-    assert!(p.policy.retry_on.retries(Outcome::Status(503)));
-    assert!(!p.policy.retry_on.retries(Outcome::Status(429)));
+    // UNAVAILABLE: a failed connection, and HTTP 429, 502, 503, 504 (grpc/grpc
+    // doc/http-grpc-status-mapping.md); nothing else, not even a timeout (DEADLINE_EXCEEDED).
+    for code in [429, 502, 503, 504] {
+        assert!(p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(p.policy.retry_on.retries(Outcome::Connection));
+    for code in [408, 500, 501] {
+        assert!(!p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(!p.policy.retry_on.retries(Outcome::Timeout));
     // 10 tokens, 1 per failure, retries only above 5: failures leave 9, 8, 7, 6 (retries), 5
     // (refused). One request after another, each stopped by its 4 attempts first: 3 retries
     // for the first request (9, 8, 7; its 4th failure leaves 6 with no attempt left), none
