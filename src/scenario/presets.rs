@@ -46,7 +46,37 @@ pub(super) fn expand(key: &str, t: &Table) -> Result<Table> {
         };
         out.insert(k.clone(), merged);
     }
+    refuse_inert(key, &preset, t, &out)?;
     Ok(out)
+}
+
+/// Keys that act only through another key, and that key's value under which they do nothing.
+const NEEDS: [(&str, &str, &str); 4] = [
+    ("throttling_backoff", "throttling_on", "[]"),
+    ("retry_after_max", "retry_after", "\"ignore\""),
+    ("retry_after_max_extra", "retry_after", "\"ignore\""),
+    ("retry_after_header", "retry_after", "\"ignore\""),
+];
+
+/// Refuses a key given beside the preset that the resolved strategy `out` would ignore (a
+/// throttling backoff without a throttling class, a Retry-After clamp while hints are
+/// ignored), naming the preset, the key and the key that would make it act.
+fn refuse_inert(key: &str, preset: &Preset, given: &Table, out: &Table) -> Result<()> {
+    for (k, governor, inert) in NEEDS {
+        let value = out.get(governor).map(Value::to_string);
+        if given.contains_key(k) && value.as_deref() == Some(inert) {
+            return Err(Error::invalid(
+                format!("{key}.{k}"),
+                "given",
+                format!(
+                    "no `{k}` while {governor} = {inert}, as preset {:?} has it: give `{governor}` \
+                     beside the preset too, or leave `{k}` out",
+                    preset.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The preset called `name`, or an error at `key` listing them with a did-you-mean.
@@ -322,5 +352,64 @@ budget = { capacity = 3 }"#,
         .unwrap_err()
         .to_string();
         assert!(e.contains("has no budget"), "{e}");
+    }
+
+    #[test]
+    fn an_override_the_presets_mechanism_lacks_names_both() {
+        for (text, k) in [
+            (
+                r#"preset = "polly-v8"
+throttling_backoff = { base = "1s" }"#,
+                "throttling_backoff",
+            ),
+            (
+                r#"preset = "grpc"
+retry_after_max_extra = "5s""#,
+                "retry_after_max_extra",
+            ),
+            (
+                r#"preset = "aws-standard-legacy"
+retry_after_header = "x-amz-retry-after""#,
+                "retry_after_header",
+            ),
+        ] {
+            let e = expand("backoff.strategies[2]", &table(text))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("backoff.strategies[2].{k}")), "{e}");
+            assert!(e.contains("preset \""), "{e}");
+        }
+        // With the key that makes it act, the same override is accepted.
+        let out = expand(
+            "backoff.strategies[0]",
+            &table(
+                r#"preset = "polly-v8"
+throttling_on = [429]
+throttling_backoff = { base = "1s" }"#,
+            ),
+        )
+        .unwrap();
+        assert_eq!(out["throttling_backoff"]["base"].as_str(), Some("1s"));
+        let out = expand(
+            "backoff.strategies[0]",
+            &table(
+                r#"preset = "grpc"
+retry_after = "at_least"
+retry_after_max_extra = "5s""#,
+            ),
+        )
+        .unwrap();
+        assert_eq!(out["retry_after_max_extra"].as_str(), Some("5s"));
+        // A preset that has the mechanism takes the override alone.
+        assert!(
+            expand(
+                "backoff.strategies[0]",
+                &table(
+                    r#"preset = "aws-standard"
+retry_after_max_extra = "2s""#
+                )
+            )
+            .is_ok()
+        );
     }
 }
