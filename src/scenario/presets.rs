@@ -113,6 +113,16 @@ fn allowed(given: Option<&str>) -> String {
 /// preset's kind.
 fn merge(key: &str, k: &str, preset: &Preset, base: &Table, given: &Table) -> Result<Table> {
     let mut out = base.clone();
+    // A preset that charges a throttling retry what it charges any retry (the AWS SDKs
+    // before 2026) keeps doing so when `retry_cost` alone is changed.
+    if k == "budget"
+        && base.get("throttling_cost").is_some()
+        && base.get("throttling_cost") == base.get("retry_cost")
+        && !given.contains_key("throttling_cost")
+        && let Some(cost) = given.get("retry_cost")
+    {
+        out.insert("throttling_cost".into(), cost.clone());
+    }
     for (name, v) in given {
         if k == "budget" && !base.contains_key(name) {
             let kind = base.get("kind").and_then(Value::as_str).unwrap_or("?");
@@ -171,8 +181,12 @@ pub fn keys(preset: &Preset) -> Table {
     if let Some(throttling) = &p.throttling
         && let Some(b) = &throttling.backoff
     {
-        let mut tb = Table::new();
+        // Only what differs from the strategy's own backoff (the AWS SDKs: the base), so that
+        // a `jitter` or `cap` given beside the preset changes both, as in the SDK's code.
+        let (mut own, mut tb) = (Table::new(), Table::new());
+        backoff_keys(p.backoff.params(), &mut own);
         backoff_keys(b.params(), &mut tb);
+        tb.retain(|k, v| own.get(k) != Some(v));
         t.insert("throttling_backoff".into(), Value::Table(tb));
     }
     t.insert(
@@ -313,6 +327,34 @@ budget = { retry_cost = 20 }"#,
         assert_eq!(out["budget"]["throttling_cost"].as_integer(), Some(5));
         assert_eq!(out["throttling_backoff"]["base"].as_str(), Some("1s"));
         assert!(!out.contains_key("preset"));
+    }
+
+    #[test]
+    fn overrides_follow_where_the_sdk_shares_a_value() {
+        // Legacy botocore charges a throttling retry like any other: retry_cost carries it.
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"aws-standard-legacy\"\nbudget = { retry_cost = 7 }"),
+        )
+        .unwrap();
+        assert_eq!(out["budget"]["throttling_cost"].as_integer(), Some(7));
+        assert_eq!(out["budget"]["timeout_cost"].as_integer(), Some(10));
+        // 2026 charges them differently: the throttling cost stays 5.
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"aws-standard\"\nbudget = { retry_cost = 7 }"),
+        )
+        .unwrap();
+        assert_eq!(out["budget"]["throttling_cost"].as_integer(), Some(5));
+        // The throttling backoff names only its base: jitter and cap come from the strategy.
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"aws-standard\"\njitter = \"equal\""),
+        )
+        .unwrap();
+        let tb = out["throttling_backoff"].as_table().unwrap();
+        assert_eq!(tb.keys().collect::<Vec<_>>(), ["base"]);
+        assert_eq!(out["jitter"].as_str(), Some("equal"));
     }
 
     #[test]
