@@ -10,7 +10,7 @@ use jitterlab_retry::policy::{
     StopReason,
 };
 use jitterlab_retry::presets::{self, Preset};
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::Value;
 
@@ -185,6 +185,66 @@ fn quota_sequences(p: &Preset, v: &Value) {
             "{key}"
         );
     }
+    // "ok": a 503 retried, its success (the retry's cost back), then a first-try success
+    // (+1, never above the capacity).
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut state = BackoffState::new();
+    let d = p.policy.decide(
+        &report(1, Outcome::Status(503), None),
+        &mut state,
+        Some(&mut budget),
+        &mut rng,
+    );
+    assert!(d.sleep().is_some());
+    let after_retry = AttemptReport {
+        follows: p.policy.class_of(Outcome::Status(503)),
+        ..report(2, Outcome::Success, None)
+    };
+    for a in [after_retry, report(1, Outcome::Success, None)] {
+        let d = p
+            .policy
+            .decide(&a, &mut BackoffState::new(), Some(&mut budget), &mut rng);
+        assert_eq!(d, Decision::Done);
+    }
+    assert_eq!(
+        budget.available(Duration::ZERO),
+        v["capacity_after"]["ok"].as_f64().unwrap(),
+        "ok"
+    );
+}
+
+/// Retries each AWS preset's quota grants when every attempt times out or cannot connect,
+/// against botocore's `retries_until_refused` for ReadTimeoutError, ConnectTimeoutError and
+/// EndpointConnectionError.
+#[test]
+fn aws_quotas_for_timeouts_and_connection_errors_match_botocore() {
+    for (p, version) in [
+        (presets::aws_standard(), "1.44.8"),
+        (presets::aws_standard_dynamodb(), "1.44.8"),
+        (presets::aws_standard_legacy(), "1.35.99"),
+    ] {
+        let v = &vectors(version)["retries_until_refused"];
+        let timeouts = retries_in_an_endless_outage(&p, Outcome::Timeout);
+        assert_eq!(
+            u64::from(timeouts),
+            v["read_timeout"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+        assert_eq!(
+            u64::from(timeouts),
+            v["connect_timeout"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+        assert_eq!(
+            u64::from(retries_in_an_endless_outage(&p, Outcome::Connection)),
+            v["endpoint_connection_error"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+    }
 }
 
 #[test]
@@ -332,6 +392,84 @@ fn google_api_core_doubles_from_1s_to_60s_within_120s() {
         !p.policy.retry_on.retries(Outcome::Timeout),
         "DeadlineExceeded is not transient"
     );
+}
+
+#[test]
+fn google_api_core_stops_when_a_sleep_would_pass_120s() {
+    // _retry_error_helper: `if deadline is not None and time.monotonic() + next_sleep >
+    // deadline_time` the request stops instead of sleeping. Attempts here take no time, so
+    // `now` is the sum of the sleeps so far.
+    let p = presets::google_api_core();
+    let deadline = secs(120);
+    for seed in 1..=20 {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut state = BackoffState::new();
+        let mut now = Duration::ZERO;
+        for attempt in 1.. {
+            // The sleep this decision draws, from copies of the same state and stream.
+            let would_sleep = p
+                .policy
+                .backoff
+                .next_delay(&mut state.clone(), &mut rng.clone());
+            let a = AttemptReport {
+                now,
+                ..report(attempt, Outcome::Status(503), None)
+            };
+            match p.policy.decide(&a, &mut state, None, &mut rng) {
+                Decision::Retry { sleep, .. } => {
+                    assert_eq!(sleep, would_sleep, "seed {seed}, retry {attempt}");
+                    assert!(now + sleep < deadline, "seed {seed}, retry {attempt}");
+                    now += sleep;
+                }
+                Decision::Stop(StopReason::SleepPastDeadline) => {
+                    assert!(now + would_sleep >= deadline, "seed {seed}: {now:?}");
+                    // Sleeps reach the 60 s cap from retry 7: at least 6 retries fit.
+                    assert!(attempt >= 7, "seed {seed}: stopped at attempt {attempt}");
+                    break;
+                }
+                other => panic!("seed {seed}, attempt {attempt}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn dotnet_resilience_sleeps_as_pollys_decorrelated_jitter_v2() {
+    // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (0-based attempt a, u = random()):
+    //   t = a + u; next = 2^t * tanh(sqrt(4 t)); delay = (next - prev) / 1.4 * baseDelay,
+    // baseDelay 2 s. The u's are the stream's first draws, one per retry.
+    let p = presets::dotnet_resilience();
+    for seed in [1, 7, 27] {
+        let mut draws = Pcg64Mcg::seed_from_u64(seed);
+        let mut prev = 0.0;
+        let expected: Vec<f64> = (0..3)
+            .map(|a| {
+                let t = f64::from(a) + draws.random::<f64>();
+                let next = t.exp2() * (4.0 * t).sqrt().tanh();
+                let delay = (next - prev) / 1.4 * 2.0;
+                prev = next;
+                delay
+            })
+            .collect();
+        let got = sleeps(&p, Outcome::Status(503), seed, 3);
+        for (g, e) in got.iter().zip(&expected) {
+            assert!(
+                (g.as_secs_f64() - e).abs() < 1e-6,
+                "seed {seed}: {got:?} vs {expected:?}"
+            );
+        }
+        // The sleeps grow on average (2 s * 2^a / 1.4 around), none above the 30 s cap.
+        assert!(got.iter().all(|d| *d <= secs(30)), "{got:?}");
+    }
+    // Upper bounds by hand: a = 0 sleeps below 2 tanh(2) / 1.4 * 2 s = 2.754 s.
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    for _ in 0..1000 {
+        let d = p
+            .policy
+            .backoff
+            .next_delay(&mut BackoffState::new(), &mut rng);
+        assert!(d < ms(2755), "{d:?}");
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ import json
 import sys
 
 import botocore
+from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 from botocore.retries import quota, standard
 
 
@@ -72,6 +73,17 @@ def retries_until_refused(status):
     return granted
 
 
+def retries_until_refused_after(exception):
+    """As retries_until_refused, for an attempt that raised `exception` (no HTTP answer)."""
+    q = checker()
+    granted = 0
+    while q.acquire_retry_quota(
+        standard.RetryContext(attempt_number=1, caught_exception=exception, request_context={})
+    ):
+        granted += 1
+    return granted
+
+
 def capacity_after(steps):
     """Quota left after `steps`: ("retry", status) acquires for a failure, ("ok", None) is a
     success of the request whose last retry followed the last failure."""
@@ -106,6 +118,13 @@ out = {
     "retries_until_refused": {
         "transient_503": retries_until_refused(503),
         "throttling_429": retries_until_refused(429),
+        "read_timeout": retries_until_refused_after(ReadTimeoutError(endpoint_url="https://x")),
+        "connect_timeout": retries_until_refused_after(
+            ConnectTimeoutError(endpoint_url="https://x")
+        ),
+        "endpoint_connection_error": retries_until_refused_after(
+            EndpointConnectionError(endpoint_url="https://x")
+        ),
     },
     "capacity_after": {
         "429_503_ok": capacity_after([("retry", 429), ("retry", 503), ("ok", None)]),
