@@ -44,7 +44,7 @@
 #![warn(missing_docs)]
 
 // The engine, from the `jitterlab-retry` crate under the paths it always had here.
-pub use jitterlab_retry::{backoff, cancel, exec, param, policy, prelude};
+pub use jitterlab_retry::{backoff, cancel, exec, param, policy, prelude, presets};
 
 // Always built: the simulator's time, streams and errors.
 pub mod error;

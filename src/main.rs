@@ -58,6 +58,24 @@ enum Command {
     Plot(PlotArgs),
     /// Rank the (point, strategy) pairs that meet constraints; write pareto.csv.
     Recommend(RecommendArgs),
+    /// List the SDK and library retry presets (`preset = "NAME"` in a strategy), or show one's
+    /// keys.
+    Presets(PresetsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PresetsArgs {
+    #[command(subcommand)]
+    command: Option<PresetsCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+enum PresetsCommand {
+    /// Print a preset's keys as a strategy table (TOML), with its source.
+    Show {
+        /// A preset's name (`jitterlab presets`).
+        name: String,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -390,6 +408,28 @@ fn dispatch(cli: Cli) -> Result<()> {
             pending.map_or(Ok(()), |p| animate(p, false))
         }
         Command::Recommend(args) => recommend(args),
+        Command::Presets(args) => presets(args),
+    }
+}
+
+/// `jitterlab presets`: one line each with its source; `presets show NAME`: its keys.
+fn presets(args: PresetsArgs) -> Result<()> {
+    use jitterlab::presets;
+    match args.command {
+        None => {
+            let width = presets::NAMES.iter().map(|n| n.len()).max().unwrap_or(0);
+            for p in presets::all() {
+                println!("{:<width$}  {}", p.name, p.summary);
+                println!("{:<width$}  source: {}", "", p.source);
+            }
+            Ok(())
+        }
+        Some(PresetsCommand::Show { name }) => {
+            // The scenario's own refusal, did-you-mean included.
+            let preset = jitterlab::scenario::presets::lookup("presets show NAME", &name)?;
+            print!("{}", jitterlab::scenario::presets::show(&preset));
+            Ok(())
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use jitterlab::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab::exec::VirtualClock;
 use jitterlab::policy::throttle::{Throttle, ThrottleConfig};
-use jitterlab::policy::{Breaker, BreakerConfig, Budget, BudgetConfig};
+use jitterlab::policy::{Breaker, BreakerConfig, Budget, BudgetConfig, RetryClass};
 use jitterlab::time::{SimDuration, SimTime};
 
 /// The README's snippet of jitterlab 0.1, verbatim but for the `?` target.
@@ -38,8 +38,8 @@ fn simulator_instants_and_spans_still_go_in() {
     let mut budget = Budget::new(BudgetConfig::ratio()).unwrap();
     budget.on_request(at(1));
     budget.on_begin(at(1));
-    assert!(budget.try_retry(at(2), false));
-    budget.refund_retry(at(2), false);
+    assert!(budget.try_retry(at(2), RetryClass::Transient));
+    budget.refund_retry(at(2), RetryClass::Transient);
     assert!(budget.available(at(3)) > 0.0);
     let mut throttle = Throttle::new(ThrottleConfig::default()).unwrap();
     throttle.on_accept(at(1));

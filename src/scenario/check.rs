@@ -18,10 +18,10 @@ use crate::error::{Error, Result};
 use crate::param::{ParamError, ValueError};
 use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
-use crate::policy::RetryAfterPolicy;
 use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{Idempotency, RetryOn};
+use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::dist::{Dist, Empirical};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
@@ -650,6 +650,7 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
                 contention: dur(&k("contention"), &s.contention, "0ms")?,
                 overload_status: status(&k("overload_status"), s.overload_status.unwrap_or(503))?,
                 retry_after,
+                retry_after_header: header(&k("retry_after_header"), &s.retry_after_header)?,
                 rate_limit,
                 drop_expired: s.drop_expired.unwrap_or(false),
             }))
@@ -661,6 +662,12 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
             only_for(&k("contention"), &s.contention, &k("kind"), kind)?;
             only_for(&k("overload_status"), &s.overload_status, &k("kind"), kind)?;
             only_for(&k("retry_after"), &s.retry_after, &k("kind"), kind)?;
+            only_for(
+                &k("retry_after_header"),
+                &s.retry_after_header,
+                &k("kind"),
+                kind,
+            )?;
             only_for(&k("rate_limit"), &s.rate_limit, &k("kind"), kind)?;
             only_for(&k("drop_expired"), &s.drop_expired, &k("kind"), kind)?;
             Ok(ServerConfig::Occ)
@@ -674,18 +681,39 @@ fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfi
 }
 
 /// The client table at `table` (`client`, or a chain's `layers[i].client`).
-fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
-    let k = |key: &str| format!("{table}.{key}");
-    let retry_on = match &c.retry_on {
-        None => RetryOn::default(),
+/// A `retry_after_header` value at `key` (default `retry-after`).
+fn header(key: &str, value: &Option<String>) -> Result<RetryAfterHeader> {
+    value
+        .as_deref()
+        .map_or(Ok(RetryAfterHeader::RetryAfter), str::parse)
+        .map_err(|e| Error::for_key(key, e))
+}
+
+/// A list of outcomes at `key` (`retry_on`, `throttling_on`), `default` when absent.
+fn outcome_set(key: &str, items: &Option<Vec<RetryOnItem>>, default: RetryOn) -> Result<RetryOn> {
+    match items {
+        None => Ok(default),
         Some(items) => items
             .iter()
             .enumerate()
             .try_fold(RetryOn::none(), |set, (i, item)| {
                 set.with_item(item)
-                    .map_err(|e| Error::for_key(format!("{table}.retry_on[{i}]"), e))
-            })?,
-    };
+                    .map_err(|e| Error::for_key(format!("{key}[{i}]"), e))
+            }),
+    }
+}
+
+/// The default throttling answers: 429 (botocore's `ThrottlingStatusCodeChecker`).
+pub(super) fn throttling_default() -> RetryOn {
+    RetryOn::none()
+        .with_status(429)
+        .expect("429 is a retryable status")
+}
+
+fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
+    let k = |key: &str| format!("{table}.{key}");
+    let retry_on = outcome_set(&k("retry_on"), &c.retry_on, RetryOn::default())?;
+    let throttling_on = outcome_set(&k("throttling_on"), &c.throttling_on, throttling_default())?;
     let idempotency = match (
         c.idempotent.unwrap_or(true),
         c.idempotency_key.unwrap_or(false),
@@ -735,7 +763,12 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
                 .parse()
                 .map_err(|e| Error::for_key(k("retry_after"), e))?,
             max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?.map(SimDuration::to_std),
+            max_extra: limit(&k("retry_after_max_extra"), &c.retry_after_max_extra, "off")?
+                .map(SimDuration::to_std),
+            header: header(&k("retry_after_header"), &c.retry_after_header)?,
         },
+        throttling_on,
+        throttling_backoff: None,
         idempotency,
         budget,
         breaker,
@@ -796,6 +829,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("capacity", b.capacity.is_some()),
         ("retry_cost", b.retry_cost.is_some()),
         ("timeout_cost", b.timeout_cost.is_some()),
+        ("throttling_cost", b.throttling_cost.is_some()),
         ("success_refund", b.success_refund.is_some()),
         ("percent", b.percent.is_some()),
         ("min_per_sec", b.min_per_sec.is_some()),
@@ -807,9 +841,13 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("ratio", b.ratio.is_some()),
     ];
     let own: &[&str] = match config {
-        BudgetConfig::TokenBucket { .. } => {
-            &["capacity", "retry_cost", "timeout_cost", "success_refund"]
-        }
+        BudgetConfig::TokenBucket { .. } => &[
+            "capacity",
+            "retry_cost",
+            "timeout_cost",
+            "throttling_cost",
+            "success_refund",
+        ],
         BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window"],
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
         BudgetConfig::Adaptive(_) => &["size", "fill"],
@@ -831,18 +869,30 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             capacity,
             retry_cost,
             timeout_cost,
+            throttling_cost,
             success_refund,
-        } => [
-            ("capacity", b.capacity, capacity),
-            ("retry_cost", b.retry_cost, retry_cost),
-            ("timeout_cost", b.timeout_cost, timeout_cost),
-            ("success_refund", b.success_refund, success_refund),
-        ]
-        .into_iter()
-        .try_for_each(|(k, given, slot)| {
-            *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
-            Ok::<_, Error>(())
-        })?,
+        } => {
+            [
+                ("capacity", b.capacity, &mut *capacity),
+                ("retry_cost", b.retry_cost, &mut *retry_cost),
+                ("timeout_cost", b.timeout_cost, timeout_cost),
+                ("success_refund", b.success_refund, success_refund),
+            ]
+            .into_iter()
+            .try_for_each(|(k, given, slot)| {
+                *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
+                Ok::<_, Error>(())
+            })?;
+            // A throttling answer costs what any retry costs unless told otherwise.
+            let default = i64::from(*retry_cost);
+            *throttling_cost = count(
+                &key("throttling_cost"),
+                b.throttling_cost,
+                default,
+                0,
+                u32::MAX as i64,
+            )?;
+        }
         BudgetConfig::Ratio {
             percent,
             min_per_sec,
@@ -958,8 +1008,9 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
     })
 }
 
-/// The keys of a strategy table: its backoff, then the client keys it may override.
-const STRATEGY_KEYS: &str = "name, jitter, base, multiplier, cap, growth, factor, max_attempts, budget, throttle, breaker, timeout, deadline, layers";
+/// The keys of a strategy table: its preset, its backoff, then the client keys it may
+/// override.
+const STRATEGY_KEYS: &str = "name, preset, jitter, base, multiplier, cap, growth, factor, throttling_backoff, max_attempts, budget, throttle, breaker, timeout, deadline, retry_on, throttling_on, retry_after, retry_after_max, retry_after_max_extra, retry_after_header, layers";
 
 /// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
 /// `"off"` (`None`: the strategy runs without it).
@@ -980,6 +1031,8 @@ fn off_or_table<F: serde::de::DeserializeOwned>(
 }
 
 fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result<Strategy> {
+    let expanded = super::presets::expand(key, t)?;
+    let t = &expanded;
     let mut params = defaults;
     let mut name = None;
     let text = |k: &str, v: &toml::Value| -> Result<String> {
@@ -995,6 +1048,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
     let mut jitter = None;
     let mut client = ClientOverrides::default();
     let mut layers = Vec::new();
+    let mut throttling = None;
     for (k, v) in t {
         let sub = format!("{key}.{k}");
         match k.as_str() {
@@ -1012,6 +1066,7 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
             "layers" => layers = layer_overrides(&sub, v)?,
+            "throttling_backoff" => throttling = Some(v),
             k if client_override(&sub, k, v, &mut client)? => {}
             _ => {
                 return Err(Error::invalid(
@@ -1030,13 +1085,72 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
         )
     })?;
     params.jitter = jitter;
+    let backoff = backoff(key, t, params)?;
+    if let Some(v) = throttling {
+        client.throttling_backoff = Some(throttling_backoff(
+            &format!("{key}.throttling_backoff"),
+            v,
+            params,
+        )?);
+    }
     Ok(Strategy {
         name: name.unwrap_or_else(|| jitter.name().to_string()),
-        backoff: backoff(key, t, params)?,
+        backoff,
         client,
         layers,
         source: None,
     })
+}
+
+/// A strategy's `throttling_backoff` at `key`: a table of backoff keys over the strategy's
+/// own `params` (`jitter`, `base`, `multiplier`, `cap`, `growth`, `factor`), or `"off"`.
+fn throttling_backoff(
+    key: &str,
+    v: &toml::Value,
+    params: BackoffParams,
+) -> Result<Option<BackoffParams>> {
+    const KEYS: &str = "jitter, base, multiplier, cap, growth, factor";
+    let t = match v {
+        toml::Value::String(w) if w == "off" => return Ok(None),
+        toml::Value::Table(t) => t,
+        _ => {
+            return Err(Error::invalid(
+                key,
+                v,
+                format!("a table of {KEYS}, or \"off\""),
+            ));
+        }
+    };
+    let mut p = params;
+    for (k, v) in t {
+        let sub = format!("{key}.{k}");
+        let text = || {
+            v.as_str()
+                .ok_or_else(|| Error::invalid(&sub, v, "a string"))
+        };
+        let number = || {
+            v.as_float()
+                .or_else(|| v.as_integer().map(|i| i as f64))
+                .ok_or_else(|| Error::invalid(&sub, v, "a number"))
+        };
+        match k.as_str() {
+            "jitter" => p.jitter = text()?.parse().map_err(|e| Error::for_key(&sub, e))?,
+            "base" => p.base = std_duration(&sub, text()?)?,
+            "cap" => p.cap = std_duration(&sub, text()?)?,
+            "multiplier" => p.multiplier = number()?,
+            "growth" => p.growth = number()?,
+            "factor" => p.factor = number()?,
+            _ => {
+                return Err(Error::invalid(
+                    sub,
+                    "given",
+                    format!("one of the keys {KEYS}"),
+                ));
+            }
+        }
+    }
+    Backoff::from_params(p).map_err(under(key))?;
+    Ok(Some(p))
 }
 
 /// Reads client key `k` of a strategy (or of one of its layer overrides) at `sub` into
@@ -1076,16 +1190,49 @@ fn client_override(
                     .transpose()?,
             )
         }
-        "timeout" | "deadline" => {
+        "timeout" | "deadline" | "retry_after_max" | "retry_after_max_extra" => {
             let given = v.as_str().ok_or_else(|| {
                 Error::invalid(sub, v, "a duration in quotes such as \"3s\", or \"off\"")
             })?;
             let value = Some(limit(sub, &Some(given.to_string()), "")?);
-            if k == "timeout" {
-                client.timeout = value;
-            } else {
-                client.deadline = value;
+            match k {
+                "timeout" => client.timeout = value,
+                "deadline" => client.deadline = value,
+                "retry_after_max" => client.retry_after_max = value,
+                _ => client.retry_after_max_extra = value,
             }
+        }
+        "retry_on" | "throttling_on" => {
+            let items: Vec<RetryOnItem> = v.clone().try_into().map_err(|_| {
+                Error::invalid(
+                    sub,
+                    v,
+                    "a list of status codes and \"timeout\", \"connection\"",
+                )
+            })?;
+            let set = outcome_set(sub, &Some(items), RetryOn::none())?;
+            if k == "retry_on" {
+                client.retry_on = Some(set);
+            } else {
+                client.throttling_on = Some(set);
+            }
+        }
+        "retry_after" => {
+            let mode = v.as_str().ok_or_else(|| {
+                Error::invalid(sub, v, "one of \"ignore\", \"at_least\", \"spread\"")
+            })?;
+            client.retry_after = Some(mode.parse().map_err(|e| Error::for_key(sub, e))?);
+        }
+        "retry_after_header" => {
+            let name = v.as_str().map(str::to_string);
+            if name.is_none() {
+                return Err(Error::invalid(
+                    sub,
+                    v,
+                    "\"retry-after\" or \"x-amz-retry-after\"",
+                ));
+            }
+            client.retry_after_header = Some(header(sub, &name)?);
         }
         _ => return Ok(false),
     }

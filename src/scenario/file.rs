@@ -188,6 +188,7 @@ pub struct ServerFile {
     pub contention: Option<String>,
     pub overload_status: Option<i64>,
     pub retry_after: Option<String>,
+    pub retry_after_header: Option<String>,
     pub rate_limit: Option<RateLimitFile>,
     pub drop_expired: Option<bool>,
 }
@@ -212,6 +213,8 @@ pub struct BudgetFile {
     pub retry_cost: Option<i64>,
     #[serde(default)]
     pub timeout_cost: Option<i64>,
+    #[serde(default)]
+    pub throttling_cost: Option<i64>,
     #[serde(default)]
     pub success_refund: Option<i64>,
     #[serde(default)]
@@ -262,6 +265,9 @@ pub struct ClientFile {
     pub retry_on: Option<Vec<RetryOnItem>>,
     pub retry_after: Option<String>,
     pub retry_after_max: Option<String>,
+    pub retry_after_max_extra: Option<String>,
+    pub retry_after_header: Option<String>,
+    pub throttling_on: Option<Vec<RetryOnItem>>,
     pub idempotent: Option<bool>,
     pub idempotency_key: Option<bool>,
     pub budget: Option<BudgetFile>,

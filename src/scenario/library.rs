@@ -38,6 +38,7 @@ macro_rules! builtin {
 
 /// Every built-in scenario, sorted by name.
 pub const SCENARIOS: &[Builtin] = &[
+    builtin!("aws-2026"),
     builtin!("brooker-2015"),
     builtin!("brooker-2015-sweep"),
     builtin!("brooker-2022-budgets"),
@@ -48,6 +49,7 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("metastable-phase-map"),
     builtin!("poisson-overload"),
     builtin!("retry-after-herd"),
+    builtin!("sdk-defaults"),
     builtin!("thundering-herd"),
 ];
 
@@ -211,7 +213,7 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
 }
 
 /// Levenshtein distance: the fewest one-character insertions, deletions and substitutions.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     // One row of the dynamic-programming table: distances from a's prefix to b's prefixes.
     let mut row: Vec<usize> = (0..=b.len()).collect();

@@ -18,6 +18,7 @@ mod file;
 pub mod library;
 mod locate;
 mod playground;
+pub mod presets;
 mod resolved;
 pub mod roles;
 mod sweep;

@@ -4,10 +4,11 @@
 use toml::{Table, Value};
 
 use super::Scenario;
+use super::check::throttling_default;
 use crate::backoff::BackoffParams;
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BreakerConfig, BudgetConfig};
-use crate::policy::{Idempotency, RetryOnItem};
+use crate::policy::{Idempotency, RetryAfterHeader, RetryOn, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::Fault;
 use crate::sim::faults::{FaultKind, OutageAnswer};
@@ -224,6 +225,7 @@ fn budget(b: &BudgetConfig, scope: Scope) -> Value {
             capacity,
             retry_cost,
             timeout_cost,
+            throttling_cost: _,
             success_refund,
         } => pairs.extend([
             ("capacity", Value::Integer(capacity as i64)),
@@ -252,6 +254,17 @@ fn budget(b: &BudgetConfig, scope: Scope) -> Value {
             ("fill", Value::Float(a.fill)),
         ]),
         BudgetConfig::RetryBreaker(r) => pairs.push(("ratio", Value::Float(r.ratio))),
+    }
+    // Written only when it differs from its default, `retry_cost`: the resolved files of
+    // earlier releases (and the journals that hold them) stay what this one writes.
+    if let BudgetConfig::TokenBucket {
+        retry_cost,
+        throttling_cost,
+        ..
+    } = *b
+        && throttling_cost != retry_cost
+    {
+        pairs.push(("throttling_cost", Value::Integer(throttling_cost as i64)));
     }
     table(pairs)
 }
@@ -319,6 +332,10 @@ fn server_table(server: &ServerConfig) -> Value {
                 ),
                 ("drop_expired", Value::Boolean(q.drop_expired)),
             ];
+            // Only when not the default (as the client's new keys).
+            if q.retry_after_header != RetryAfterHeader::RetryAfter {
+                pairs.push(("retry_after_header", s(q.retry_after_header.name())));
+            }
             if let Some(r) = q.rate_limit {
                 pairs.push((
                     "rate_limit",
@@ -333,25 +350,26 @@ fn server_table(server: &ServerConfig) -> Value {
     }
 }
 
+/// A `retry_on` or `throttling_on` list.
+fn outcome_list(set: &RetryOn) -> Value {
+    Value::Array(
+        set.to_items()
+            .into_iter()
+            .map(|item| match item {
+                RetryOnItem::Code(n) => Value::Integer(n),
+                RetryOnItem::Word(w) => Value::String(w),
+            })
+            .collect(),
+    )
+}
+
 /// A `[client]` table with every key.
 fn client_table(c: &ClientConfig) -> Value {
     let mut client = vec![
         ("timeout", s(format_limit(c.timeout))),
         ("deadline", s(format_limit(c.deadline))),
         ("max_attempts", count_or(c.max_attempts, "unlimited")),
-        (
-            "retry_on",
-            Value::Array(
-                c.retry_on
-                    .to_items()
-                    .into_iter()
-                    .map(|item| match item {
-                        RetryOnItem::Code(n) => Value::Integer(n),
-                        RetryOnItem::Word(w) => Value::String(w),
-                    })
-                    .collect(),
-            ),
-        ),
+        ("retry_on", outcome_list(&c.retry_on)),
         ("retry_after", s(c.retry_after.mode.name())),
         (
             "retry_after_max",
@@ -367,6 +385,17 @@ fn client_table(c: &ClientConfig) -> Value {
         ),
         ("concurrency", count_or(c.concurrency, "unlimited")),
     ];
+    // The keys of error classes and the AWS hint, only when not their defaults, so that the
+    // resolved files of earlier releases (and the journals that hold them) stay unchanged.
+    if c.throttling_on != throttling_default() {
+        client.push(("throttling_on", outcome_list(&c.throttling_on)));
+    }
+    if let Some(extra) = c.retry_after.max_extra {
+        client.push(("retry_after_max_extra", s(SimDuration::from(extra))));
+    }
+    if c.retry_after.header != RetryAfterHeader::RetryAfter {
+        client.push(("retry_after_header", s(c.retry_after.header.name())));
+    }
     if let Some((b, scope)) = &c.budget {
         client.push(("budget", budget(b, *scope)));
     }
@@ -492,5 +521,30 @@ fn override_pairs(c: &ClientOverrides, pairs: &mut Vec<(&str, Value)>) {
     }
     if let Some(d) = c.deadline {
         pairs.push(("deadline", s(format_limit(d))));
+    }
+    if let Some(on) = &c.retry_on {
+        pairs.push(("retry_on", outcome_list(on)));
+    }
+    if let Some(on) = &c.throttling_on {
+        pairs.push(("throttling_on", outcome_list(on)));
+    }
+    if let Some(mode) = c.retry_after {
+        pairs.push(("retry_after", s(mode.name())));
+    }
+    if let Some(max) = c.retry_after_max {
+        pairs.push(("retry_after_max", s(format_limit(max))));
+    }
+    if let Some(extra) = c.retry_after_max_extra {
+        pairs.push(("retry_after_max_extra", s(format_limit(extra))));
+    }
+    if let Some(header) = c.retry_after_header {
+        pairs.push(("retry_after_header", s(header.name())));
+    }
+    if let Some(b) = &c.throttling_backoff {
+        pairs.push((
+            "throttling_backoff",
+            b.as_ref()
+                .map_or_else(|| s("off"), |p| table(backoff_pairs(p))),
+        ));
     }
 }

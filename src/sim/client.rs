@@ -18,9 +18,8 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::metrics::Ending;
-use crate::backoff::{Backoff, BackoffState};
+use crate::backoff::{Backoff, BackoffParams, BackoffState};
 use crate::policy::ConcurrencyLimiter;
-use crate::policy::RetryAfterPolicy;
 use crate::policy::throttle::{Throttle, ThrottleConfig};
 use crate::policy::{
     AttemptReport, AttemptTimeout, Decision, NanosPolicy, RetryPolicy, StopReason,
@@ -28,6 +27,7 @@ use crate::policy::{
 use crate::policy::{Breaker, BreakerConfig};
 use crate::policy::{Budget, BudgetConfig};
 use crate::policy::{Idempotency, Outcome, RetryOn};
+use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryClass, Throttling};
 use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
 
@@ -63,8 +63,12 @@ pub struct ClientConfig {
     pub max_attempts: Option<u32>,
     /// Which outcomes are retried.
     pub retry_on: RetryOn,
-    /// How Retry-After hints are honoured.
+    /// How Retry-After hints are honoured, and which header is read.
     pub retry_after: RetryAfterPolicy,
+    /// The outcomes that are throttling answers (their own backoff and budget cost).
+    pub throttling_on: RetryOn,
+    /// The backoff after a throttling answer (`None`: the strategy's own).
+    pub throttling_backoff: Option<BackoffParams>,
     /// Whether requests may be retried at all.
     pub idempotency: Idempotency,
     /// A retry budget and its scope.
@@ -88,6 +92,8 @@ impl ClientConfig {
             max_attempts,
             retry_on: RetryOn::default(),
             retry_after: RetryAfterPolicy::default(),
+            throttling_on: RetryOn::none(),
+            throttling_backoff: None,
             idempotency: Idempotency::Idempotent,
             budget: None,
             breaker: None,
@@ -109,6 +115,12 @@ impl ClientConfig {
             retry_after: self.retry_after,
             // Scenarios have no key for it (yet): a sleep past the deadline ends the request.
             fit_last_attempt: None,
+            throttling: Some(Throttling {
+                on: self.throttling_on,
+                backoff: self.throttling_backoff.map(|p| {
+                    Backoff::from_params(p).expect("throttling_backoff is checked by the scenario")
+                }),
+            }),
         }
     }
 }
@@ -147,8 +159,8 @@ struct Client {
     /// `sends` when the current request began: its attempts are tags `first_send + 1 ..=`.
     first_send: u32,
     phase: Phase,
-    /// The previous attempt timed out (a token bucket charges more for the retry).
-    after_timeout: bool,
+    /// The class of the previous attempt's failure (a token bucket's cost for the retry).
+    after: RetryClass,
 }
 
 impl Client {
@@ -161,7 +173,7 @@ impl Client {
             sends: 0,
             first_send: 0,
             phase: Phase::Idle,
-            after_timeout: false,
+            after: RetryClass::Transient,
         }
     }
 
@@ -364,6 +376,9 @@ pub(crate) struct Clients {
     guards: Guards,
     /// In integer nanoseconds: the hot path converts nothing.
     policy: NanosPolicy,
+    /// The header the server's hints travel in: a client reading another header never
+    /// hears them.
+    server_header: RetryAfterHeader,
     idempotency: Idempotency,
     /// Each client's jitter stream is this family's `(client, 0)`.
     jitter: StreamFamily,
@@ -416,10 +431,33 @@ impl Clients {
             owners: Vec::new(),
             guards: Guards::new(config, owners as usize, throttle),
             policy: policy.nanos(),
+            server_header: RetryAfterHeader::RetryAfter,
             idempotency: config.idempotency,
             jitter,
             granted,
             custom: None,
+        }
+    }
+
+    /// The same clients, told that the server sends its Retry-After hints in `header`.
+    pub fn hearing(mut self, header: RetryAfterHeader) -> Clients {
+        self.server_header = header;
+        self
+    }
+
+    /// A server's `hint` as the client reads it: nothing when the client reads another
+    /// header, whole milliseconds in `x-amz-retry-after`.
+    #[inline]
+    fn heard(&self, hint: Option<SimDuration>) -> Option<SimDuration> {
+        let read = self.policy.policy().retry_after.header;
+        if read != self.server_header {
+            return None;
+        }
+        match read {
+            RetryAfterHeader::RetryAfter => hint,
+            RetryAfterHeader::AmzMillis => {
+                hint.map(|h| SimDuration(h.as_nanos() / 1_000_000 * 1_000_000))
+            }
         }
     }
 
@@ -552,7 +590,7 @@ impl Clients {
         client.start = now;
         client.first_send = client.sends;
         client.backoff.reset();
-        client.after_timeout = false;
+        client.after = RetryClass::Transient;
         if let Some(custom) = self.custom.as_mut() {
             custom.states[c as usize].reset(now);
         }
@@ -646,7 +684,7 @@ impl Clients {
         }
         if let Some(i) = self.guards.budget_index(self.owner(c)) {
             let at = self.granted[c as usize];
-            self.guards.budgets[i].refund_retry_nanos(at, client.after_timeout);
+            self.guards.budgets[i].refund_retry_nanos(at, client.after);
         }
     }
 
@@ -675,6 +713,7 @@ impl Clients {
             self.guards.breakers[i].record_nanos(now.as_nanos(), !outcome.is_server_failure());
         }
         let budget_index = self.guards.budget_index(owner);
+        let hint = self.heard(hint);
         let client = &mut self.clients[c as usize];
         let report = AttemptReport {
             attempt: client.attempts(),
@@ -683,9 +722,9 @@ impl Clients {
             outcome,
             retry_after: hint.map(SimDuration::as_nanos),
             idempotency: self.idempotency,
-            follows_timeout: client.after_timeout,
+            follows: client.after,
         };
-        client.after_timeout = outcome == Outcome::Timeout;
+        client.after = self.policy.policy().class_of(outcome);
         let budget = budget_index.map(|i| &mut self.guards.budgets[i]);
         let decision = match self.custom.as_mut() {
             None => self
@@ -707,8 +746,7 @@ impl Clients {
                     && !self.guards.breakers[i].would_allow_nanos(wake)
                 {
                     if let Some(b) = budget_index {
-                        let after_timeout = outcome == Outcome::Timeout;
-                        self.guards.budgets[b].refund_retry_nanos(now.as_nanos(), after_timeout);
+                        self.guards.budgets[b].refund_retry_nanos(now.as_nanos(), client.after);
                     }
                     return Next::End(Ending::RejectedByBreaker);
                 }
@@ -838,6 +876,7 @@ mod tests {
                     capacity: 10,
                     retry_cost: 5,
                     timeout_cost: 5,
+                    throttling_cost: 5,
                     success_refund: 0,
                 },
                 Scope::Shared,

@@ -91,7 +91,8 @@ impl<'a> Sim<'a> {
                 (family(StreamKind::Jitter), family(StreamKind::Throttle)),
                 initial,
                 model.workload.owners(),
-            ),
+            )
+            .hearing(model.server.retry_after_header()),
             network: Network::new(
                 model.latency.clone(),
                 family(StreamKind::Network),
@@ -536,6 +537,7 @@ mod tests {
 
     use super::*;
     use crate::backoff::{Backoff, Jitter};
+    use crate::policy::RetryAfterHeader;
     use crate::sim::client::ClientConfig;
     use crate::sim::dist::Dist;
     use crate::sim::metrics::Counts;
@@ -570,6 +572,7 @@ mod tests {
             contention: SimDuration::ZERO,
             overload_status: 503,
             retry_after: RetryAfterHint::Off,
+            retry_after_header: RetryAfterHeader::RetryAfter,
             rate_limit: None,
             drop_expired: false,
         })

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::source::DelaySource;
 use crate::backoff::{Backoff, BackoffParams};
 use crate::policy::throttle::ThrottleConfig;
-use crate::policy::{BreakerConfig, BudgetConfig};
+use crate::policy::{BreakerConfig, BudgetConfig, RetryAfterHeader, RetryAfterMode, RetryOn};
 use crate::time::{SimDuration, SimTime};
 
 /// Everything about a point except the backoff strategy: validated, ready to run.
@@ -151,6 +151,20 @@ pub struct ClientOverrides {
     pub timeout: Option<Option<SimDuration>>,
     /// Whole-request deadline (`Some(None)`: none).
     pub deadline: Option<Option<SimDuration>>,
+    /// Which outcomes are retried.
+    pub retry_on: Option<RetryOn>,
+    /// Which outcomes are throttling answers.
+    pub throttling_on: Option<RetryOn>,
+    /// What is done with a Retry-After hint.
+    pub retry_after: Option<RetryAfterMode>,
+    /// The largest hint honoured (`Some(None)`: any).
+    pub retry_after_max: Option<Option<SimDuration>>,
+    /// The most a hint may add to the backoff (`Some(None)`: no limit).
+    pub retry_after_max_extra: Option<Option<SimDuration>>,
+    /// The header the hint is read from.
+    pub retry_after_header: Option<RetryAfterHeader>,
+    /// The backoff after a throttling answer (`Some(None)`: the strategy's own).
+    pub throttling_backoff: Option<Option<BackoffParams>>,
 }
 
 impl ClientOverrides {
@@ -179,6 +193,28 @@ impl ClientOverrides {
         }
         if let Some(deadline) = self.deadline {
             c.deadline = deadline;
+        }
+        if let Some(on) = self.retry_on {
+            c.retry_on = on;
+        }
+        if let Some(on) = self.throttling_on {
+            c.throttling_on = on;
+        }
+        let ra = &mut c.retry_after;
+        if let Some(mode) = self.retry_after {
+            ra.mode = mode;
+        }
+        if let Some(max) = self.retry_after_max {
+            ra.max = max.map(SimDuration::to_std);
+        }
+        if let Some(extra) = self.retry_after_max_extra {
+            ra.max_extra = extra.map(SimDuration::to_std);
+        }
+        if let Some(header) = self.retry_after_header {
+            ra.header = header;
+        }
+        if let Some(backoff) = self.throttling_backoff {
+            c.throttling_backoff = backoff;
         }
         c
     }

@@ -25,6 +25,7 @@ use rand::distr::Distribution;
 use super::answer::Answer;
 use super::dist::Dist;
 use super::faults::{Fault, FaultKind, OutageAnswer};
+use crate::policy::RetryAfterHeader;
 use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
 
@@ -68,6 +69,8 @@ pub struct QueueConfig {
     pub overload_status: u16,
     /// The hint sent with overload answers.
     pub retry_after: RetryAfterHint,
+    /// The header that carries it (`x-amz-retry-after`: whole milliseconds).
+    pub retry_after_header: RetryAfterHeader,
     /// An optional rate limiter.
     pub rate_limit: Option<RateLimit>,
     /// Discard waiting attempts whose client already gave up on them.
@@ -89,6 +92,14 @@ impl ServerConfig {
         match self {
             ServerConfig::Queue(_) => "queue",
             ServerConfig::Occ => "occ",
+        }
+    }
+
+    /// The header of the server's Retry-After hints (an OCC row sends none).
+    pub fn retry_after_header(&self) -> RetryAfterHeader {
+        match self {
+            ServerConfig::Queue(q) => q.retry_after_header,
+            ServerConfig::Occ => RetryAfterHeader::RetryAfter,
         }
     }
 }
@@ -438,6 +449,7 @@ mod tests {
             contention: SimDuration::ZERO,
             overload_status: 503,
             retry_after: RetryAfterHint::Off,
+            retry_after_header: RetryAfterHeader::RetryAfter,
             rate_limit: None,
             drop_expired: false,
         }
@@ -531,6 +543,7 @@ mod tests {
         let with_hint = |hint, overload_status| {
             let config = ServerConfig::Queue(QueueConfig {
                 retry_after: hint,
+                retry_after_header: RetryAfterHeader::RetryAfter,
                 overload_status,
                 ..queue(2, Some(4))
             });

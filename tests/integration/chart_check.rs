@@ -13,7 +13,8 @@ use jitterlab::scenario::library::SCENARIOS;
 use crate::common::{TempDir, chromium, chromium_dom, jitterlab, stderr, stdout};
 
 /// The headline chart each built-in scenario's report opens with.
-const HEADLINES: [(&str, &str); 11] = [
+const HEADLINES: [(&str, &str); 13] = [
+    ("aws-2026", "goodput"),
     ("brooker-2015", "herd"),
     ("brooker-2015-sweep", "load"),
     ("brooker-2022-budgets", "load"),
@@ -24,6 +25,7 @@ const HEADLINES: [(&str, &str); 11] = [
     ("metastable-phase-map", "phase_recovered"),
     ("poisson-overload", "load"),
     ("retry-after-herd", "herd"),
+    ("sdk-defaults", "goodput"),
     ("thundering-herd", "herd"),
 ];
 

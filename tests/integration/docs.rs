@@ -155,7 +155,7 @@ const EVERYTHING: [&str; 7] = [
         breaker = {}
         concurrency = 10
         [backoff]
-        strategies = ["full", { name = "short", jitter = "equal", base = "5ms" }]
+        strategies = ["full", { name = "short", jitter = "equal", base = "5ms" }, { name = "sdk", jitter = "full", retry_on = [503], throttling_on = [429], retry_after = "at_least", retry_after_max = "off", retry_after_max_extra = "5s", retry_after_header = "x-amz-retry-after", throttling_backoff = { base = "1s" } }]
         [[faults]]
         kind = "outage"
         start = "1s"
@@ -238,6 +238,13 @@ fn accepted_keys() -> BTreeSet<String> {
         let scenario = doc.base().unwrap_or_else(|e| panic!("{e}"));
         table_keys("", &scenario.to_toml_table(doc.sweep_table()), &mut keys);
     }
+    // `preset` is expanded into the keys above before the resolved file is written: accepted
+    // when a scenario naming one parses.
+    let preset = "[backoff]\nstrategies = [{ preset = \"aws-standard\" }]\n";
+    ScenarioDoc::parse(preset, "preset.toml", "preset")
+        .and_then(|doc| doc.base())
+        .unwrap_or_else(|e| panic!("{e}"));
+    keys.insert("backoff.strategies[].preset".into());
     // A sweep's own keys are the user's dotted keys; only a range has fixed ones.
     keys.retain(|k| !k.starts_with("sweep."));
     keys.insert("sweep.<key>".into());

@@ -9,6 +9,7 @@ mod cdp;
 mod chart_check;
 mod charts;
 mod cheat_sheet;
+mod classes;
 mod cli;
 mod common;
 mod determinism;

@@ -697,6 +697,96 @@ mod tests {
         assert_eq!(clock.now(), secs(4));
     }
 
+    /// An AWS answer: a status with the two hint headers.
+    #[derive(Debug)]
+    struct AwsReply {
+        status: u16,
+        millis: Option<&'static str>,
+        seconds: Option<&'static str>,
+    }
+
+    impl Classify for AwsReply {
+        fn outcome(&self) -> Outcome {
+            Outcome::from_status(self.status)
+        }
+        fn retry_after(&self) -> Option<&str> {
+            self.seconds
+        }
+        fn retry_after_millis(&self) -> Option<&str> {
+            self.millis
+        }
+    }
+
+    #[test]
+    fn each_class_backs_off_pays_and_reads_milliseconds_in_the_executor() {
+        use crate::backoff::BackoffParams;
+        use crate::policy::{RetryAfterHeader, RetryOn};
+        let throttling_backoff = BackoffParams {
+            jitter: Jitter::NoJitter,
+            base: secs(1),
+            cap: secs(20),
+            ..BackoffParams::default()
+        };
+        let r = Retrier::builder()
+            .jitter(Jitter::NoJitter)
+            .base(ms(50))
+            .cap(secs(20))
+            .max_attempts(5)
+            .deadline(None)
+            .retry_after(RetryAfterMode::AtLeast, None)
+            .retry_after_max_extra(secs(5))
+            .retry_after_header(RetryAfterHeader::AmzMillis)
+            .throttling(
+                RetryOn::none().with_status(429).unwrap(),
+                Some(throttling_backoff),
+            )
+            .budget(BudgetConfig::TokenBucket {
+                capacity: 500,
+                retry_cost: 14,
+                timeout_cost: 14,
+                throttling_cost: 5,
+                success_refund: 1,
+            })
+            .seed(1)
+            .build()
+            .unwrap();
+        let mut script = vec![
+            // Transient: backoff 50 ms, the 1500 ms hint honoured, `Retry-After: 9` unread.
+            AwsReply {
+                status: 503,
+                millis: Some("1500"),
+                seconds: Some("9"),
+            },
+            // Throttling, retry 2: 1 s * 2 = 2 s.
+            AwsReply {
+                status: 429,
+                millis: None,
+                seconds: None,
+            },
+            // Throttling, retry 3: 4 s, the 60 s hint cut to 4 + 5 = 9 s.
+            AwsReply {
+                status: 429,
+                millis: Some("60000"),
+                seconds: None,
+            },
+        ]
+        .into_iter();
+        let clock = VirtualClock::new();
+        let mut sleeps = Vec::new();
+        let result = r.retry(
+            &clock,
+            &CancelToken::new(),
+            |_| script.next().map_or(Ok("ok"), Err),
+            |e| sleeps.extend(e.decision.sleep()),
+        );
+        assert_eq!(result.ok(), Some("ok"));
+        assert_eq!(sleeps, [ms(1_500), secs(2), secs(9)]);
+        assert_eq!(clock.now(), ms(12_500));
+        // 500 - 14 - 5 - 5, and the success of a retry after a throttling answer returns 5.
+        let tokens = lock(r.budget.as_ref().unwrap()).available(clock.now());
+        assert_eq!(tokens, 481.0);
+    }
+
     #[test]
     fn max_attempts_returns_the_last_error() {
         let clock = VirtualClock::new();
@@ -973,6 +1063,7 @@ mod tests {
             capacity: 100,
             retry_cost: 10,
             timeout_cost: 10,
+            throttling_cost: 10,
             success_refund: 0,
         };
         let r = Retrier::builder()
@@ -1259,6 +1350,7 @@ mod tests {
             capacity: 10,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             success_refund: 1,
         })
         .unwrap();
@@ -1321,6 +1413,7 @@ mod tests {
             capacity: 20,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             success_refund: 1,
         })
         .unwrap()
@@ -1638,6 +1731,7 @@ mod tests {
                     capacity: 0,
                     retry_cost: 0,
                     timeout_cost: 0,
+                    throttling_cost: 0,
                     success_refund: 0,
                 }),
                 "capacity",

@@ -56,6 +56,8 @@ pub enum Error {
         status: StatusCode,
         /// The raw `Retry-After` header, if the answer had one.
         retry_after: Option<String>,
+        /// The raw `x-amz-retry-after` header (milliseconds), if the answer had one.
+        retry_after_ms: Option<String>,
     },
     /// No answer within the attempt's time limit.
     Timeout(Cause),
@@ -77,6 +79,7 @@ impl Error {
         (status.is_client_error() || status.is_server_error()).then(|| Error::Status {
             status,
             retry_after: retry_after(response.headers()).map(str::to_owned),
+            retry_after_ms: retry_after_millis(response.headers()).map(str::to_owned),
         })
     }
 
@@ -109,6 +112,12 @@ pub fn retry_after(headers: &HeaderMap) -> Option<&str> {
     headers.get(RETRY_AFTER)?.to_str().ok()
 }
 
+/// The raw `x-amz-retry-after` header (integer milliseconds; the AWS SDKs' hint), if present
+/// and text.
+pub fn retry_after_millis(headers: &HeaderMap) -> Option<&str> {
+    headers.get("x-amz-retry-after")?.to_str().ok()
+}
+
 impl Classify for Error {
     fn outcome(&self) -> Outcome {
         match self {
@@ -122,6 +131,12 @@ impl Classify for Error {
     fn retry_after(&self) -> Option<&str> {
         match self {
             Error::Status { retry_after, .. } => retry_after.as_deref(),
+            _ => None,
+        }
+    }
+    fn retry_after_millis(&self) -> Option<&str> {
+        match self {
+            Error::Status { retry_after_ms, .. } => retry_after_ms.as_deref(),
             _ => None,
         }
     }
@@ -147,6 +162,7 @@ impl Kind {
             Kind::Status(status) => Error::Status {
                 status,
                 retry_after: None,
+                retry_after_ms: None,
             },
             Kind::Timeout => Error::Timeout(cause.into()),
             Kind::Connection => Error::Connection(cause.into()),

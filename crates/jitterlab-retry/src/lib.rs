@@ -183,6 +183,7 @@ pub mod http;
 pub mod param;
 pub mod policy;
 pub mod prelude;
+pub mod presets;
 pub mod time;
 
 pub use error::{Error, Result};

@@ -7,7 +7,7 @@ use jitterlab_retry::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab_retry::policy::throttle::{Throttle, ThrottleConfig};
 use jitterlab_retry::policy::{
     AttemptReport, Breaker, BreakerConfig, Budget, BudgetConfig, Decision, Idempotency, Outcome,
-    RetryAfterMode, RetryAfterPolicy, RetryPolicy,
+    RetryAfterMode, RetryAfterPolicy, RetryClass, RetryPolicy,
 };
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -38,6 +38,7 @@ fn policy(
         retry_after: RetryAfterPolicy {
             mode: RetryAfterMode::Spread,
             max: Some(Duration::from_secs(5)),
+            ..RetryAfterPolicy::default()
         },
         ..RetryPolicy::new(backoff)
     }
@@ -76,7 +77,7 @@ proptest! {
                 outcome: Outcome::Status(503),
                 retry_after: hint,
                 idempotency: Idempotency::Idempotent,
-                follows_timeout: false,
+                follows: RetryClass::Transient,
             };
             let slow = p.decide(
                 &AttemptReport {
@@ -86,7 +87,7 @@ proptest! {
                     outcome: report.outcome,
                     retry_after: hint.map(Duration::from_nanos),
                     idempotency: report.idempotency,
-                    follows_timeout: false,
+                    follows: RetryClass::Transient,
                 },
                 &mut state_a,
                 Some(&mut budget_a),
@@ -138,10 +139,11 @@ proptest! {
             prop_assert_eq!(ga.available(d), gb.available(d));
             // A ratio budget's retry given back where it was granted, or later.
             let later = Duration::from_nanos(now + step / 2);
-            prop_assert_eq!(ra_budget.try_retry(d, ok), rb_budget.try_retry(d, ok));
+            let class = if ok { RetryClass::Timeout } else { RetryClass::Transient };
+            prop_assert_eq!(ra_budget.try_retry(d, class), rb_budget.try_retry(d, class));
             if step % 3 == 0 {
-                ra_budget.refund_retry(d, ok);
-                rb_budget.refund_retry_nanos(now, ok);
+                ra_budget.refund_retry(d, class);
+                rb_budget.refund_retry_nanos(now, class);
             }
             prop_assert_eq!(ra_budget.available(later), rb_budget.available(later));
         }

@@ -158,7 +158,8 @@ impl<'a> Station<'a> {
                 (family(StreamKind::Jitter), family(StreamKind::Throttle)),
                 0,
                 0,
-            ),
+            )
+            .hearing(hop.server.retry_after_header()),
             network: Network::new(latency.clone(), family(StreamKind::Network), 0),
             server: Server::new(
                 &hop.server,
@@ -760,6 +761,7 @@ mod tests {
                 capacity: 10,
                 retry_cost: 5,
                 timeout_cost: 10,
+                throttling_cost: 5,
                 success_refund: 1,
             },
             Scope::Shared,

@@ -9,12 +9,12 @@
 use std::time::Duration;
 
 use super::{Retrier, entropy_rng, from_seed};
-use crate::backoff::{Backoff, Jitter};
+use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{
-    Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterMode, RetryAfterPolicy,
-    RetryOn, RetryPolicy,
+    Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterHeader, RetryAfterMode,
+    RetryAfterPolicy, RetryOn, RetryPolicy, Throttling,
 };
 
 /// Builds a [`Retrier`]. Defaults, each with the method that changes it:
@@ -31,7 +31,10 @@ use crate::policy::{
 /// | [`fit_last_attempt`](Self::fit_last_attempt) | off: a sleep past the deadline ends the call | shortens that sleep to leave time for one more attempt |
 /// | [`retry_on`](Self::retry_on) | [`RetryOn::default`]: 409, 429, 502, 503, 504, timeouts, connection errors | other 4xx and [`crate::policy::Outcome::Fatal`] never |
 /// | [`retry_after`](Self::retry_after) | honoured as a minimum sleep, hints above 60 s clamped to 60 s | a server's pause, within reason |
-/// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10, refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
+/// | [`retry_after_max_extra`](Self::retry_after_max_extra) | none | honour a hint only so far above the backoff (AWS: 5 s) |
+/// | [`retry_after_header`](Self::retry_after_header) | `Retry-After` | AWS: `x-amz-retry-after`, in milliseconds |
+/// | [`throttling`](Self::throttling) | none: every failure uses the backoff above | throttling answers (429) with a backoff and a budget cost of their own |
+/// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10 (after a throttling answer 5), refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
 /// | [`breaker`](Self::breaker) | none | |
 /// | [`idempotency`](Self::idempotency) | [`Idempotency::Idempotent`] | say `NonIdempotent` for a POST without a key |
 /// | [`seed`](Self::seed) | entropy from the operating system | a fleet must not draw the same jitter |
@@ -64,6 +67,7 @@ pub struct RetrierBuilder {
     fit_last_attempt: Option<Duration>,
     retry_on: RetryOn,
     retry_after: RetryAfterPolicy,
+    throttling: Option<(RetryOn, Option<BackoffParams>)>,
     budget: Option<BudgetConfig>,
     breaker: Option<BreakerConfig>,
     idempotency: Idempotency,
@@ -86,13 +90,10 @@ impl Default for RetrierBuilder {
             retry_after: RetryAfterPolicy {
                 mode: RetryAfterMode::AtLeast,
                 max: Some(Duration::from_secs(60)),
+                ..RetryAfterPolicy::default()
             },
-            budget: Some(BudgetConfig::TokenBucket {
-                capacity: 500,
-                retry_cost: 5,
-                timeout_cost: 10,
-                success_refund: 1,
-            }),
+            throttling: None,
+            budget: Some(BudgetConfig::token_bucket()),
             breaker: None,
             idempotency: Idempotency::Idempotent,
             seed: None,
@@ -157,10 +158,27 @@ impl RetrierBuilder {
     /// above zero: a largest hint of zero would cut every hint to nothing, which
     /// [`RetryAfterMode::Ignore`] says plainly).
     pub fn retry_after(mut self, mode: RetryAfterMode, max: impl Into<Option<Duration>>) -> Self {
-        self.retry_after = RetryAfterPolicy {
-            mode,
-            max: max.into(),
-        };
+        self.retry_after.mode = mode;
+        self.retry_after.max = max.into();
+        self
+    }
+    /// Honour a hint only up to `max_extra` above the backoff sleep (`None`: no such
+    /// limit). The AWS SDKs: 5 s.
+    pub fn retry_after_max_extra(mut self, max_extra: impl Into<Option<Duration>>) -> Self {
+        self.retry_after.max_extra = max_extra.into();
+        self
+    }
+    /// Which header the hint is read from: `Retry-After` (the default) or the AWS SDKs'
+    /// `x-amz-retry-after` in milliseconds.
+    pub fn retry_after_header(mut self, header: RetryAfterHeader) -> Self {
+        self.retry_after.header = header;
+        self
+    }
+    /// The outcomes in `on` are throttling answers: a retry after one draws its sleep from
+    /// `backoff` (`None`: the retrier's own backoff) and costs a token bucket its
+    /// `throttling_cost` (see [`crate::policy::Throttling`]).
+    pub fn throttling(mut self, on: RetryOn, backoff: Option<BackoffParams>) -> Self {
+        self.throttling = Some((on, backoff));
         self
     }
     /// The retry budget shared by every call of the retrier (`None`: none).
@@ -205,6 +223,13 @@ impl RetrierBuilder {
             deadline: self.deadline,
             retry_after: self.retry_after,
             fit_last_attempt: self.fit_last_attempt,
+            throttling: self
+                .throttling
+                .map(|(on, params)| {
+                    let backoff = params.map(Backoff::from_params).transpose()?;
+                    Ok::<_, ParamError>(Throttling { on, backoff })
+                })
+                .transpose()?,
         };
         policy.validate()?;
         Ok(policy)

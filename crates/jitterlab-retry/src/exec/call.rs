@@ -17,7 +17,8 @@ use std::time::{Duration, SystemTime};
 use super::{AttemptCtx, AttemptEvent, Classify, Retrier, RetryError, TimedOut, lock};
 use crate::backoff::BackoffState;
 use crate::policy::{
-    AttemptReport, AttemptTimeout, Decision, Idempotency, Outcome, StopReason, parse_retry_after,
+    AttemptReport, AttemptTimeout, Decision, Idempotency, Outcome, RetryAfterHeader, RetryClass,
+    StopReason,
 };
 
 /// What follows an attempt.
@@ -39,15 +40,15 @@ pub(crate) struct Call<'r, E, O> {
     backoff: BackoffState,
     /// Attempts whose outcome is known.
     made: u32,
-    /// The next attempt follows a timed-out one (the token bucket's `timeout_cost`).
-    follows_timeout: bool,
+    /// The class of the failure the next attempt retries (a token bucket's cost).
+    follows: RetryClass,
     /// The attempt in flight is the half-open breaker's probe.
     probing: bool,
     /// Whether this call's request may be repeated (the retrier's, unless the call says).
     idempotency: Idempotency,
-    /// The retry the budget granted and not yet sent: when it was granted, and whether after
-    /// a timeout (what [`crate::policy::Budget::refund_retry`] needs to give it back).
-    granted: Option<(Duration, bool)>,
+    /// The retry the budget granted and not yet sent: when it was granted, and the class of
+    /// the failure (what [`crate::policy::Budget::refund_retry`] needs to give it back).
+    granted: Option<(Duration, RetryClass)>,
     last: Option<Failure<E>>,
     on_attempt: O,
 }
@@ -97,7 +98,7 @@ where
             sent: Duration::ZERO,
             backoff: BackoffState::new(),
             made: 0,
-            follows_timeout: false,
+            follows: RetryClass::Transient,
             probing: false,
             idempotency: retrier.idempotency,
             granted: None,
@@ -170,7 +171,8 @@ where
         result: Result<T, Failure<E>>,
         cancelled: bool,
     ) -> Next<T, E> {
-        let (outcome, retry_after) = read(&result, wall);
+        let header = self.retrier.policy.retry_after.header;
+        let (outcome, retry_after) = read(&result, wall, header);
         self.made = self.made.saturating_add(1);
         self.probing = false;
         self.tell_breaker(now, outcome);
@@ -224,7 +226,7 @@ where
             outcome,
             retry_after,
             idempotency: self.idempotency,
-            follows_timeout: self.follows_timeout,
+            follows: self.follows,
         };
         let decision = {
             let mut rng = lock(&retrier.rng);
@@ -236,7 +238,7 @@ where
         let Decision::Retry { sleep } = decision else {
             return decision;
         };
-        self.granted = Some((now, outcome == Outcome::Timeout));
+        self.granted = Some((now, retrier.policy.class_of(outcome)));
         let refused = if cancelled {
             Some(StopReason::Cancelled)
         } else if retrier
@@ -271,7 +273,7 @@ where
         let attempts = self.made;
         let reason = match decision {
             Decision::Retry { sleep } => {
-                self.follows_timeout = outcome == Outcome::Timeout;
+                self.follows = self.retrier.policy.class_of(outcome);
                 self.last = Some(error);
                 return Next::Sleep(sleep);
             }
@@ -354,18 +356,23 @@ where
     }
 }
 
-/// How an attempt's result reads: its outcome, and the Retry-After hint parsed at `wall`.
+/// How an attempt's result reads: its outcome, and the hint of the policy's `header`, parsed
+/// at `wall`.
 fn read<T, E: Classify>(
     result: &Result<T, Failure<E>>,
     wall: SystemTime,
+    header: RetryAfterHeader,
 ) -> (Outcome, Option<Duration>) {
     match result {
         Ok(_) => (Outcome::Success, None),
         Err(Failure::TimedOut(_)) => (Outcome::Timeout, None),
-        Err(Failure::Error(e)) => (
-            e.outcome(),
-            e.retry_after().and_then(|v| parse_retry_after(v, wall)),
-        ),
+        Err(Failure::Error(e)) => {
+            let raw = match header {
+                RetryAfterHeader::RetryAfter => e.retry_after(),
+                RetryAfterHeader::AmzMillis => e.retry_after_millis(),
+            };
+            (e.outcome(), raw.and_then(|v| header.parse(v, wall)))
+        }
     }
 }
 
@@ -400,10 +407,10 @@ pub(crate) fn call_span() -> tracing::Span {
 impl<E, O> Call<'_, E, O> {
     /// Gives the budget back the retry it granted, if that retry was not sent.
     fn refund(&mut self) {
-        if let Some((at, after_timeout)) = self.granted.take()
+        if let Some((at, class)) = self.granted.take()
             && let Some(budget) = &self.retrier.budget
         {
-            lock(budget).refund_retry(at, after_timeout);
+            lock(budget).refund_retry(at, class);
         }
     }
 }

@@ -38,6 +38,13 @@ pub trait Classify {
     fn retry_after(&self) -> Option<&str> {
         None
     }
+    /// The raw `x-amz-retry-after` header value (integer milliseconds), if the answer had
+    /// one: read instead of `Retry-After` by a policy whose
+    /// [`RetryAfterPolicy::header`](crate::policy::RetryAfterPolicy::header) is
+    /// [`RetryAfterHeader::AmzMillis`](crate::policy::RetryAfterHeader::AmzMillis).
+    fn retry_after_millis(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl Classify for Outcome {
@@ -67,6 +74,13 @@ impl Classify for Box<dyn StdError + Send + Sync> {
         match known(&**self)? {
             #[cfg(feature = "http")]
             Known::Http(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+    fn retry_after_millis(&self) -> Option<&str> {
+        match known(&**self)? {
+            #[cfg(feature = "http")]
+            Known::Http(e) => e.retry_after_millis(),
             _ => None,
         }
     }

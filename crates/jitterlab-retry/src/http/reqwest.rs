@@ -49,14 +49,11 @@ pub async fn send(request: reqwest::RequestBuilder) -> Result<reqwest::Response,
     let response = request.send().await?;
     let status = response.status();
     if status.is_client_error() || status.is_server_error() {
-        let retry_after = response
-            .headers()
-            .get(::http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let headers = response.headers();
         return Err(Error::Status {
             status,
-            retry_after,
+            retry_after: super::retry_after(headers).map(str::to_owned),
+            retry_after_ms: super::retry_after_millis(headers).map(str::to_owned),
         });
     }
     Ok(response)

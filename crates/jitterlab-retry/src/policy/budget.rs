@@ -4,9 +4,11 @@
 //! Five kinds, each after the system it copies:
 //!
 //! - `token_bucket` — AWS SDK standard retry mode: a bucket of `capacity` tokens (500); a
-//!   retry costs `retry_cost` (5), or `timeout_cost` (10) after a timeout, and is denied when
+//!   retry costs `retry_cost` (5), or `timeout_cost` (10) after a timeout, or
+//!   `throttling_cost` (5) after a throttling answer ([`RetryClass`]), and is denied when
 //!   fewer tokens are left; a success returns the cost of the retry it came from, or
-//!   `success_refund` (1) when it came from a first attempt; never above capacity.
+//!   `success_refund` (1) when it came from a first attempt; never above capacity. (The
+//!   SDKs' 2026 behaviour: 14, 14, 5 and 1.)
 //! - `ratio` — Finagle's `RetryBudget` (also Envoy and Linkerd): over a sliding `window`,
 //!   retries may reach `percent` % of the requests in the window plus a floor of
 //!   `min_per_sec` per second of window.
@@ -27,6 +29,7 @@
 use std::fmt;
 
 use crate::param::ParamError;
+use crate::policy::RetryClass;
 use crate::policy::adaptive::{
     AdaptiveBucket, AdaptiveBucketConfig, RetryBreaker, RetryBreakerConfig,
 };
@@ -52,6 +55,8 @@ pub enum BudgetConfig {
         retry_cost: u32,
         /// Cost of a retry after a timeout (default 10).
         timeout_cost: u32,
+        /// Cost of a retry after a throttling answer (default 5).
+        throttling_cost: u32,
         /// Tokens returned by a success on a first attempt (default 1).
         success_refund: u32,
     },
@@ -89,14 +94,32 @@ impl BudgetConfig {
     pub const KINDS: [&'static str; 5] =
         ["token_bucket", "ratio", "grpc", "adaptive", "retry_breaker"];
 
-    /// The AWS SDK's standard retry mode: capacity 500, a retry costs 5 (10 after a timeout),
-    /// a first-attempt success refunds 1.
+    /// The AWS SDK's standard retry mode before 2026: capacity 500, a retry costs 5 (10
+    /// after a timeout, 5 after a throttling answer), a first-attempt success refunds 1.
     pub const fn token_bucket() -> BudgetConfig {
         BudgetConfig::TokenBucket {
             capacity: 500,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             success_refund: 1,
+        }
+    }
+
+    /// The cost of a retry of `class` in a token bucket (0 for the other kinds).
+    pub const fn cost_of(&self, class: RetryClass) -> u32 {
+        match *self {
+            BudgetConfig::TokenBucket {
+                retry_cost,
+                timeout_cost,
+                throttling_cost,
+                ..
+            } => match class {
+                RetryClass::Transient => retry_cost,
+                RetryClass::Timeout => timeout_cost,
+                RetryClass::Throttling => throttling_cost,
+            },
+            _ => 0,
         }
     }
 
@@ -160,6 +183,7 @@ impl BudgetConfig {
                 capacity,
                 retry_cost,
                 timeout_cost,
+                throttling_cost,
                 success_refund,
             } => {
                 if capacity == 0 {
@@ -172,6 +196,7 @@ impl BudgetConfig {
                 for (name, value) in [
                     ("retry_cost", retry_cost),
                     ("timeout_cost", timeout_cost),
+                    ("throttling_cost", throttling_cost),
                     ("success_refund", success_refund),
                 ] {
                     if value > capacity {
@@ -242,18 +267,26 @@ impl BudgetConfig {
 }
 
 impl fmt::Display for BudgetConfig {
-    /// The scenario form: `{ kind = "token_bucket", capacity = 500, ... }`.
+    /// The scenario form: `{ kind = "token_bucket", capacity = 500, ... }` (a token bucket's
+    /// `throttling_cost` only when it differs from `retry_cost`, its default).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BudgetConfig::TokenBucket {
                 capacity,
                 retry_cost,
                 timeout_cost,
+                throttling_cost,
                 success_refund,
-            } => write!(
-                f,
-                "{{ kind = \"token_bucket\", capacity = {capacity}, retry_cost = {retry_cost}, timeout_cost = {timeout_cost}, success_refund = {success_refund} }}"
-            ),
+            } => {
+                write!(
+                    f,
+                    "{{ kind = \"token_bucket\", capacity = {capacity}, retry_cost = {retry_cost}, timeout_cost = {timeout_cost}, "
+                )?;
+                if throttling_cost != retry_cost {
+                    write!(f, "throttling_cost = {throttling_cost}, ")?;
+                }
+                write!(f, "success_refund = {success_refund} }}")
+            }
             BudgetConfig::Ratio {
                 percent,
                 min_per_sec,
@@ -292,19 +325,18 @@ fn milli(x: f64) -> u64 {
 pub enum AttemptKind {
     /// The request's first attempt.
     First,
-    /// A retry sent after an error answer or a connection error (it cost `retry_cost`).
-    Retry,
-    /// A retry sent after a timeout (it cost `timeout_cost`).
-    RetryAfterTimeout,
+    /// A retry sent after a failure of this class (it cost that class's price).
+    Retry(RetryClass),
 }
 
 impl AttemptKind {
-    /// The kind of attempt number `attempt` (1 = first) whose previous attempt timed out or not.
-    pub const fn of(attempt: u32, follows_timeout: bool) -> AttemptKind {
-        match (attempt <= 1, follows_timeout) {
-            (true, _) => AttemptKind::First,
-            (false, false) => AttemptKind::Retry,
-            (false, true) => AttemptKind::RetryAfterTimeout,
+    /// The kind of attempt number `attempt` (1 = first) that retries a failure of class
+    /// `follows`.
+    pub const fn of(attempt: u32, follows: RetryClass) -> AttemptKind {
+        if attempt <= 1 {
+            AttemptKind::First
+        } else {
+            AttemptKind::Retry(follows)
         }
     }
 }
@@ -406,30 +438,18 @@ impl Budget {
         }
     }
 
-    /// Asks for one retry after an attempt that failed (a timeout when `after_timeout`);
-    /// withdraws its cost and returns true when allowed, returns false and changes nothing
-    /// when denied.
+    /// Asks for one retry after an attempt that failed with a failure of `class`; withdraws
+    /// its cost and returns true when allowed, returns false and changes nothing when denied.
     #[inline]
-    pub fn try_retry(&mut self, now: impl Into<Duration>, after_timeout: bool) -> bool {
-        self.try_retry_nanos(to_nanos(now.into()), after_timeout)
+    pub fn try_retry(&mut self, now: impl Into<Duration>, class: RetryClass) -> bool {
+        self.try_retry_nanos(to_nanos(now.into()), class)
     }
 
     #[inline]
-    pub(crate) fn try_retry_nanos(&mut self, now: u64, after_timeout: bool) -> bool {
+    pub(crate) fn try_retry_nanos(&mut self, now: u64, class: RetryClass) -> bool {
+        let cost = self.config.cost_of(class);
         match (&mut self.state, &self.config) {
-            (
-                State::TokenBucket { tokens },
-                BudgetConfig::TokenBucket {
-                    retry_cost,
-                    timeout_cost,
-                    ..
-                },
-            ) => {
-                let cost = if after_timeout {
-                    *timeout_cost
-                } else {
-                    *retry_cost
-                };
+            (State::TokenBucket { tokens }, _) => {
                 if *tokens < cost {
                     return false;
                 }
@@ -456,29 +476,17 @@ impl Budget {
 
     /// Gives back a retry that [`Budget::try_retry`] allowed at `at` but that was never sent
     /// (the breaker refused it, the call was cancelled, the deadline passed): the budget is
-    /// as if the retry had been denied. `after_timeout` as given to `try_retry`.
-    pub fn refund_retry(&mut self, at: impl Into<Duration>, after_timeout: bool) {
-        self.refund_retry_nanos(to_nanos(at.into()), after_timeout);
+    /// as if the retry had been denied. `class` as given to `try_retry`.
+    pub fn refund_retry(&mut self, at: impl Into<Duration>, class: RetryClass) {
+        self.refund_retry_nanos(to_nanos(at.into()), class);
     }
 
     /// [`Budget::refund_retry`] with `at` in integer nanoseconds.
     #[inline]
-    pub fn refund_retry_nanos(&mut self, at: u64, after_timeout: bool) {
+    pub fn refund_retry_nanos(&mut self, at: u64, class: RetryClass) {
+        let cost = self.config.cost_of(class);
         match (&mut self.state, &self.config) {
-            (
-                State::TokenBucket { tokens },
-                BudgetConfig::TokenBucket {
-                    capacity,
-                    retry_cost,
-                    timeout_cost,
-                    ..
-                },
-            ) => {
-                let cost = if after_timeout {
-                    *timeout_cost
-                } else {
-                    *retry_cost
-                };
+            (State::TokenBucket { tokens }, BudgetConfig::TokenBucket { capacity, .. }) => {
                 *tokens = tokens.saturating_add(cost).min(*capacity);
             }
             (State::Ratio { window, .. }, _) => window.remove(at, 0, 1),
@@ -495,17 +503,15 @@ impl Budget {
         match (&mut self.state, &self.config) {
             (
                 State::TokenBucket { tokens },
-                BudgetConfig::TokenBucket {
+                config @ BudgetConfig::TokenBucket {
                     capacity,
-                    retry_cost,
-                    timeout_cost,
                     success_refund,
+                    ..
                 },
             ) => {
                 let refund = match kind {
                     AttemptKind::First => *success_refund,
-                    AttemptKind::Retry => *retry_cost,
-                    AttemptKind::RetryAfterTimeout => *timeout_cost,
+                    AttemptKind::Retry(class) => config.cost_of(class),
                 };
                 *tokens = tokens.saturating_add(refund).min(*capacity);
             }
@@ -563,33 +569,40 @@ mod tests {
         let mut b = aws();
         let now = at_ms(0);
         // 100 timeouts in a row: 500 / 10 = 50 retries, then denials that cost nothing.
-        let allowed = (0..100).filter(|_| b.try_retry(now, true)).count();
+        let allowed = (0..100)
+            .filter(|_| b.try_retry(now, RetryClass::Timeout))
+            .count();
         assert_eq!(allowed, 50);
         assert_eq!(b.available(now), 0.0);
         // A success on a retry that followed a timeout refunds 10: one more timeout retry.
-        b.on_success(AttemptKind::RetryAfterTimeout);
+        b.on_success(AttemptKind::Retry(RetryClass::Timeout));
         assert_eq!(b.available(now), 10.0);
-        assert!(b.try_retry(now, true));
-        assert!(!b.try_retry(now, true));
+        assert!(b.try_retry(now, RetryClass::Timeout));
+        assert!(!b.try_retry(now, RetryClass::Timeout));
         // Five first-attempt successes refund 1 each: one plain retry (cost 5), not two.
         for _ in 0..5 {
             b.on_success(AttemptKind::First);
         }
-        assert!(b.try_retry(now, false));
-        assert!(!b.try_retry(now, false));
+        assert!(b.try_retry(now, RetryClass::Transient));
+        assert!(!b.try_retry(now, RetryClass::Transient));
     }
 
     #[test]
     fn token_bucket_errors_cost_five_and_never_overfill() {
         let mut b = aws();
         let now = at_ms(0);
-        assert_eq!((0..1000).filter(|_| b.try_retry(now, false)).count(), 100);
+        assert_eq!(
+            (0..1000)
+                .filter(|_| b.try_retry(now, RetryClass::Transient))
+                .count(),
+            100
+        );
         for _ in 0..99 {
-            b.on_success(AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry(RetryClass::Transient));
         }
         assert_eq!(b.available(now), 495.0);
         for _ in 0..10 {
-            b.on_success(AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry(RetryClass::Transient));
         }
         assert_eq!(b.available(now), 500.0);
         b.on_failure();
@@ -610,18 +623,30 @@ mod tests {
         }
         let now = at_ms(1_000);
         assert_eq!(b.available(now), 300.0);
-        let allowed = (0..1000).filter(|_| b.try_retry(now, false)).count();
+        let allowed = (0..1000)
+            .filter(|_| b.try_retry(now, RetryClass::Transient))
+            .count();
         assert_eq!(allowed, 200 + 100);
-        assert!(!b.try_retry(at_ms(5_000), false));
+        assert!(!b.try_retry(at_ms(5_000), RetryClass::Transient));
         // Requests and retries leave the window together: after it only the floor remains.
         let later = at_ms(12_000);
         assert_eq!(b.available(later), 100.0);
-        assert_eq!((0..1000).filter(|_| b.try_retry(later, true)).count(), 100);
+        assert_eq!(
+            (0..1000)
+                .filter(|_| b.try_retry(later, RetryClass::Timeout))
+                .count(),
+            100
+        );
         // New traffic earns new retries: 50 requests -> 10 more.
         for _ in 0..50 {
             b.on_request(later);
         }
-        assert_eq!((0..1000).filter(|_| b.try_retry(later, false)).count(), 10);
+        assert_eq!(
+            (0..1000)
+                .filter(|_| b.try_retry(later, RetryClass::Transient))
+                .count(),
+            10
+        );
     }
 
     #[test]
@@ -635,23 +660,27 @@ mod tests {
             BudgetConfig::retry_breaker(),
         ];
         for config in kinds {
-            for after_timeout in [false, true] {
+            for class in [
+                RetryClass::Transient,
+                RetryClass::Timeout,
+                RetryClass::Throttling,
+            ] {
                 let mut b = Budget::new(config).unwrap();
                 b.on_begin(now);
                 b.on_request(now);
                 let before = b.available(now);
-                assert!(b.try_retry(now, after_timeout), "{config}");
-                b.refund_retry(now, after_timeout);
+                assert!(b.try_retry(now, class), "{config}");
+                b.refund_retry(now, class);
                 assert_eq!(
                     b.available(now),
                     before,
-                    "{config}, after a timeout: {after_timeout}"
+                    "{config}, after a failure of class {class}"
                 );
             }
         }
         // Never above capacity, even refunded twice.
         let mut b = aws();
-        b.refund_retry(now, true);
+        b.refund_retry(now, RetryClass::Timeout);
         assert_eq!(b.available(now), 500.0);
     }
 
@@ -664,14 +693,16 @@ mod tests {
         };
         let mut b = Budget::new(config).unwrap();
         assert!(
-            !b.try_retry(at_ms(0), false),
+            !b.try_retry(at_ms(0), RetryClass::Transient),
             "no requests, no floor: no retry"
         );
         for _ in 0..95 {
             b.on_request(at_ms(0));
         }
         assert_eq!(
-            (0..100).filter(|_| b.try_retry(at_ms(10), false)).count(),
+            (0..100)
+                .filter(|_| b.try_retry(at_ms(10), RetryClass::Transient))
+                .count(),
             9
         );
     }
@@ -683,7 +714,7 @@ mod tests {
         let mut allowed = Vec::new();
         for _ in 0..6 {
             b.on_failure();
-            allowed.push(b.try_retry(now, false));
+            allowed.push(b.try_retry(now, RetryClass::Transient));
         }
         // 9, 8, 7, 6 > 5 allowed; 5 and 4 are not above half.
         assert_eq!(allowed, [true, true, true, true, false, false]);
@@ -691,11 +722,11 @@ mod tests {
         // try_retry itself costs nothing.
         assert_eq!(b.available(now), 4.0);
         for _ in 0..30 {
-            b.on_success(AttemptKind::Retry);
+            b.on_success(AttemptKind::Retry(RetryClass::Transient));
         }
         assert_eq!(b.available(now), 7.0);
         b.on_failure();
-        assert!(b.try_retry(now, false));
+        assert!(b.try_retry(now, RetryClass::Transient));
         for _ in 0..1000 {
             b.on_success(AttemptKind::First);
         }
@@ -714,6 +745,7 @@ mod tests {
                     capacity: 0,
                     retry_cost: 0,
                     timeout_cost: 0,
+                    throttling_cost: 0,
                     success_refund: 0,
                 },
                 "capacity",
@@ -723,6 +755,7 @@ mod tests {
                     capacity: 5,
                     retry_cost: 6,
                     timeout_cost: 1,
+                    throttling_cost: 6,
                     success_refund: 1,
                 },
                 "retry_cost",

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use jitterlab_retry::backoff::{Backoff, BackoffParams, BackoffState};
-//! use jitterlab_retry::policy::{AttemptReport, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
+//! use jitterlab_retry::policy::{AttemptReport, Decision, Idempotency, Outcome, RetryClass, RetryPolicy, StopReason};
 //! use std::time::Duration;
 //!
 //! let policy = RetryPolicy::new(Backoff::from_params(BackoffParams::default())?);
@@ -21,7 +21,7 @@
 //!     outcome: Outcome::Status(503),
 //!     retry_after: Some(Duration::from_secs(3)),
 //!     idempotency: Idempotency::Idempotent,
-//!     follows_timeout: false,
+//!     follows: RetryClass::Transient,
 //! };
 //! // The backoff (at most 50 ms now) is shorter than the hint, so the hint wins.
 //! assert_eq!(policy.decide(&report, &mut state, None, &mut rng), Decision::Retry { sleep: Duration::from_secs(3) });
@@ -33,6 +33,7 @@
 
 mod breaker;
 mod budget;
+mod class;
 mod deadline;
 mod limiter;
 mod outcome;
@@ -44,11 +45,14 @@ pub mod throttle;
 
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
 pub use budget::{AttemptKind, Budget, BudgetConfig};
+pub use class::{RetryClass, Throttling};
 pub use deadline::AttemptTimeout;
 use deadline::Deadline;
 pub use limiter::ConcurrencyLimiter;
 pub use outcome::{Idempotency, Outcome, RetryOn, RetryOnItem};
-pub use retry_after::{RetryAfterMode, RetryAfterPolicy, parse_retry_after};
+pub use retry_after::{
+    RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, parse_retry_after, parse_retry_after_millis,
+};
 
 use std::fmt;
 
@@ -80,6 +84,9 @@ pub struct RetryPolicy {
     /// is left for one more attempt, if the time left and a Retry-After hint allow a sleep
     /// above zero (never shorter than an honoured hint).
     pub fit_last_attempt: Option<Duration>,
+    /// Throttling answers and their own backoff (`None`: every failure is transient or a
+    /// timeout, and uses `backoff`).
+    pub throttling: Option<Throttling>,
 }
 
 /// What happened to one attempt, as [`RetryPolicy::decide`] needs it. Instants are
@@ -99,9 +106,9 @@ pub struct AttemptReport<D = Duration> {
     pub retry_after: Option<D>,
     /// Whether the request may be repeated.
     pub idempotency: Idempotency,
-    /// True when this attempt is a retry sent after a timed-out attempt (a token bucket
-    /// charged `timeout_cost` for it and refunds that if it succeeds).
-    pub follows_timeout: bool,
+    /// The class of the failure this attempt retries (ignored on a first attempt): a token
+    /// bucket charged that class's cost for it and refunds that if it succeeds.
+    pub follows: RetryClass,
 }
 
 /// Why a request stopped without success.
@@ -227,6 +234,32 @@ impl RetryPolicy {
             deadline: None,
             retry_after: RetryAfterPolicy::default(),
             fit_last_attempt: None,
+            throttling: None,
+        }
+    }
+
+    /// The class of a failed attempt that ended in `outcome`: throttling when `outcome` is in
+    /// [`RetryPolicy::throttling`]'s set, else a timeout or transient.
+    #[inline]
+    pub fn class_of(&self, outcome: Outcome) -> RetryClass {
+        match (&self.throttling, outcome) {
+            (Some(t), _) if t.on.retries(outcome) => RetryClass::Throttling,
+            (_, Outcome::Timeout) => RetryClass::Timeout,
+            _ => RetryClass::Transient,
+        }
+    }
+
+    /// The backoff a retry after a failure of `class` draws from.
+    #[inline]
+    pub fn backoff_for(&self, class: RetryClass) -> &Backoff {
+        match (&self.throttling, class) {
+            (
+                Some(Throttling {
+                    backoff: Some(b), ..
+                }),
+                RetryClass::Throttling,
+            ) => b,
+            _ => &self.backoff,
         }
     }
 
@@ -310,9 +343,10 @@ impl RetryPolicy {
             outcome: a.outcome,
             retry_after: a.retry_after.map(to_nanos),
             idempotency: a.idempotency,
-            follows_timeout: a.follows_timeout,
+            follows: a.follows,
         };
-        let draw = |rng: &mut R| Some(self.backoff.next_delay_nanos(state, rng));
+        let backoff = self.backoff_for(self.class_of(a.outcome));
+        let draw = |rng: &mut R| Some(backoff.next_delay_nanos(state, rng));
         self.decide_in(&Limits::of(self), &report, budget, rng, draw)
             .to_duration()
     }
@@ -344,7 +378,7 @@ impl RetryPolicy {
         }
         if a.outcome.is_success() {
             if let Some(b) = budget {
-                b.on_success(AttemptKind::of(a.attempt, a.follows_timeout));
+                b.on_success(AttemptKind::of(a.attempt, a.follows));
             }
             return Decision::Done;
         }
@@ -370,13 +404,14 @@ impl RetryPolicy {
             return Decision::Stop(StopReason::Attempts);
         };
         let ra = &self.retry_after;
-        let mut sleep = ra.sleep_nanos(backoff, a.retry_after, limits.retry_after_max, rng);
+        let clamp = limits.retry_after_clamp(backoff);
+        let mut sleep = ra.sleep_nanos(backoff, a.retry_after, clamp, rng);
         let deadline = Deadline::new(a.start, limits.deadline);
         if !deadline.allows_sleep(a.now, sleep) {
             if deadline.remaining(a.now) == Some(0) {
                 return Decision::Stop(StopReason::Deadline);
             }
-            let floor = ra.floor_nanos(a.retry_after, limits.retry_after_max);
+            let floor = ra.floor_nanos(a.retry_after, clamp);
             match limits
                 .fit_last_attempt
                 .and_then(|last| deadline.shortened_sleep(a.now, last, floor))
@@ -386,7 +421,7 @@ impl RetryPolicy {
             }
         }
         if let Some(b) = budget
-            && !b.try_retry_nanos(a.now, a.outcome == Outcome::Timeout)
+            && !b.try_retry_nanos(a.now, self.class_of(a.outcome))
         {
             return Decision::Stop(StopReason::Budget);
         }
@@ -420,7 +455,8 @@ impl NanosPolicy {
         budget: Option<&mut Budget>,
         rng: &mut R,
     ) -> Decision<u64> {
-        let draw = |rng: &mut R| Some(self.policy.backoff.next_delay_nanos(state, rng));
+        let backoff = self.policy.backoff_for(self.policy.class_of(a.outcome));
+        let draw = |rng: &mut R| Some(backoff.next_delay_nanos(state, rng));
         self.policy.decide_in(&self.limits, a, budget, rng, draw)
     }
 
@@ -453,6 +489,7 @@ struct Limits {
     timeout: Option<u64>,
     deadline: Option<u64>,
     retry_after_max: Option<u64>,
+    retry_after_max_extra: Option<u64>,
     fit_last_attempt: Option<u64>,
 }
 
@@ -463,8 +500,16 @@ impl Limits {
             timeout: p.timeout.map(to_nanos),
             deadline: p.deadline.map(to_nanos),
             retry_after_max: p.retry_after.max.map(to_nanos),
+            retry_after_max_extra: p.retry_after.max_extra.map(to_nanos),
             fit_last_attempt: p.fit_last_attempt.map(to_nanos),
         }
+    }
+
+    /// The largest hint honoured after a backoff sleep of `backoff`: `max`, and no more
+    /// than `max_extra` above the backoff (AWS: 5 s).
+    #[inline]
+    fn retry_after_clamp(&self, backoff: u64) -> Option<u64> {
+        retry_after::hint_clamp(self.retry_after_max, self.retry_after_max_extra, backoff)
     }
 
     #[inline]

@@ -8,6 +8,12 @@
 //! `ignore` it, sleep `at_least` as long (`max(backoff, RA)`), or `spread` the herd over
 //! `max(backoff, U[RA, 1.5 RA])`. Honouring the hint never sleeps less than the server asked:
 //! the jittered backoff can only lengthen the sleep, never shorten it.
+//!
+//! The AWS SDKs read another header, `x-amz-retry-after`, in integer milliseconds
+//! ([`parse_retry_after_millis`], [`RetryAfterHeader::AmzMillis`]), and honour it no more than
+//! 5 s above the computed backoff ([`RetryAfterPolicy::max_extra`]; botocore
+//! `retries/standard.py`, `ExponentialBackoff.delay_amount`:
+//! `max(t_i, min(retry_after, t_i + 5))`).
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -38,6 +44,84 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     })
 }
 
+/// Parses an `x-amz-retry-after` value: a non-negative integer of milliseconds (`"1500"`).
+/// Anything else (negative, fractional, a date) gives `None`, as botocore ignores it.
+pub fn parse_retry_after_millis(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ms = value.parse::<u64>().unwrap_or(u64::MAX);
+    Some(from_nanos(to_nanos(Duration::from_millis(ms))))
+}
+
+/// The largest hint honoured after a backoff of `backoff`: at most `max`, and at most
+/// `max_extra` above the backoff (all in nanoseconds; `None`: no limit).
+#[inline]
+pub(crate) fn hint_clamp(max: Option<u64>, max_extra: Option<u64>, backoff: u64) -> Option<u64> {
+    let above = max_extra.map(|extra| backoff.saturating_add(extra));
+    match (max, above) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Which header carries the hint a client reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RetryAfterHeader {
+    /// `Retry-After`: delta-seconds or an HTTP-date (RFC 9110).
+    #[default]
+    RetryAfter,
+    /// `x-amz-retry-after`: integer milliseconds (the AWS SDKs' header; they ignore
+    /// `Retry-After`).
+    AmzMillis,
+}
+
+impl RetryAfterHeader {
+    /// Both headers.
+    pub const ALL: [RetryAfterHeader; 2] =
+        [RetryAfterHeader::RetryAfter, RetryAfterHeader::AmzMillis];
+
+    /// The header's name in lower case: `retry-after` or `x-amz-retry-after`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RetryAfterHeader::RetryAfter => "retry-after",
+            RetryAfterHeader::AmzMillis => "x-amz-retry-after",
+        }
+    }
+
+    /// Parses a raw header value of this header (`now` for an HTTP-date).
+    pub fn parse(self, value: &str, now: SystemTime) -> Option<Duration> {
+        match self {
+            RetryAfterHeader::RetryAfter => parse_retry_after(value, now),
+            RetryAfterHeader::AmzMillis => parse_retry_after_millis(value),
+        }
+    }
+}
+
+impl std::str::FromStr for RetryAfterHeader {
+    type Err = ValueError;
+
+    /// Parses a header name (any case); the error lists the two.
+    fn from_str(text: &str) -> Result<RetryAfterHeader, ValueError> {
+        RetryAfterHeader::ALL
+            .into_iter()
+            .find(|h| h.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| {
+                ValueError::new(
+                    format!("{text:?}"),
+                    "one of \"retry-after\", \"x-amz-retry-after\"",
+                )
+            })
+    }
+}
+
+impl fmt::Display for RetryAfterHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What the client does with a Retry-After hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum RetryAfterMode {
@@ -48,22 +132,27 @@ pub enum RetryAfterMode {
     AtLeast,
     /// Sleep `max(backoff, U[RA, 1.5 RA])`: clients told the same RA do not all return at once.
     Spread,
+    /// Sleep exactly the hint, shorter or longer than the backoff (Polly's `DelayGenerator`
+    /// in Microsoft.Extensions.Http.Resilience: `Retry-After` replaces the delay).
+    Exact,
 }
 
 impl RetryAfterMode {
     /// Every mode.
-    pub const ALL: [RetryAfterMode; 3] = [
+    pub const ALL: [RetryAfterMode; 4] = [
         RetryAfterMode::Ignore,
         RetryAfterMode::AtLeast,
         RetryAfterMode::Spread,
+        RetryAfterMode::Exact,
     ];
 
-    /// The name used in scenario files: `ignore`, `at_least` or `spread`.
+    /// The name used in scenario files: `ignore`, `at_least`, `spread` or `exact`.
     pub const fn name(self) -> &'static str {
         match self {
             RetryAfterMode::Ignore => "ignore",
             RetryAfterMode::AtLeast => "at_least",
             RetryAfterMode::Spread => "spread",
+            RetryAfterMode::Exact => "exact",
         }
     }
 }
@@ -76,7 +165,12 @@ impl std::str::FromStr for RetryAfterMode {
         RetryAfterMode::ALL
             .into_iter()
             .find(|m| m.name() == text.trim())
-            .ok_or_else(|| ValueError::new(format!("{text:?}"), "one of ignore, at_least, spread"))
+            .ok_or_else(|| {
+                ValueError::new(
+                    format!("{text:?}"),
+                    "one of ignore, at_least, spread, exact",
+                )
+            })
     }
 }
 
@@ -101,6 +195,11 @@ pub struct RetryAfterPolicy {
     pub mode: RetryAfterMode,
     /// Largest hint honoured (default `None`: no limit).
     pub max: Option<Duration>,
+    /// Largest amount a hint may add to the backoff sleep: the hint is honoured up to
+    /// `backoff + max_extra` (default `None`: no such limit; AWS: 5 s).
+    pub max_extra: Option<Duration>,
+    /// The header the client reads (default `Retry-After`).
+    pub header: RetryAfterHeader,
 }
 
 impl RetryAfterPolicy {
@@ -115,12 +214,23 @@ impl RetryAfterPolicy {
         hint: Option<Duration>,
         rng: &mut R,
     ) -> Duration {
-        let max = self.max.map(to_nanos);
-        from_nanos(self.sleep_nanos(to_nanos(backoff), hint.map(to_nanos), max, rng))
+        let backoff = to_nanos(backoff);
+        let max = self.clamp_nanos(backoff);
+        from_nanos(self.sleep_nanos(backoff, hint.map(to_nanos), max, rng))
+    }
+
+    /// The largest hint honoured after a backoff of `backoff` nanoseconds: `max`, and
+    /// `backoff + max_extra`.
+    pub(crate) fn clamp_nanos(&self, backoff: u64) -> Option<u64> {
+        hint_clamp(
+            self.max.map(to_nanos),
+            self.max_extra.map(to_nanos),
+            backoff,
+        )
     }
 
     /// The shortest sleep that still honours `hint` (zero without one, or when ignored): the
-    /// hint clamped to `max`.
+    /// hint clamped to `max` (the policy's clamp for this backoff).
     #[inline]
     pub(crate) fn floor_nanos(&self, hint: Option<u64>, max: Option<u64>) -> u64 {
         match (self.mode, hint) {
@@ -129,7 +239,8 @@ impl RetryAfterPolicy {
         }
     }
 
-    /// [`RetryAfterPolicy::sleep`] in integer nanoseconds, `max` being `self.max`.
+    /// [`RetryAfterPolicy::sleep`] in integer nanoseconds, `max` being
+    /// [`RetryAfterPolicy::clamp_nanos`] of `backoff`.
     #[inline]
     pub(crate) fn sleep_nanos<R: Rng + ?Sized>(
         &self,
@@ -148,6 +259,7 @@ impl RetryAfterPolicy {
         match self.mode {
             RetryAfterMode::Ignore => backoff,
             RetryAfterMode::AtLeast => backoff.max(ra),
+            RetryAfterMode::Exact => ra,
             RetryAfterMode::Spread => {
                 let high = ra.saturating_add(ra / 2);
                 backoff.max(rng.random_range(ra..=high))
@@ -244,6 +356,7 @@ mod tests {
         let at_least = RetryAfterPolicy {
             mode: RetryAfterMode::AtLeast,
             max: None,
+            ..RetryAfterPolicy::default()
         };
         assert_eq!(at_least.sleep(secs(1), Some(secs(3)), &mut rng), secs(3));
         assert_eq!(at_least.sleep(secs(5), Some(secs(3)), &mut rng), secs(5));
@@ -251,11 +364,13 @@ mod tests {
         let ignore = RetryAfterPolicy {
             mode: RetryAfterMode::Ignore,
             max: None,
+            ..RetryAfterPolicy::default()
         };
         assert_eq!(ignore.sleep(secs(1), Some(secs(3)), &mut rng), secs(1));
         let clamped = RetryAfterPolicy {
             mode: RetryAfterMode::AtLeast,
             max: Some(secs(10)),
+            ..RetryAfterPolicy::default()
         };
         assert_eq!(clamped.sleep(secs(1), Some(secs(3600)), &mut rng), secs(10));
         assert_eq!(
@@ -265,6 +380,7 @@ mod tests {
         let spread = RetryAfterPolicy {
             mode: RetryAfterMode::Spread,
             max: Some(secs(10)),
+            ..RetryAfterPolicy::default()
         };
         for _ in 0..100 {
             let s = spread.sleep(Duration::ZERO, Some(secs(3600)), &mut rng);
@@ -278,6 +394,7 @@ mod tests {
         let spread = RetryAfterPolicy {
             mode: RetryAfterMode::Spread,
             max: None,
+            ..RetryAfterPolicy::default()
         };
         let mut a = test_rng(9);
         let mut b = test_rng(9);
@@ -292,6 +409,7 @@ mod tests {
         let spread = RetryAfterPolicy {
             mode: RetryAfterMode::Spread,
             max: None,
+            ..RetryAfterPolicy::default()
         };
         let mut rng = test_rng(3);
         let draws: Vec<Duration> = (0..2_000)
@@ -310,7 +428,7 @@ mod tests {
         proptest! {
             #[test]
             fn spread_never_below_ra_nor_above_one_and_a_half(backoff in 0u64..10_000_000_000, ra in 0u64..100_000_000_000, seed in any::<u64>()) {
-                let spread = RetryAfterPolicy { mode: RetryAfterMode::Spread, max: None };
+                let spread = RetryAfterPolicy { mode: RetryAfterMode::Spread, max: None, ..RetryAfterPolicy::default() };
                 let mut rng = test_rng(seed);
                 let s = spread.sleep(Duration::from_nanos(backoff), Some(Duration::from_nanos(ra)), &mut rng).as_nanos() as u64;
                 prop_assert!(s >= ra && s >= backoff);
@@ -324,7 +442,7 @@ mod tests {
             fn honouring_never_sleeps_less_than_asked(backoff in any::<u64>(), ra in any::<u64>(), max in any::<u64>(), seed in any::<u64>()) {
                 let mut rng = test_rng(seed);
                 for mode in [RetryAfterMode::AtLeast, RetryAfterMode::Spread] {
-                    let p = RetryAfterPolicy { mode, max: Some(Duration::from_nanos(max)) };
+                    let p = RetryAfterPolicy { mode, max: Some(Duration::from_nanos(max)), ..RetryAfterPolicy::default() };
                     let s = p.sleep(Duration::from_nanos(backoff), Some(Duration::from_nanos(ra)), &mut rng).as_nanos() as u64;
                     prop_assert!(s >= backoff && s >= ra.min(max));
                 }

@@ -25,7 +25,7 @@ fn report(attempt: u32, outcome: Outcome) -> AttemptReport {
         outcome,
         retry_after: None,
         idempotency: Idempotency::Idempotent,
-        follows_timeout: false,
+        follows: RetryClass::Transient,
     }
 }
 
@@ -135,6 +135,7 @@ fn retry_after_combines_with_backoff() {
         retry_after: RetryAfterPolicy {
             mode: RetryAfterMode::Ignore,
             max: None,
+            ..RetryAfterPolicy::default()
         },
         ..p
     };
@@ -220,6 +221,7 @@ fn a_sleep_past_the_deadline_can_be_shortened_for_one_last_attempt() {
         retry_after: RetryAfterPolicy {
             mode: RetryAfterMode::Ignore,
             max: None,
+            ..RetryAfterPolicy::default()
         },
         ..p.clone()
     };
@@ -254,6 +256,7 @@ fn budget_is_asked_last_and_books_are_kept() {
         capacity: 10,
         retry_cost: 5,
         timeout_cost: 10,
+        throttling_cost: 5,
         success_refund: 1,
     };
     let mut budget = Budget::new(config).unwrap();
@@ -301,7 +304,7 @@ fn budget_is_asked_last_and_books_are_kept() {
     );
     // A success on a retry after a timeout refunds the timeout cost (10), capped at 10.
     let won = AttemptReport {
-        follows_timeout: true,
+        follows: RetryClass::Timeout,
         ..report(2, Outcome::Success)
     };
     assert_eq!(run(won, &mut budget), Decision::Done);
@@ -453,6 +456,7 @@ mod properties {
                 retry_after: RetryAfterPolicy {
                     mode: if spread { RetryAfterMode::Spread } else { RetryAfterMode::AtLeast },
                     max: None,
+                    ..RetryAfterPolicy::default()
                 },
                 ..policy(jitter)
             };
@@ -463,7 +467,7 @@ mod properties {
                 outcome: Outcome::Status(503),
                 retry_after: hint.map(ms),
                 idempotency: Idempotency::Idempotent,
-                follows_timeout: false,
+                follows: RetryClass::Transient,
             };
             let mut state = BackoffState::new();
             match p.decide(&a, &mut state, None, &mut test_rng(seed)) {
@@ -491,7 +495,7 @@ fn decide_with_draws_where_decide_would_and_stops_on_none() {
         outcome: a.outcome,
         retry_after: None,
         idempotency: a.idempotency,
-        follows_timeout: a.follows_timeout,
+        follows: a.follows,
     };
     let retry = nanos(&report(1, Outcome::Status(503)));
     // The policy's own backoff as the closure: the same decision, the same stream after.
@@ -514,4 +518,158 @@ fn decide_with_draws_where_decide_would_and_stops_on_none() {
         Some(1)
     });
     assert!(!asked.get());
+}
+
+/// The AWS 2026 shape by hand: 50 ms after a transient error, 1 s after a throttling one,
+/// doubling per retry of the request whatever the classes before (no jitter, so exact).
+fn two_class_policy() -> RetryPolicy {
+    let transient = Backoff::new(Jitter::NoJitter, ms(50), 2.0, Duration::from_secs(20)).unwrap();
+    let throttling =
+        Backoff::new(Jitter::NoJitter, ms(1_000), 2.0, Duration::from_secs(20)).unwrap();
+    RetryPolicy {
+        max_attempts: Some(10),
+        throttling: Some(Throttling::on_429(Some(throttling))),
+        ..RetryPolicy::new(transient)
+    }
+}
+
+#[test]
+fn each_class_draws_from_its_own_backoff() {
+    let p = two_class_policy();
+    let mut state = BackoffState::new();
+    let mut rng = test_rng(1);
+    // Retry k's nominal delay is base_class * 2^(k-1): 50, 2000, 200, 8000, 800 ms.
+    let outcomes = [503, 429, 503, 429, 502];
+    let sleeps: Vec<Duration> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, &code)| {
+            let a = report(i as u32 + 1, Outcome::Status(code));
+            p.decide(&a, &mut state, None, &mut rng).sleep().unwrap()
+        })
+        .collect();
+    assert_eq!(sleeps, [ms(50), ms(2_000), ms(200), ms(8_000), ms(800)]);
+    assert_eq!(p.class_of(Outcome::Status(429)), RetryClass::Throttling);
+    assert_eq!(p.class_of(Outcome::Timeout), RetryClass::Timeout);
+    assert_eq!(p.class_of(Outcome::Status(503)), RetryClass::Transient);
+    // Without a throttling class, 429 is transient and uses the one backoff.
+    let plain = policy(Jitter::NoJitter);
+    assert_eq!(plain.class_of(Outcome::Status(429)), RetryClass::Transient);
+}
+
+/// The 2026 token bucket: 500 tokens, 14 per retry (timeouts too), 5 per throttling retry.
+fn aws_2026_bucket() -> Budget {
+    Budget::new(BudgetConfig::TokenBucket {
+        capacity: 500,
+        retry_cost: 14,
+        timeout_cost: 14,
+        throttling_cost: 5,
+        success_refund: 1,
+    })
+    .unwrap()
+}
+
+#[test]
+fn each_class_pays_its_own_cost_and_gets_it_back() {
+    let p = two_class_policy();
+    let mut budget = aws_2026_bucket();
+    let mut state = BackoffState::new();
+    let mut rng = test_rng(1);
+    let mut step = |attempt, outcome, follows, budget: &mut Budget| {
+        let a = AttemptReport {
+            follows,
+            ..report(attempt, outcome)
+        };
+        p.decide(&a, &mut state, Some(budget), &mut rng)
+    };
+    // A 429 costs 5 (495 left), a 503 then 14 (481), and the success of the retry that
+    // followed the 503 gives those 14 back (495).
+    step(1, Outcome::Status(429), RetryClass::Transient, &mut budget);
+    assert_eq!(budget.available(at(0)), 495.0);
+    step(2, Outcome::Status(503), RetryClass::Throttling, &mut budget);
+    assert_eq!(budget.available(at(0)), 481.0);
+    step(3, Outcome::Timeout, RetryClass::Transient, &mut budget);
+    assert_eq!(budget.available(at(0)), 467.0, "a timeout costs 14 too");
+    assert_eq!(
+        step(4, Outcome::Success, RetryClass::Timeout, &mut budget),
+        Decision::Done
+    );
+    assert_eq!(budget.available(at(0)), 481.0);
+}
+
+#[test]
+fn an_outage_longer_than_the_run_gets_quota_over_cost_retries() {
+    // Every attempt fails: each request retries once (2 attempts) and the bucket refuses
+    // the retry after floor(500 / cost) grants: 35 at 14, 100 at 5 (throttling), 100 at 5
+    // (the legacy cost).
+    for (config, code, expected) in [
+        (aws_2026_bucket(), 503, 35),
+        (aws_2026_bucket(), 429, 100),
+        (Budget::new(BudgetConfig::token_bucket()).unwrap(), 503, 100),
+    ] {
+        let mut budget = config;
+        let p = RetryPolicy {
+            max_attempts: Some(2),
+            ..two_class_policy()
+        };
+        let mut granted = 0;
+        for _ in 0..1_000 {
+            let a = report(1, Outcome::Status(code));
+            let d = p.decide(
+                &a,
+                &mut BackoffState::new(),
+                Some(&mut budget),
+                &mut test_rng(1),
+            );
+            if d.sleep().is_some() {
+                granted += 1;
+            }
+        }
+        assert_eq!(granted, expected, "{code}");
+    }
+}
+
+#[test]
+fn a_hint_is_honoured_up_to_max_extra_above_the_backoff() {
+    // botocore: max(t_i, min(retry_after, t_i + 5)).
+    let p = RetryPolicy {
+        retry_after: RetryAfterPolicy {
+            max_extra: Some(Duration::from_secs(5)),
+            header: RetryAfterHeader::AmzMillis,
+            ..RetryAfterPolicy::default()
+        },
+        ..two_class_policy()
+    };
+    let with_hint = |hint_ms: u64| AttemptReport {
+        retry_after: Some(ms(hint_ms)),
+        ..report(1, Outcome::Status(503))
+    };
+    // The backoff is 50 ms: a hint of 2 s is honoured, one of 10 s is cut to 5.05 s, one of
+    // 10 ms is below the backoff.
+    assert_eq!(decide(&p, &with_hint(2_000)).sleep(), Some(ms(2_000)));
+    assert_eq!(decide(&p, &with_hint(10_000)).sleep(), Some(ms(5_050)));
+    assert_eq!(decide(&p, &with_hint(10)).sleep(), Some(ms(50)));
+    // `max` still applies, whichever is lower.
+    let capped = RetryPolicy {
+        retry_after: RetryAfterPolicy {
+            max: Some(ms(3_000)),
+            ..p.retry_after
+        },
+        ..p.clone()
+    };
+    assert_eq!(decide(&capped, &with_hint(10_000)).sleep(), Some(ms(3_000)));
+    // The nanosecond path gives the same.
+    let nanos = capped.clone().nanos();
+    let a = with_hint(10_000);
+    let a = AttemptReport {
+        attempt: a.attempt,
+        start: 0,
+        now: 10_000_000,
+        outcome: a.outcome,
+        retry_after: Some(10_000_000_000),
+        idempotency: a.idempotency,
+        follows: a.follows,
+    };
+    let d = nanos.decide(&a, &mut BackoffState::new(), None, &mut test_rng(1));
+    assert_eq!(d.sleep(), Some(3_000_000_000));
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ::tokio::time::{Instant, advance, sleep, timeout};
 
 use super::*;
-use crate::backoff::Jitter;
+use crate::backoff::{Backoff, Jitter};
 use crate::exec::tests::{
     ReadError, Reply, Seen, ms, policy, retrier, secs, seen, server, too_many,
 };
@@ -318,6 +318,7 @@ fn with_bucket(capacity: u32) -> AsyncRetrier {
         capacity,
         retry_cost: 5,
         timeout_cost: 10,
+        throttling_cost: 5,
         success_refund: 1,
     };
     let p = RetryPolicy {
@@ -750,4 +751,35 @@ fn the_limit_is_at_least_one() {
     };
     assert_eq!(t.to_string(), "attempt timed out after 1s");
     assert_eq!(Outcome::from(t), Outcome::Timeout);
+}
+
+#[::tokio::test(start_paused = true)]
+async fn each_class_backs_off_and_pays_as_in_the_blocking_executor() {
+    // A 429 draws from the throttling backoff (1 s, no jitter), a 503 from the policy's
+    // (50 ms), retry k doubling for either: 1 s, then 100 ms; 14 + 5 tokens, 5 back.
+    let transient = Backoff::new(Jitter::NoJitter, ms(50), 2.0, secs(20)).unwrap();
+    let throttling = Backoff::new(Jitter::NoJitter, secs(1), 2.0, secs(20)).unwrap();
+    let p = RetryPolicy {
+        throttling: Some(crate::policy::Throttling::on_429(Some(throttling))),
+        ..RetryPolicy::new(transient)
+    };
+    let bucket = BudgetConfig::TokenBucket {
+        capacity: 500,
+        retry_cost: 14,
+        timeout_cost: 14,
+        throttling_cost: 5,
+        success_refund: 1,
+    };
+    let script = vec![Reply::new(429, None), Reply::new(503, None)];
+    let (events, result, took) = both(p.clone(), script.clone()).await;
+    assert_eq!(result.ok(), Some("ok"));
+    let sleeps: Vec<_> = events.iter().filter_map(|e| e.3.sleep()).collect();
+    assert_eq!(sleeps, [secs(1), ms(100)]);
+    assert_eq!(took, ms(1_100));
+    let r = AsyncRetrier::new(retrier(p).with_budget(Budget::new(bucket).unwrap()));
+    let result = r.call(at_once(server(script))).await;
+    assert_eq!(result.ok(), Some("ok"));
+    let tokens = lock(r.retrier().budget.as_ref().unwrap()).available(Duration::ZERO);
+    // 500 - 5 - 14, and the success of the retry after the 503 gives its 14 back.
+    assert_eq!(tokens, 495.0);
 }

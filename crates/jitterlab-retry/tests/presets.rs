@@ -1,0 +1,526 @@
+//! Each preset against numbers computed from its source: the delay envelope per retry, what
+//! its budget grants in an outage longer than the run, and for the AWS presets the vectors
+//! botocore itself wrote (tests/vectors/botocore_standard.py).
+
+use std::time::Duration;
+
+use jitterlab_retry::backoff::{Backoff, BackoffState, Jitter};
+use jitterlab_retry::policy::{
+    AttemptReport, Budget, Decision, Idempotency, Outcome, RetryAfterMode, RetryClass, RetryPolicy,
+    StopReason,
+};
+use jitterlab_retry::presets::{self, Preset};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde_json::Value;
+
+fn vectors(version: &str) -> Value {
+    let path = format!(
+        "{}/tests/vectors/botocore-{version}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn seconds(v: &Value) -> Vec<Duration> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| Duration::from_secs_f64(x.as_f64().unwrap()))
+        .collect()
+}
+
+/// The nominal delays d_1..d_n: full jitter draws U[0, d_k].
+fn envelope(b: &Backoff, n: u32) -> Vec<Duration> {
+    (1..=n).map(|k| b.nominal(k)).collect()
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+fn throttling_backoff(p: &Preset) -> &Backoff {
+    p.policy.backoff_for(RetryClass::Throttling)
+}
+
+fn report(attempt: u32, outcome: Outcome, retry_after: Option<Duration>) -> AttemptReport {
+    AttemptReport {
+        attempt,
+        start: Duration::ZERO,
+        now: Duration::ZERO,
+        outcome,
+        retry_after,
+        idempotency: Idempotency::Idempotent,
+        follows: RetryClass::Transient,
+    }
+}
+
+/// Requests whose every attempt fails with `outcome`, one after the other: how many retries
+/// the preset's budget grants before it refuses (its attempt limit never reached first).
+fn retries_in_an_endless_outage(p: &Preset, outcome: Outcome) -> u32 {
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let policy = RetryPolicy {
+        max_attempts: None,
+        ..p.policy.clone()
+    };
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut granted = 0;
+    for _ in 0..10_000 {
+        let mut state = BackoffState::new();
+        let mut attempt = 1;
+        loop {
+            match policy.decide(
+                &report(attempt, outcome, None),
+                &mut state,
+                Some(&mut budget),
+                &mut rng,
+            ) {
+                Decision::Retry { .. } => granted += 1,
+                Decision::Stop(StopReason::Budget) => break,
+                other => panic!("{}: {other:?}", p.name),
+            }
+            attempt += 1;
+        }
+        if budget.available(Duration::ZERO) == 0.0 || granted > 100_000 {
+            break;
+        }
+    }
+    granted
+}
+
+#[test]
+fn aws_standard_matches_botocore_2026() {
+    let v = vectors("1.44.8");
+    let p = presets::aws_standard();
+    assert_eq!(
+        p.policy.max_attempts,
+        Some(v["max_attempts"].as_u64().unwrap() as u32)
+    );
+    assert_eq!(
+        p.policy.backoff.jitter(),
+        Jitter::Full,
+        "t = random() * envelope"
+    );
+    assert_eq!(
+        envelope(&p.policy.backoff, 10),
+        seconds(&v["envelope_s"]["transient"])
+    );
+    assert_eq!(
+        envelope(throttling_backoff(&p), 10),
+        seconds(&v["envelope_s"]["throttling"])
+    );
+    // 500 / 14 = 35 transient retries, 500 / 5 = 100 throttling ones.
+    let refused = &v["retries_until_refused"];
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(503)), 35);
+    assert_eq!(refused["transient_503"], 35);
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(429)), 100);
+    assert_eq!(refused["throttling_429"], 100);
+    assert_eq!(
+        retries_in_an_endless_outage(&p, Outcome::Timeout),
+        35,
+        "timeouts cost 14 too"
+    );
+    // x-amz-retry-after after a transient error on attempt 1 (envelope 50 ms, drawn at its top).
+    let top = RetryPolicy {
+        backoff: Backoff::new(Jitter::NoJitter, ms(50), 2.0, secs(20)).unwrap(),
+        ..p.policy.clone()
+    };
+    for (hint, key) in [
+        (2_000, "hint_2000ms"),
+        (60_000, "hint_60000ms"),
+        (10, "hint_10ms"),
+    ] {
+        let d = top.decide(
+            &report(1, Outcome::Status(503), Some(ms(hint))),
+            &mut BackoffState::new(),
+            None,
+            &mut Pcg64Mcg::seed_from_u64(1),
+        );
+        let expected = Duration::from_secs_f64(v["retry_after_s"][key].as_f64().unwrap());
+        assert_eq!(d.sleep(), Some(expected), "{key}");
+    }
+    quota_sequences(&p, &v);
+}
+
+/// The quota after botocore's sequences: retries after a 429 and a 503, then a success that
+/// gives back what the last retry cost.
+fn quota_sequences(p: &Preset, v: &Value) {
+    for (key, outcomes) in [
+        ("429_503_ok", [Outcome::Status(429), Outcome::Status(503)]),
+        ("503_429_ok", [Outcome::Status(503), Outcome::Status(429)]),
+    ] {
+        let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+        let mut state = BackoffState::new();
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let mut follows = RetryClass::Transient;
+        for (i, outcome) in outcomes.iter().enumerate() {
+            let a = AttemptReport {
+                follows,
+                ..report(i as u32 + 1, *outcome, None)
+            };
+            assert!(
+                p.policy
+                    .decide(&a, &mut state, Some(&mut budget), &mut rng)
+                    .sleep()
+                    .is_some()
+            );
+            follows = p.policy.class_of(*outcome);
+        }
+        let a = AttemptReport {
+            follows,
+            ..report(3, Outcome::Success, None)
+        };
+        assert_eq!(
+            p.policy.decide(&a, &mut state, Some(&mut budget), &mut rng),
+            Decision::Done
+        );
+        assert_eq!(
+            budget.available(Duration::ZERO),
+            v["capacity_after"][key].as_f64().unwrap(),
+            "{key}"
+        );
+    }
+    // "ok": a 503 retried, its success (the retry's cost back), then a first-try success
+    // (+1, never above the capacity).
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut state = BackoffState::new();
+    let d = p.policy.decide(
+        &report(1, Outcome::Status(503), None),
+        &mut state,
+        Some(&mut budget),
+        &mut rng,
+    );
+    assert!(d.sleep().is_some());
+    let after_retry = AttemptReport {
+        follows: p.policy.class_of(Outcome::Status(503)),
+        ..report(2, Outcome::Success, None)
+    };
+    for a in [after_retry, report(1, Outcome::Success, None)] {
+        let d = p
+            .policy
+            .decide(&a, &mut BackoffState::new(), Some(&mut budget), &mut rng);
+        assert_eq!(d, Decision::Done);
+    }
+    assert_eq!(
+        budget.available(Duration::ZERO),
+        v["capacity_after"]["ok"].as_f64().unwrap(),
+        "ok"
+    );
+}
+
+/// Retries each AWS preset's quota grants when every attempt times out or cannot connect,
+/// against botocore's `retries_until_refused` for ReadTimeoutError, ConnectTimeoutError and
+/// EndpointConnectionError.
+#[test]
+fn aws_quotas_for_timeouts_and_connection_errors_match_botocore() {
+    for (p, version) in [
+        (presets::aws_standard(), "1.44.8"),
+        (presets::aws_standard_dynamodb(), "1.44.8"),
+        (presets::aws_standard_legacy(), "1.35.99"),
+    ] {
+        let v = &vectors(version)["retries_until_refused"];
+        let timeouts = retries_in_an_endless_outage(&p, Outcome::Timeout);
+        assert_eq!(
+            u64::from(timeouts),
+            v["read_timeout"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+        assert_eq!(
+            u64::from(timeouts),
+            v["connect_timeout"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+        assert_eq!(
+            u64::from(retries_in_an_endless_outage(&p, Outcome::Connection)),
+            v["endpoint_connection_error"].as_u64().unwrap(),
+            "{}",
+            p.name
+        );
+    }
+}
+
+#[test]
+fn aws_standard_dynamodb_matches_botocore_2026() {
+    let v = vectors("1.44.8");
+    let p = presets::aws_standard_dynamodb();
+    assert_eq!(
+        p.policy.max_attempts,
+        Some(v["service_max_attempts"]["dynamodb"].as_u64().unwrap() as u32)
+    );
+    assert_eq!(
+        envelope(&p.policy.backoff, 10),
+        seconds(&v["envelope_s"]["dynamodb_transient"])
+    );
+    assert_eq!(
+        envelope(throttling_backoff(&p), 10),
+        seconds(&v["envelope_s"]["throttling"])
+    );
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(503)), 35);
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(429)), 100);
+}
+
+#[test]
+fn aws_standard_legacy_matches_botocore_before_2026() {
+    let v = vectors("1.35.99");
+    let p = presets::aws_standard_legacy();
+    assert_eq!(
+        p.policy.max_attempts,
+        Some(v["max_attempts"].as_u64().unwrap() as u32)
+    );
+    assert_eq!(
+        envelope(&p.policy.backoff, 10),
+        seconds(&v["envelope_s"]["transient"])
+    );
+    assert_eq!(
+        envelope(throttling_backoff(&p), 10),
+        seconds(&v["envelope_s"]["throttling"])
+    );
+    // 500 / 5 = 100 for any error but a timeout, 500 / 10 = 50 after timeouts.
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(503)), 100);
+    assert_eq!(v["retries_until_refused"]["transient_503"], 100);
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Status(429)), 100);
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Timeout), 50);
+    // No hint is read: the backoff alone (at most 1 s on retry 1).
+    assert_eq!(p.policy.retry_after.mode, RetryAfterMode::Ignore);
+    assert_eq!(v["retry_after_s"]["hint_60000ms"], 1.0);
+    quota_sequences(&p, &v);
+}
+
+#[test]
+fn grpc_is_the_a6_example() {
+    let p = presets::grpc();
+    // random(0, min(initialBackoff * backoffMultiplier^(n-1), maxBackoff)): 0.1, 0.2, 0.4, 0.8, 1 s.
+    assert_eq!(
+        envelope(&p.policy.backoff, 5),
+        [ms(100), ms(200), ms(400), ms(800), secs(1)]
+    );
+    assert_eq!(p.policy.max_attempts, Some(4));
+    // UNAVAILABLE: a failed connection, and HTTP 429, 502, 503, 504 (grpc/grpc
+    // doc/http-grpc-status-mapping.md); nothing else, not even a timeout (DEADLINE_EXCEEDED).
+    for code in [429, 502, 503, 504] {
+        assert!(p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(p.policy.retry_on.retries(Outcome::Connection));
+    for code in [408, 500, 501] {
+        assert!(!p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(!p.policy.retry_on.retries(Outcome::Timeout));
+    // 10 tokens, 1 per failure, retries only above 5: failures leave 9, 8, 7, 6 (retries), 5
+    // (refused). One request after another, each stopped by its 4 attempts first: 3 retries
+    // for the first request (9, 8, 7; its 4th failure leaves 6 with no attempt left), none
+    // after.
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut per_request = Vec::new();
+    for _ in 0..3 {
+        let mut state = BackoffState::new();
+        let mut retries = 0;
+        for attempt in 1..=4 {
+            let d = p.policy.decide(
+                &report(attempt, Outcome::Status(503), None),
+                &mut state,
+                Some(&mut budget),
+                &mut rng,
+            );
+            match d {
+                Decision::Retry { .. } => retries += 1,
+                _ => break,
+            }
+        }
+        per_request.push(retries);
+    }
+    assert_eq!(per_request, [3, 0, 0]);
+    assert_eq!(
+        budget.available(Duration::ZERO),
+        4.0,
+        "the 5th and 6th failures took a token each"
+    );
+}
+
+/// The sleeps of `p` for `outcome`, drawn with `seed`, retry 1 to `n`.
+fn sleeps(p: &Preset, outcome: Outcome, seed: u64, n: u32) -> Vec<Duration> {
+    let mut state = BackoffState::new();
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    (1..=n)
+        .map(|a| {
+            p.policy
+                .decide(&report(a, outcome, None), &mut state, None, &mut rng)
+                .sleep()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn polly_v8_sleeps_a_constant_2s_three_times() {
+    let p = presets::polly_v8();
+    // RetryConstants: DefaultRetryCount 3, DefaultBaseDelay 2 s, DefaultBackoffType Constant.
+    assert_eq!(sleeps(&p, Outcome::Status(503), 1, 3), [secs(2); 3]);
+    assert_eq!(p.policy.max_attempts, Some(4));
+    assert!(p.budget.is_none() && p.policy.retry_on.retries(Outcome::Status(500)));
+}
+
+#[test]
+fn resilience4j_waits_a_fixed_500ms_between_3_attempts() {
+    let p = presets::resilience4j();
+    // RetryConfig: DEFAULT_MAX_ATTEMPTS 3, DEFAULT_WAIT_DURATION 500 (ms), a constant interval.
+    assert_eq!(sleeps(&p, Outcome::Timeout, 1, 2), [ms(500), ms(500)]);
+    assert_eq!(p.policy.max_attempts, Some(3));
+}
+
+#[test]
+fn google_api_core_doubles_from_1s_to_60s_within_120s() {
+    let p = presets::google_api_core();
+    // exponential_sleep_generator: uniform(0, min(initial * multiplier^(n-1), maximum)).
+    let e: Vec<Duration> = [1, 2, 4, 8, 16, 32, 60, 60].map(secs).into();
+    assert_eq!(envelope(&p.policy.backoff, 8), e);
+    assert_eq!(p.policy.deadline, Some(secs(120)));
+    assert_eq!(p.policy.max_attempts, None);
+    for code in [429, 500, 503] {
+        assert!(p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(!p.policy.retry_on.retries(Outcome::Status(502)));
+    assert!(
+        !p.policy.retry_on.retries(Outcome::Timeout),
+        "DeadlineExceeded is not transient"
+    );
+}
+
+#[test]
+fn google_api_core_stops_when_a_sleep_would_pass_120s() {
+    // _retry_error_helper: `if deadline is not None and time.monotonic() + next_sleep >
+    // deadline_time` the request stops instead of sleeping. Attempts here take no time, so
+    // `now` is the sum of the sleeps so far.
+    let p = presets::google_api_core();
+    let deadline = secs(120);
+    for seed in 1..=20 {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut state = BackoffState::new();
+        let mut now = Duration::ZERO;
+        for attempt in 1.. {
+            // The sleep this decision draws, from copies of the same state and stream.
+            let would_sleep = p
+                .policy
+                .backoff
+                .next_delay(&mut state.clone(), &mut rng.clone());
+            let a = AttemptReport {
+                now,
+                ..report(attempt, Outcome::Status(503), None)
+            };
+            match p.policy.decide(&a, &mut state, None, &mut rng) {
+                Decision::Retry { sleep, .. } => {
+                    assert_eq!(sleep, would_sleep, "seed {seed}, retry {attempt}");
+                    assert!(now + sleep < deadline, "seed {seed}, retry {attempt}");
+                    now += sleep;
+                }
+                Decision::Stop(StopReason::SleepPastDeadline) => {
+                    assert!(now + would_sleep >= deadline, "seed {seed}: {now:?}");
+                    // Sleeps reach the 60 s cap from retry 7: at least 6 retries fit.
+                    assert!(attempt >= 7, "seed {seed}: stopped at attempt {attempt}");
+                    break;
+                }
+                other => panic!("seed {seed}, attempt {attempt}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn dotnet_resilience_sleeps_as_pollys_decorrelated_jitter_v2() {
+    // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (0-based attempt a, u = random()):
+    //   t = a + u; next = 2^t * tanh(sqrt(4 t)); delay = (next - prev) / 1.4 * baseDelay,
+    // baseDelay 2 s. The u's are the stream's first draws, one per retry.
+    let p = presets::dotnet_resilience();
+    for seed in [1, 7, 27] {
+        let mut draws = Pcg64Mcg::seed_from_u64(seed);
+        let mut prev = 0.0;
+        let expected: Vec<f64> = (0..3)
+            .map(|a| {
+                let t = f64::from(a) + draws.random::<f64>();
+                let next = t.exp2() * (4.0 * t).sqrt().tanh();
+                let delay = (next - prev) / 1.4 * 2.0;
+                prev = next;
+                delay
+            })
+            .collect();
+        let got = sleeps(&p, Outcome::Status(503), seed, 3);
+        for (g, e) in got.iter().zip(&expected) {
+            assert!(
+                (g.as_secs_f64() - e).abs() < 1e-6,
+                "seed {seed}: {got:?} vs {expected:?}"
+            );
+        }
+        // The sleeps grow on average (2 s * 2^a / 1.4 around), none above the 30 s cap.
+        assert!(got.iter().all(|d| *d <= secs(30)), "{got:?}");
+    }
+    // Upper bounds by hand: a = 0 sleeps below 2 tanh(2) / 1.4 * 2 s = 2.754 s.
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    for _ in 0..1000 {
+        let d = p
+            .policy
+            .backoff
+            .next_delay(&mut BackoffState::new(), &mut rng);
+        assert!(d < ms(2755), "{d:?}");
+    }
+}
+
+#[test]
+fn dotnet_resilience_is_the_standard_handler() {
+    let p = presets::dotnet_resilience();
+    assert_eq!(p.policy.backoff.jitter(), Jitter::DecorrelatedV2);
+    assert_eq!(p.policy.backoff.base(), secs(2));
+    assert_eq!(
+        (p.policy.timeout, p.policy.deadline),
+        (Some(secs(10)), Some(secs(30)))
+    );
+    assert_eq!(p.policy.max_attempts, Some(4));
+    // Retry-After replaces the delay, shorter or longer.
+    let d = p.policy.decide(
+        &report(1, Outcome::Status(503), Some(ms(300))),
+        &mut BackoffState::new(),
+        None,
+        &mut Pcg64Mcg::seed_from_u64(1),
+    );
+    assert_eq!(d.sleep(), Some(ms(300)));
+    let b = p.breaker.unwrap();
+    assert_eq!(
+        (b.failure_ratio, b.min_requests, b.window, b.open_for),
+        (0.1, 100, secs(30), secs(5))
+    );
+    for code in [408, 429, 500, 503] {
+        assert!(p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+}
+
+#[test]
+fn every_preset_is_listed_builds_and_keeps_its_values() {
+    assert_eq!(presets::all().len(), presets::NAMES.len());
+    for p in presets::all() {
+        assert!(presets::by_name(p.name).is_some());
+        let built = p
+            .builder()
+            .seed(1)
+            .build()
+            .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let q = built.policy();
+        assert_eq!(q.backoff.params(), p.policy.backoff.params(), "{}", p.name);
+        assert_eq!(q.max_attempts, p.policy.max_attempts, "{}", p.name);
+        assert_eq!(q.retry_after, p.policy.retry_after, "{}", p.name);
+        assert_eq!(q.retry_on, p.policy.retry_on, "{}", p.name);
+        assert_eq!(
+            (q.timeout, q.deadline),
+            (p.policy.timeout, p.policy.deadline),
+            "{}",
+            p.name
+        );
+    }
+    assert!(presets::by_name("aws").is_none());
+}
