@@ -116,6 +116,9 @@ pub struct PointInfo {
     pub trigger_ms: Option<(f64, f64)>,
     /// True for a `burst` workload (every client sends once, around the same instant).
     pub burst: bool,
+    /// A `poisson_clients` workload's client count: its `workload.rate` is each client's,
+    /// so the offered load is that many times the rate.
+    pub rate_clients: Option<u32>,
     /// A chain's layers in call order (empty for one server).
     pub layers: Vec<LayerInfo>,
 }
@@ -218,6 +221,10 @@ impl PointInfo {
             offered: offered_rate(&model.workload),
             trigger_ms: model.trigger.map(|(a, b)| (ms(a), ms(b))),
             burst: matches!(model.workload, Workload::Burst { .. }),
+            rate_clients: match model.workload {
+                Workload::PoissonClients { clients, .. } => Some(clients),
+                _ => None,
+            },
             layers,
         }
     }
@@ -246,11 +253,24 @@ fn capacity(server: &ServerConfig, bucket_ms: f64) -> Option<Capacity> {
     }
 }
 
-/// Requests per second a server completes usefully; see [`PointInfo::capacity_rps`].
+/// Requests per second a server completes usefully; see [`PointInfo::capacity_rps`]. A rate
+/// limiter below what the workers complete is the capacity (it answers the rest with 429).
 fn capacity_rps(model: &Model) -> Option<(f64, String)> {
     let ServerConfig::Queue(q) = &model.server else {
         return None;
     };
+    let limiter = q.rate_limit.map(|r| {
+        let how = format!("the rate limiter's {}/s", fmt_number(r.rate));
+        (r.rate, how)
+    });
+    match (workers_rps(model, q), limiter) {
+        (Some(w), Some(l)) => Some(if l.0 < w.0 { l } else { w }),
+        (w, l) => w.or(l),
+    }
+}
+
+/// What `q`'s workers complete usefully per second; see [`capacity_rps`].
+fn workers_rps(model: &Model, q: &crate::sim::server::QueueConfig) -> Option<(f64, String)> {
     let service_ms = q.service.mean_param().as_millis_f64();
     let contention_ms = q.contention.as_millis_f64();
     if q.workers != UNLIMITED_WORKERS && contention_ms == 0.0 && service_ms > 0.0 {

@@ -34,6 +34,8 @@ pub(crate) struct Heatmap {
     target: f64,
     /// The server's useful capacity in requests per second, for an axis of offered load.
     pub(crate) capacity_rps: Option<f64>,
+    /// A `poisson_clients` workload's client count: a `workload.rate` axis is each client's.
+    pub(crate) rate_clients: Option<u32>,
 }
 
 /// One cell of a panel.
@@ -133,6 +135,7 @@ impl Heatmap {
             range,
             target,
             capacity_rps: None,
+            rate_clients: None,
         }
     }
 
@@ -227,6 +230,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         let range = (metric == Metric::SuccessRate).then_some((0.0, 1.0));
         let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);
         map.capacity_rps = f.info(0).and_then(|i| i.capacity_rps.as_ref()).map(|c| c.0);
+        map.rate_clients = f.info(0).and_then(|i| i.rate_clients);
         out.push((metric, title, guide, map));
     }
     out
@@ -367,11 +371,16 @@ impl Heatmap {
     /// The name of sweep key `i` with its unit, for an axis.
     fn axis_name(&self, i: usize) -> String {
         let (name, kind) = labels::key(&self.keys[i]);
+        // A poisson_clients rate is each client's; the capacity faces all of them.
+        let per = match self.rate_clients {
+            Some(n) if self.keys[i].starts_with("workload.") => format!(" per client, {n} clients"),
+            _ => String::new(),
+        };
         match (kind, self.capacity_rps) {
             (labels::Kind::Rate, Some(rps)) => {
-                format!("{name} (requests/s; capacity ≈ {}/s)", fmt_number(rps))
+                format!("{name} (requests/s{per}; capacity ≈ {}/s)", fmt_number(rps))
             }
-            (labels::Kind::Rate, None) => format!("{name} (requests/s)"),
+            (labels::Kind::Rate, None) => format!("{name} (requests/s{per})"),
             _ => name,
         }
     }

@@ -238,7 +238,14 @@ fn key_axis(f: &ResultFolder, key: &str, max: f64) -> (String, f64) {
             let note = capacity.map_or(String::new(), |(rps, _)| {
                 format!("; capacity ≈ {}/s", fmt_number(rps))
             });
-            (format!("{name} (requests/s{note})"), 1.0)
+            // Each client's rate, drawn as the load of all of them (what the capacity faces).
+            match f.info(0).and_then(|i| i.rate_clients) {
+                Some(n) if key.starts_with("workload.") => (
+                    format!("{name}, all {n} clients (requests/s{note})"),
+                    f64::from(n),
+                ),
+                _ => (format!("{name} (requests/s{note})"), 1.0),
+            }
         }
         Kind::Plain => (name, 1.0),
     }
