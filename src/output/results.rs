@@ -238,6 +238,21 @@ fn capacity(server: &ServerConfig, bucket_ms: f64) -> Option<Capacity> {
             let (workers, service_ms) = (q.workers as f64, q.service.mean_param().as_millis_f64());
             (workers > 0.0 && service_ms > 0.0 && bucket_ms > 0.0).then(|| {
                 let per_bucket = workers / service_ms * bucket_ms;
+                // A rate limiter below the workers is what gets through: it answers the rest 429.
+                if let Some(limit) = q
+                    .rate_limit
+                    .filter(|r| r.rate * bucket_ms / 1000.0 < per_bucket)
+                {
+                    let per_bucket = limit.rate * bucket_ms / 1000.0;
+                    return Capacity {
+                        per_bucket,
+                        label: format!(
+                            "capacity: the rate limiter's {}/s = {} attempts per bucket",
+                            fmt_number(limit.rate),
+                            fmt_number(per_bucket)
+                        ),
+                    };
+                }
                 Capacity {
                     per_bucket,
                     label: format!(
