@@ -561,6 +561,7 @@ pub fn check_charts(dir: &Path) -> Result<Vec<String>> {
 /// rendered exactly as [`draw_all`] renders them: the headline chart, then the herd chart when
 /// it is another. Each is `(stem, title, svg)`. Once `cancel` is cancelled, no further chart is
 /// rendered and the result is [`Error::Interrupted`].
+#[cfg(feature = "serve")]
 pub(crate) fn playground_svgs(
     dir: &Path,
     cancel: &CancelToken,
