@@ -10,9 +10,11 @@
 use toml::{Table, Value};
 
 use crate::error::{Error, Result};
-use crate::policy::{BreakerConfig, BudgetConfig, RetryOn, RetryOnItem};
+use crate::policy::{BreakerConfig, BudgetConfig, RetryOn};
 use crate::presets::{self, NAMES, Preset};
 use crate::time::{SimDuration, format_limit};
+
+use super::resolved::outcome_list;
 
 /// The strategy table `t` at `key`, with its `preset` expanded: the preset's keys, then `t`'s.
 pub(super) fn expand(key: &str, t: &Table) -> Result<Table> {
@@ -148,18 +150,6 @@ fn s(v: impl ToString) -> Value {
 
 fn dur(d: std::time::Duration) -> Value {
     s(SimDuration::from(d))
-}
-
-fn outcome_list(set: &RetryOn) -> Value {
-    Value::Array(
-        set.to_items()
-            .into_iter()
-            .map(|item| match item {
-                RetryOnItem::Code(n) => Value::Integer(n),
-                RetryOnItem::Word(w) => Value::String(w),
-            })
-            .collect(),
-    )
 }
 
 fn backoff_keys(p: &crate::backoff::BackoffParams, t: &mut Table) {

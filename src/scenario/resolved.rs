@@ -350,8 +350,8 @@ fn server_table(server: &ServerConfig) -> Value {
     }
 }
 
-/// A `retry_on` or `throttling_on` list.
-fn outcome_list(set: &RetryOn) -> Value {
+/// A `retry_on` or `throttling_on` list (a preset's written-out keys too).
+pub(super) fn outcome_list(set: &RetryOn) -> Value {
     Value::Array(
         set.to_items()
             .into_iter()

@@ -30,18 +30,8 @@ impl Browser {
         let (to_browser, from_browser) = (command_reader.as_raw_fd(), answer_writer.as_raw_fd());
         let mut command = Command::new(binary);
         command
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--remote-debugging-pipe",
-            ])
+            .args(crate::common::HEADLESS)
+            .arg("--remote-debugging-pipe")
             .arg(format!("--window-size={width},{height}"))
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")

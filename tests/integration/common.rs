@@ -173,23 +173,26 @@ pub fn chromium() -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
+/// Chromium's flags for a headless, quiet, reproducible browser in a test.
+pub const HEADLESS: [&str; 9] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+];
+
 /// The DOM of the page `html` once headless Chromium (`browser`) has loaded it in a window
 /// `width` px wide, its scripts run; a profile in `profile`. Panics after 90 s.
 pub fn chromium_dom(browser: &Path, html: &Path, width: u32, profile: &Path) -> String {
     use std::time::{Duration, Instant};
     std::fs::create_dir_all(profile).unwrap();
     let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-        ])
+        .args(HEADLESS)
         .arg(format!("--window-size={width},900"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
