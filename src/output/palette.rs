@@ -27,6 +27,11 @@ pub const OKABE_ITO: [(&str, [u8; 3]); 8] = [
     ("yellow", [0xF0, 0xE4, 0x42]),
 ];
 
+/// Okabe–Ito yellow is too light to read as text on white (1.3:1); a strategy drawn in yellow
+/// gets its titles and labels in this darker yellow (the same hue at 60 % of its value, 3.6:1),
+/// while its lines and bars keep the palette's yellow.
+pub const YELLOW_TEXT: [u8; 3] = [0x90, 0x89, 0x28];
+
 /// First attempts in the herd chart.
 pub const FIRST_ATTEMPTS: [u8; 3] = [0xB8, 0xB8, 0xB8];
 /// Fault windows and triggers: a neutral grey, drawn light, so that no band takes the colour
@@ -43,6 +48,15 @@ pub fn hex(c: [u8; 3]) -> String {
 /// The colour of the strategy at `index` in the run's order.
 pub fn strategy_color(index: usize) -> [u8; 3] {
     OKABE_ITO[index % OKABE_ITO.len()].1
+}
+
+/// The colour of the strategy at `index` for text on white: its own, or [`YELLOW_TEXT`] for
+/// yellow.
+pub fn strategy_text_color(index: usize) -> [u8; 3] {
+    match strategy_color(index) {
+        c if c == OKABE_ITO[7].1 => YELLOW_TEXT,
+        c => c,
+    }
 }
 
 #[derive(Serialize)]

@@ -378,6 +378,14 @@ mod tests {
             let ok = contrast(c, [255, 255, 255]) >= MIN_CONTRAST;
             assert_eq!(ok, name != "yellow", "{name}");
         }
+        // Text in a strategy's colour is legible for every strategy, yellow's included.
+        for index in 0..crate::output::palette::OKABE_ITO.len() {
+            let c = crate::output::palette::strategy_text_color(index);
+            assert!(
+                contrast(c, [255, 255, 255]) >= MIN_CONTRAST,
+                "{index}: {c:?}"
+            );
+        }
     }
 
     #[test]

@@ -150,7 +150,10 @@ impl Delays {
         for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
             let color = style::color(panel.color);
             let mut chart = ChartBuilder::on(&area)
-                .caption(panel.jitter.name(), style::text(18.0, &color))
+                .caption(
+                    panel.jitter.name(),
+                    style::text(18.0, &style::text_color(panel.color)),
+                )
                 .margin(6)
                 .x_label_area_size(if bottom { 44 } else { 26 })
                 .y_label_area_size(if left { 78 } else { 62 })

@@ -320,7 +320,7 @@ impl Latency {
                     + Text::new(
                         crate::output::labels::percent_near(c.success, self.target),
                         (6, 0),
-                        style::text(style::NOTE_SIZE, &style::color(c.color))
+                        style::text(style::NOTE_SIZE, &style::text_color(c.color))
                             .pos(Pos::new(HPos::Left, VPos::Center)),
                     ),
             ))?;

@@ -171,7 +171,7 @@ impl Goodput {
             let (_, h) = area.dim_in_pixel();
             let mut chart = style::time_panel(
                 &area,
-                (&panel.name, color),
+                (&panel.name, style::text_color(panel.color)),
                 bottom,
                 (x_max, unit),
                 style::YAxis {

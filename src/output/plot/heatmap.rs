@@ -404,7 +404,7 @@ impl Heatmap {
         let mut chart = ChartBuilder::on(area)
             .caption(
                 &panel.name,
-                style::text(style::CAPTION_SIZE, &style::color(panel.color)),
+                style::text(style::CAPTION_SIZE, &style::text_color(panel.color)),
             )
             .margin(6)
             .margin_right(10)

@@ -386,7 +386,13 @@ impl Herd {
             labels,
             tick: &y_tick,
         };
-        let mut chart = style::time_panel(area, (&panel.name, color), bottom, (x_max, unit), axis)?;
+        let mut chart = style::time_panel(
+            area,
+            (&panel.name, style::text_color(panel.color)),
+            bottom,
+            (x_max, unit),
+            axis,
+        )?;
         for fault in &self.faults {
             let x0 = (fault.start_ms / unit.div).clamp(0.0, x_max);
             let x1 = (fault.end_ms / unit.div).clamp(0.0, x_max);

@@ -158,7 +158,7 @@ impl Resync {
             };
             let mut chart = style::time_panel(
                 &area,
-                (&panel.name, color),
+                (&panel.name, style::text_color(panel.color)),
                 bottom,
                 (x_max, unit),
                 style::YAxis {

@@ -67,6 +67,12 @@ pub(crate) fn color(index: usize) -> RGBColor {
     rgb(palette::strategy_color(index))
 }
 
+/// The colour of the strategy at `index` for titles and labels: its own, legible on white
+/// ([`palette::strategy_text_color`]).
+pub(crate) fn text_color(index: usize) -> RGBColor {
+    rgb(palette::strategy_text_color(index))
+}
+
 /// Dark grey for text and reference lines.
 pub(crate) const INK: RGBColor = rgb(palette::INK);
 /// Grey for secondary text.
