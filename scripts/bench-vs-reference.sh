@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # jitterlab's speed as ratios to a bare binary-heap engine on the same model, measured in one
 # run on this machine (absolute times on shared machines vary by 2x from day to day; ratios
-# taken in the same minute do not). See README.md, "Performance".
+# taken in the same minute do not). See docs/performance.md.
 #
 # Usage: scripts/bench-vs-reference.sh [--runs N] [--no-criterion]
 #        JITTERLAB_BIN=path/to/jitterlab scripts/bench-vs-reference.sh ...   (another build)
