@@ -96,3 +96,128 @@ fn replays_botocores_limiter() {
     let last = steps.last().unwrap();
     assert!(f(last, "fill_rate") > f(last, "w_max"));
 }
+
+/// The blocking executor with `presets::aws_adaptive()` on a virtual clock: a server that
+/// answers 429 to its first 20 requests. Until the first 429 nothing waits; after it the
+/// limiter's fill rate falls (to the 0.5 per second floor: the measured rate is 0 before a
+/// whole bucket has passed), so attempts are spaced by the bucket; once the answers are 200s
+/// the rate climbs again along the cubic.
+#[test]
+fn the_blocking_executor_slows_down_at_429s() {
+    use jitterlab_retry::cancel::CancelToken;
+    use jitterlab_retry::exec::{Clock, VirtualClock};
+    use jitterlab_retry::policy::Outcome;
+    use jitterlab_retry::presets;
+
+    let retrier = presets::aws_adaptive().builder().seed(3).build().unwrap();
+    let clock = VirtualClock::new();
+    let mut sent: Vec<Duration> = Vec::new();
+    for _ in 0..40 {
+        let _ = retrier.retry(
+            &clock,
+            &CancelToken::new(),
+            |_| {
+                sent.push(clock.now());
+                if sent.len() <= 20 {
+                    Err(Outcome::Status(429))
+                } else {
+                    Ok(())
+                }
+            },
+            |_| {},
+        );
+    }
+    let limiter = retrier.rate_limiter().expect("asked by every call");
+    assert!(limiter.enabled());
+    // The first attempt went out at once and turned the limiter on; while the answers are
+    // 429s the rate stays at the 0.5/s floor (every measured bucket holds one answer per
+    // 2 s, and 0.7 times that is below it), so each attempt waits 2 s for its token (the
+    // backoff, at most 1 s, is slept first and counted in).
+    let gaps: Vec<f64> = sent
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64())
+        .collect();
+    assert!(
+        gaps[..20].iter().all(|&g| (g - 2.0).abs() < 1e-6),
+        "{gaps:?}"
+    );
+    // After the 429s the gaps shrink: the rate is back up.
+    assert!(
+        gaps[gaps.len() - 5..].iter().all(|&g| g < gaps[1]),
+        "{gaps:?}"
+    );
+    assert!(limiter.fill_rate() > 1.0, "{}", limiter.fill_rate());
+}
+
+/// The async executor with `presets::aws_adaptive()` against a local HTTP server answering
+/// 429 to its first 10 requests, in paused tokio time: the attempts after the first 429 go
+/// out 2 s apart (the limiter's 0.5/s floor), then faster again once the answers are 200s.
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn the_async_executor_slows_down_at_429s_from_a_local_server() {
+    use jitterlab_retry::policy::Outcome;
+    use jitterlab_retry::presets;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        for served in 0.. {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = stream.read(&mut request).await;
+            let status = if served < 10 { 429 } else { 200 };
+            let answer =
+                format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+    });
+    // One GET; its status as an outcome.
+    async fn get(addr: std::net::SocketAddr) -> Result<(), Outcome> {
+        let mut stream = TcpStream::connect(addr)
+            .await
+            .map_err(|_| Outcome::Connection)?;
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        match answer.split(' ').nth(1).and_then(|s| s.parse::<u16>().ok()) {
+            Some(200) => Ok(()),
+            Some(status) => Err(Outcome::from_status(status)),
+            None => Err(Outcome::Connection),
+        }
+    }
+
+    let retrier = presets::aws_adaptive()
+        .builder()
+        .seed(5)
+        .build_async()
+        .unwrap();
+    let sent = std::sync::Mutex::new(Vec::new());
+    for _ in 0..20 {
+        let _ = retrier
+            .call(|_| {
+                sent.lock().unwrap().push(tokio::time::Instant::now());
+                get(addr)
+            })
+            .await;
+    }
+    let sent = sent.into_inner().unwrap();
+    let gaps: Vec<f64> = sent
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64())
+        .collect();
+    assert!(
+        gaps[..10].iter().all(|&g| (g - 2.0).abs() < 1e-3),
+        "{gaps:?}"
+    );
+    assert!(gaps[gaps.len() - 3..].iter().all(|&g| g < 1.0), "{gaps:?}");
+    let limiter = retrier.retrier().rate_limiter().unwrap();
+    assert!(
+        limiter.enabled() && limiter.fill_rate() > 1.0,
+        "{limiter:?}"
+    );
+}
