@@ -221,3 +221,69 @@ async fn the_async_executor_slows_down_at_429s_from_a_local_server() {
         "{limiter:?}"
     );
 }
+
+/// A retrier that retries 429s every 10 ms, without end but for a 3 s deadline, behind the
+/// limiter. Every answer a 429: the first, at 0, turns the limiter on at the 0.5/s floor with
+/// an empty bucket, so the first retry's token is due at 2 s and the second's at 4 s, past
+/// the deadline: the call waits until 3 s, no longer, and ends there, two attempts sent.
+fn throttled_until_the_deadline() -> jitterlab_retry::exec::RetrierBuilder {
+    use jitterlab_retry::backoff::Jitter;
+    use jitterlab_retry::policy::RetryOn;
+    jitterlab_retry::exec::Retrier::builder()
+        .jitter(Jitter::Constant)
+        .base(Duration::from_millis(10))
+        .unlimited_attempts()
+        .deadline(Duration::from_secs(3))
+        .throttling(RetryOn::none().with_status(429).unwrap(), None)
+        .budget(None)
+        .rate_limiter(AdaptiveRateConfig::default())
+        .seed(1)
+}
+
+#[test]
+fn the_blocking_executor_waits_for_a_token_no_longer_than_the_deadline() {
+    use jitterlab_retry::cancel::CancelToken;
+    use jitterlab_retry::exec::{Clock, VirtualClock};
+    use jitterlab_retry::policy::Outcome;
+
+    let retrier = throttled_until_the_deadline().build().unwrap();
+    let clock = VirtualClock::new();
+    let mut sent = Vec::new();
+    let result = retrier.retry(
+        &clock,
+        &CancelToken::new(),
+        |_| {
+            sent.push(clock.now());
+            Err::<(), _>(Outcome::Status(429))
+        },
+        |_| {},
+    );
+    assert!(result.is_err());
+    assert_eq!(sent, [Duration::ZERO, Duration::from_secs(2)]);
+    assert_eq!(clock.now(), Duration::from_secs(3));
+    // The token due at 4 s was not taken.
+    let limiter = retrier.rate_limiter().unwrap();
+    assert_eq!(limiter.fill_rate(), 0.5);
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn the_async_executor_waits_for_a_token_no_longer_than_the_deadline() {
+    use jitterlab_retry::policy::Outcome;
+
+    let retrier = throttled_until_the_deadline().build_async().unwrap();
+    let start = tokio::time::Instant::now();
+    let sent = std::sync::Mutex::new(Vec::new());
+    let result = retrier
+        .call(|_| {
+            sent.lock().unwrap().push(start.elapsed());
+            async { Err::<(), _>(Outcome::Status(429)) }
+        })
+        .await;
+    assert!(result.is_err());
+    let sent = sent.into_inner().unwrap();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!((sent[1].as_secs_f64() - 2.0).abs() < 1e-3, "{sent:?}");
+    let ended = start.elapsed().as_secs_f64();
+    assert!((ended - 3.0).abs() < 1e-3, "ended at {ended} s");
+}

@@ -115,10 +115,16 @@ where
 
     /// Before anything else about the next attempt at `now`: the rate limiter's token, or how
     /// long to wait for it (then ask again; a token taken for an attempt that is then not sent
-    /// stays spent, as in the SDK, whose token goes before the send).
+    /// stays spent, as in the SDK, whose token goes before the send). A retry waits at most
+    /// until its deadline, and takes no token there: [`Call::begin`] finds it expired.
     pub(crate) fn token_wait(&self, now: Duration) -> Option<Duration> {
         let rate = self.retrier.rate.as_ref()?;
-        lock(rate).at(now).try_acquire(now).err()
+        let left = self.time_left(now);
+        if left == Some(Duration::ZERO) {
+            return None;
+        }
+        let wait = lock(rate).at(now).try_acquire(now).err()?;
+        Some(left.map_or(wait, |left| wait.min(left)))
     }
 
     /// Before the next attempt, sent at `now`: the deadline (a real clock may oversleep what
