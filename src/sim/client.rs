@@ -2,10 +2,10 @@
 //!
 //! A request's life: start → attempt → (answer | timeout) → [`RetryPolicy::decide`] → done,
 //! or sleep and attempt again. Guards around it (circuit breaker, retry budget, adaptive
-//! throttle, AWS adaptive rate limiter, concurrency limiter) are the same `policy` state machines the executor uses,
-//! shared by all clients or one per client (`scope`). [`Clients`] holds them all; its calls
-//! move one request along and return what follows ([`Launch`], [`Next`]), which the engine
-//! turns into events.
+//! throttle, AWS adaptive rate limiter, concurrency limiter) are the same `policy` state
+//! machines the executor uses, shared by all clients or one per client (`scope`). [`Clients`]
+//! holds them all; its calls move one request along and return what follows ([`Launch`],
+//! [`Next`]), which the engine turns into events.
 //!
 //! A client here is one request slot. Its *owner* is the client whose per-client guards it
 //! uses: itself, except in the `poisson_clients` workload, where every request of a persistent
@@ -619,13 +619,21 @@ impl Clients {
     }
 
     /// Client `c` wants to send at `now`: the wait for its adaptive rate limiter's token, if
-    /// there is one to wait (then ask again); `None` when the token is taken, or without a
-    /// limiter. A token comes before a concurrency slot, as in the executors.
+    /// there is one to wait (then ask again), never past the request's deadline; `None` when
+    /// the token is taken, without a limiter, or at the deadline (no token is taken then:
+    /// [`Clients::launch`] ends the request). A token comes before a concurrency slot, as in
+    /// the executors.
     #[inline]
     pub fn token_wait(&mut self, c: u32, now: SimTime) -> Option<SimDuration> {
         let owner = self.owner(c);
+        let start = self.clients[c as usize].start;
+        let left = (self.policy.policy().deadline).map(|d| (start + SimDuration::from(d)) - now);
+        if left == Some(SimDuration::ZERO) {
+            return None;
+        }
         let rate = self.guards.rate(owner, now)?;
-        rate.try_acquire(now.into()).err().map(SimDuration::from)
+        let wait = SimDuration::from(rate.try_acquire(now.into()).err()?);
+        Some(left.map_or(wait, |left| wait.min(left)))
     }
 
     /// Client `c` wants to send: true when it may launch now (it holds a limiter slot, or

@@ -959,6 +959,27 @@ mod tests {
     }
 
     #[test]
+    fn adaptive_rate_waits_no_longer_than_the_deadline() {
+        // As above, shared, with a 5 s deadline: tokens at 1.998 s and 3.998 s carry two
+        // retries; the next is due at 5.998 s, past every request's deadline, so all eight
+        // end at 5 s (gave up: deadline) without taking it, not one by one as tokens come.
+        let mut m = model(burst(8), queue(1, None, 10), constant(1));
+        m.faults = vec![Fault {
+            kind: FaultKind::Outage(OutageAnswer::Status(429)),
+            start: SimTime::ZERO,
+            end: SimTime::ZERO + SimDuration::from_secs(3600),
+        }];
+        m.client.max_attempts = None;
+        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        m.client.deadline = Some(SimDuration::from_secs(5));
+        m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Shared));
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 8 + 2);
+        assert_eq!(r.counts.gave_up_deadline, 8);
+        assert_eq!(r.makespan, SimTime::ZERO + SimDuration::from_secs(5));
+    }
+
+    #[test]
     fn throttle_of_a_healthy_backend_changes_nothing() {
         // Instant answers, all accepted: requests - 2 accepts < 0 before every attempt, so
         // nothing is rejected and no number drawn; the run is the run without a throttle.

@@ -1,7 +1,7 @@
 """Test vectors for the aws-adaptive preset's rate limiter, from botocore's own classes.
 
 Run with the botocore named in the output (pip install botocore==VERSION); the Rust test in
-crates/jitterlab-retry/tests/presets.rs replays the same steps on the engine's
+crates/jitterlab-retry/tests/adaptive_rate.rs replays the same steps on the engine's
 AdaptiveRateLimiter and compares within a tolerance:
 
     python3 botocore_adaptive.py > botocore-adaptive-VERSION.json
