@@ -114,6 +114,9 @@ fn retrier(model: &Model, backoff: &Backoff, rng: SimRng) -> Result<AsyncRetrier
     if let Some((breaker, _)) = c.breaker {
         r = r.with_breaker(Breaker::new(breaker)?);
     }
+    if let Some((rate, _)) = c.adaptive_rate {
+        r = r.with_rate_limiter(rate)?;
+    }
     let r = AsyncRetrier::new(r);
     Ok(match c.concurrency {
         Some(n) => r.with_concurrency_limit(n)?,

@@ -122,7 +122,11 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "\"off\" for `jitterlab live`: adaptive throttling is a simulator guard, the executors have none",
         ));
     }
-    let scopes = [c.budget.map(|b| b.1), c.breaker.map(|b| b.1)];
+    let scopes = [
+        c.budget.map(|b| b.1),
+        c.breaker.map(|b| b.1),
+        c.adaptive_rate.map(|r| r.1),
+    ];
     let shared = c.concurrency.is_some() || scopes.contains(&Some(Scope::Shared));
     if shared && scopes.contains(&Some(Scope::Client)) {
         return Err(Error::invalid(

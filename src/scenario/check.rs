@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 
 use super::Scenario;
 use super::file::{
-    BackoffFile, BreakerFile, BudgetFile, ClientFile, CountOr, DistFile, FaultFile, ScenarioFile,
-    ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
+    AdaptiveRateFile, BackoffFile, BreakerFile, BudgetFile, ClientFile, CountOr, DistFile,
+    FaultFile, ScenarioFile, ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
 use crate::param::{ParamError, ValueError};
+use crate::policy::AdaptiveRateConfig;
 use crate::policy::BreakerConfig;
 use crate::policy::BudgetConfig;
 use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
@@ -737,6 +738,11 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
         .as_ref()
         .map(|b| breaker(&k("breaker"), b))
         .transpose()?;
+    let adaptive_rate = c
+        .adaptive_rate
+        .as_ref()
+        .map(|r| adaptive_rate(&k("adaptive_rate"), r))
+        .transpose()?;
     let concurrency = count_or(
         &k("concurrency"),
         &c.concurrency,
@@ -774,7 +780,28 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
         breaker,
         throttle,
         concurrency,
+        adaptive_rate,
     })
+}
+
+/// An adaptive rate limiter table at `table` (`client.adaptive_rate`, or a strategy's
+/// `backoff.strategies[i].adaptive_rate`); a key left out keeps botocore's value.
+fn adaptive_rate(table: &str, r: &AdaptiveRateFile) -> Result<(AdaptiveRateConfig, Scope)> {
+    let key = |k: &str| format!("{table}.{k}");
+    let d = AdaptiveRateConfig::default();
+    let config = AdaptiveRateConfig {
+        beta: r.beta.unwrap_or(d.beta),
+        scale: r.scale.unwrap_or(d.scale),
+        smoothing: r.smoothing.unwrap_or(d.smoothing),
+        bucket: r
+            .bucket
+            .as_ref()
+            .map_or(Ok(d.bucket), |b| std_duration(&key("bucket"), b))?,
+        min_fill_rate: r.min_fill_rate.unwrap_or(d.min_fill_rate),
+        max_rate_scale: r.max_rate_scale.unwrap_or(d.max_rate_scale),
+    };
+    config.validate().map_err(under(table))?;
+    Ok((config, scope(&key("scope"), &r.scope)?))
 }
 
 /// A throttle table at `table` (`client.throttle`, or a strategy's
@@ -1010,7 +1037,7 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
 
 /// The keys of a strategy table: its preset, its backoff, then the client keys it may
 /// override.
-const STRATEGY_KEYS: &str = "name, preset, jitter, base, multiplier, cap, growth, factor, throttling_backoff, max_attempts, budget, throttle, breaker, timeout, deadline, retry_on, throttling_on, retry_after, retry_after_max, retry_after_max_extra, retry_after_header, layers";
+const STRATEGY_KEYS: &str = "name, preset, jitter, base, multiplier, cap, growth, factor, throttling_backoff, max_attempts, budget, throttle, breaker, adaptive_rate, timeout, deadline, retry_on, throttling_on, retry_after, retry_after_max, retry_after_max_extra, retry_after_header, layers";
 
 /// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
 /// `"off"` (`None`: the strategy runs without it).
@@ -1180,6 +1207,13 @@ fn client_override(
             client.throttle = Some(
                 off_or_table(sub, v, "a throttle table like client.throttle")?
                     .map(|file: ThrottleFile| throttle(sub, &file))
+                    .transpose()?,
+            )
+        }
+        "adaptive_rate" => {
+            client.adaptive_rate = Some(
+                off_or_table(sub, v, "an adaptive_rate table like client.adaptive_rate")?
+                    .map(|file: AdaptiveRateFile| adaptive_rate(sub, &file))
                     .transpose()?,
             )
         }

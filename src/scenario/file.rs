@@ -244,6 +244,19 @@ pub struct ThrottleFile {
     pub scope: Option<String>,
 }
 
+/// `client.adaptive_rate`: the AWS adaptive mode's rate limiter, every key optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdaptiveRateFile {
+    pub beta: Option<f64>,
+    pub scale: Option<f64>,
+    pub smoothing: Option<f64>,
+    pub bucket: Option<String>,
+    pub min_fill_rate: Option<f64>,
+    pub max_rate_scale: Option<f64>,
+    pub scope: Option<String>,
+}
+
 /// `client.breaker`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -274,6 +287,7 @@ pub struct ClientFile {
     pub breaker: Option<BreakerFile>,
     pub throttle: Option<ThrottleFile>,
     pub concurrency: Option<CountOr>,
+    pub adaptive_rate: Option<AdaptiveRateFile>,
 }
 
 /// `[backoff]`; strategies are read by hand for errors that name `backoff.strategies[i]`.

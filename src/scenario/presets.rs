@@ -10,7 +10,7 @@
 use toml::{Table, Value};
 
 use crate::error::{Error, Result};
-use crate::policy::{BreakerConfig, BudgetConfig, RetryOn};
+use crate::policy::{AdaptiveRateConfig, BreakerConfig, BudgetConfig, RetryOn};
 use crate::presets::{self, NAMES, Preset};
 use crate::time::{SimDuration, format_limit};
 
@@ -212,7 +212,25 @@ pub fn keys(preset: &Preset) -> Table {
         "breaker".into(),
         preset.breaker.as_ref().map_or_else(|| s("off"), breaker),
     );
+    // Only a preset with the limiter writes the key, so the others' strategies stay as
+    // they were.
+    if let Some(r) = &preset.rate_limiter {
+        t.insert("adaptive_rate".into(), adaptive_rate(r));
+    }
     t
+}
+
+/// A preset's rate limiter as a strategy's `adaptive_rate` table (shared: one SDK client's).
+fn adaptive_rate(r: &AdaptiveRateConfig) -> Value {
+    let mut t = Table::new();
+    t.insert("beta".into(), Value::Float(r.beta));
+    t.insert("scale".into(), Value::Float(r.scale));
+    t.insert("smoothing".into(), Value::Float(r.smoothing));
+    t.insert("bucket".into(), dur(r.bucket));
+    t.insert("min_fill_rate".into(), Value::Float(r.min_fill_rate));
+    t.insert("max_rate_scale".into(), Value::Float(r.max_rate_scale));
+    t.insert("scope".into(), s("shared"));
+    Value::Table(t)
 }
 
 /// A preset's budget as a strategy's `budget` table (shared: one SDK client's).

@@ -6,6 +6,7 @@ use toml::{Table, Value};
 use super::Scenario;
 use super::check::throttling_default;
 use crate::backoff::BackoffParams;
+use crate::policy::AdaptiveRateConfig;
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BreakerConfig, BudgetConfig};
 use crate::policy::{Idempotency, RetryAfterHeader, RetryOn, RetryOnItem};
@@ -217,6 +218,19 @@ fn throttle(t: &ThrottleConfig, scope: Scope) -> Value {
     ])
 }
 
+/// An adaptive rate limiter table with every key.
+fn adaptive_rate(r: &AdaptiveRateConfig, scope: Scope) -> Value {
+    table(vec![
+        ("beta", Value::Float(r.beta)),
+        ("scale", Value::Float(r.scale)),
+        ("smoothing", Value::Float(r.smoothing)),
+        ("bucket", s(SimDuration::from(r.bucket))),
+        ("min_fill_rate", Value::Float(r.min_fill_rate)),
+        ("max_rate_scale", Value::Float(r.max_rate_scale)),
+        ("scope", s(scope.name())),
+    ])
+}
+
 /// A budget table: its kind, scope and every parameter.
 fn budget(b: &BudgetConfig, scope: Scope) -> Value {
     let mut pairs = vec![("kind", s(b.kind())), ("scope", s(scope.name()))];
@@ -405,6 +419,9 @@ fn client_table(c: &ClientConfig) -> Value {
     if let Some((t, scope)) = &c.throttle {
         client.push(("throttle", throttle(t, *scope)));
     }
+    if let Some((r, scope)) = &c.adaptive_rate {
+        client.push(("adaptive_rate", adaptive_rate(r, *scope)));
+    }
     table(client)
 }
 
@@ -514,6 +531,13 @@ fn override_pairs(c: &ClientOverrides, pairs: &mut Vec<(&str, Value)>) {
             "breaker",
             b.as_ref()
                 .map_or_else(|| s("off"), |(b, scope)| breaker(b, *scope)),
+        ));
+    }
+    if let Some(r) = &c.adaptive_rate {
+        pairs.push((
+            "adaptive_rate",
+            r.as_ref()
+                .map_or_else(|| s("off"), |(r, scope)| adaptive_rate(r, *scope)),
         ));
     }
     if let Some(t) = c.timeout {

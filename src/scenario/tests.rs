@@ -511,3 +511,66 @@ fn what_only_reading_uses_is_written_back_but_not_part_of_the_runs() -> Result<(
     );
     Ok(())
 }
+
+#[test]
+fn the_aws_adaptive_preset_brings_its_rate_limiter_and_writes_it_back() -> Result<()> {
+    let s = parse(
+        r#"
+[backoff]
+strategies = [
+  { preset = "aws-standard" },
+  { preset = "aws-adaptive" },
+  { preset = "aws-adaptive", name = "slow", adaptive_rate = { beta = 0.5, scope = "client" } },
+]
+"#,
+    )?
+    .base()?;
+    let base = &s.model.client;
+    let [standard, adaptive, slow] = [0, 1, 2].map(|i| s.strategies[i].client_config(base));
+    assert!(
+        standard.adaptive_rate.is_none(),
+        "only aws-adaptive has one"
+    );
+    let botocore = crate::policy::AdaptiveRateConfig::default();
+    assert_eq!(
+        adaptive.adaptive_rate,
+        Some((botocore, crate::sim::Scope::Shared))
+    );
+    // A table beside the preset changes only the keys it names.
+    let (config, scope) = slow.adaptive_rate.unwrap();
+    assert_eq!((config.beta, config.scale), (0.5, 0.4));
+    assert_eq!(scope, crate::sim::Scope::Client);
+    let resolved = s.to_toml(None);
+    assert!(resolved.contains("adaptive_rate"), "{resolved}");
+    let again = parse(&resolved)?.base()?;
+    assert_eq!(again.to_toml(None), resolved);
+    for (a, z) in s.strategies.iter().zip(&again.strategies) {
+        assert_eq!(a.client, z.client, "{}", a.name);
+    }
+    // Bad values name the key, the value and what is allowed.
+    for (strategy, key) in [
+        (
+            r#"{ jitter = "full", adaptive_rate = { beta = 1.5 } }"#,
+            "adaptive_rate.beta",
+        ),
+        (
+            r#"{ jitter = "full", adaptive_rate = { bucket = "0s" } }"#,
+            "adaptive_rate.bucket",
+        ),
+        (
+            r#"{ jitter = "full", adaptive_rate = "on" }"#,
+            "adaptive_rate",
+        ),
+        (
+            r#"{ jitter = "full", adaptive_rate = { scope = "all" } }"#,
+            "adaptive_rate.scope",
+        ),
+    ] {
+        let e = parse(&format!("[backoff]\nstrategies = [{strategy}]\n"))
+            .and_then(|s| s.base().map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("`backoff.strategies[0].{key}`")), "{e}");
+    }
+    Ok(())
+}

@@ -2,10 +2,10 @@
 //!
 //! A request's life: start → attempt → (answer | timeout) → [`RetryPolicy::decide`] → done,
 //! or sleep and attempt again. Guards around it (circuit breaker, retry budget, adaptive
-//! throttle, concurrency limiter) are the same `policy` state machines the executor uses,
-//! shared by all clients or one per client (`scope`). [`Clients`] holds them all; its calls
-//! move one request along and return what follows ([`Launch`], [`Next`]), which the engine
-//! turns into events.
+//! throttle, AWS adaptive rate limiter, concurrency limiter) are the same `policy` state
+//! machines the executor uses, shared by all clients or one per client (`scope`). [`Clients`]
+//! holds them all; its calls move one request along and return what follows ([`Launch`],
+//! [`Next`]), which the engine turns into events.
 //!
 //! A client here is one request slot. Its *owner* is the client whose per-client guards it
 //! uses: itself, except in the `poisson_clients` workload, where every request of a persistent
@@ -19,8 +19,8 @@ use rand::Rng;
 
 use super::metrics::Ending;
 use crate::backoff::{Backoff, BackoffParams, BackoffState};
-use crate::policy::ConcurrencyLimiter;
 use crate::policy::throttle::{Throttle, ThrottleConfig};
+use crate::policy::{AdaptiveRateConfig, AdaptiveRateLimiter, ConcurrencyLimiter};
 use crate::policy::{
     AttemptReport, AttemptTimeout, Decision, NanosPolicy, RetryPolicy, StopReason,
 };
@@ -79,6 +79,8 @@ pub struct ClientConfig {
     pub throttle: Option<(ThrottleConfig, Scope)>,
     /// At most this many attempts in flight, shared by all clients.
     pub concurrency: Option<u32>,
+    /// The AWS adaptive mode's rate limiter (a token before every attempt) and its scope.
+    pub adaptive_rate: Option<(AdaptiveRateConfig, Scope)>,
 }
 
 #[cfg(test)]
@@ -99,6 +101,7 @@ impl ClientConfig {
             breaker: None,
             throttle: None,
             concurrency: None,
+            adaptive_rate: None,
         }
     }
 }
@@ -235,6 +238,9 @@ struct Guards {
     throttle_streams: StreamFamily,
     limiter: Option<ConcurrencyLimiter>,
     waiters: VecDeque<u32>,
+    /// Each adaptive rate limiter, made when first asked (it measures from then on).
+    rates: Vec<Option<AdaptiveRateLimiter>>,
+    rate: Option<(AdaptiveRateConfig, Scope)>,
 }
 
 impl Guards {
@@ -256,6 +262,10 @@ impl Guards {
                 ConcurrencyLimiter::new(n).expect("client.concurrency is checked by the scenario")
             }),
             waiters: VecDeque::new(),
+            rates: config
+                .adaptive_rate
+                .map_or_else(Vec::new, |(_, s)| vec![None; count(s)]),
+            rate: config.adaptive_rate,
         };
         if let Some((_, s)) = config.throttle {
             for _ in 0..count(s) {
@@ -284,6 +294,9 @@ impl Guards {
         if let Some((_, Scope::Client)) = self.throttle {
             self.push_throttle();
         }
+        if let Some((_, Scope::Client)) = self.rate {
+            self.rates.push(None);
+        }
     }
 
     /// The index of owner `o`'s guard of a kind configured with `scope`.
@@ -308,6 +321,14 @@ impl Guards {
     #[inline]
     fn throttle_index(&self, o: u32) -> Option<usize> {
         Guards::index(self.throttle.map(|t| t.1), o)
+    }
+
+    /// Owner `o`'s adaptive rate limiter at `now`, made now if it is the first ask.
+    #[inline]
+    fn rate(&mut self, o: u32, now: SimTime) -> Option<&mut AdaptiveRateLimiter> {
+        let (config, scope) = self.rate?;
+        let i = Guards::index(Some(scope), o)?;
+        Some(self.rates[i].get_or_insert_with(|| AdaptiveRateLimiter::new(config, now.into())))
     }
 }
 
@@ -597,6 +618,24 @@ impl Clients {
         true
     }
 
+    /// Client `c` wants to send at `now`: the wait for its adaptive rate limiter's token, if
+    /// there is one to wait (then ask again), never past the request's deadline; `None` when
+    /// the token is taken, without a limiter, or at the deadline (no token is taken then:
+    /// [`Clients::launch`] ends the request). A token comes before a concurrency slot, as in
+    /// the executors.
+    #[inline]
+    pub fn token_wait(&mut self, c: u32, now: SimTime) -> Option<SimDuration> {
+        let owner = self.owner(c);
+        let start = self.clients[c as usize].start;
+        let left = (self.policy.policy().deadline).map(|d| (start + SimDuration::from(d)) - now);
+        if left == Some(SimDuration::ZERO) {
+            return None;
+        }
+        let rate = self.guards.rate(owner, now)?;
+        let wait = SimDuration::from(rate.try_acquire(now.into()).err()?);
+        Some(left.map_or(wait, |left| wait.min(left)))
+    }
+
     /// Client `c` wants to send: true when it may launch now (it holds a limiter slot, or
     /// there is no limiter); false when it queues for a slot, to be handed one later.
     #[inline]
@@ -701,6 +740,11 @@ impl Clients {
         hint: Option<SimDuration>,
     ) -> Next {
         let owner = self.owner(c);
+        let throttled = self.policy.policy().class_of(outcome) == RetryClass::Throttling;
+        if let Some(rate) = self.guards.rate(owner, now) {
+            // Every answer is measured, a timeout too (as botocore's `needs-retry` hook).
+            rate.on_answer(now.into(), throttled);
+        }
         if let Some(i) = self.guards.throttle_index(owner)
             && accepted(outcome)
         {

@@ -318,9 +318,12 @@ impl<'a> Sim<'a> {
         self.send_attempt(c);
     }
 
-    /// Client `c` wants to send its next attempt: a limiter slot first, then launch.
+    /// Client `c` wants to send its next attempt: a rate limiter's token first (waking again
+    /// when it is due), then a limiter slot, then launch.
     fn send_attempt(&mut self, c: u32) {
-        if self.clients.acquire_slot(c) {
+        if let Some(wait) = self.clients.token_wait(c, self.now) {
+            self.after(wait, Event::Wake(c));
+        } else if self.clients.acquire_slot(c) {
             self.launch(c);
         }
     }
@@ -871,6 +874,7 @@ mod tests {
     use crate::policy::BudgetConfig;
     use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
     use crate::policy::throttle::ThrottleConfig;
+    use crate::policy::{AdaptiveRateConfig, RetryOn};
     use crate::sim::client::Scope;
     use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
     use rand::RngExt;
@@ -919,6 +923,60 @@ mod tests {
         // A throttled attempt is never sent; the sent ones end by the 503 (max_attempts 1).
         assert_eq!(r.counts.attempts, 8 - expected);
         assert_eq!(r.counts.gave_up_attempts, 8 - expected);
+    }
+
+    #[test]
+    fn adaptive_rate_spaces_attempts_at_its_floor_in_a_throttling_storm() {
+        // Eight clients at t = 0 into a server answering 429 to everything, 1 ms each way,
+        // retries 10 ms apart and unlimited. The shared limiter (made at t = 0, 1 token/s,
+        // empty) is off for the eight first attempts; their 429s at 2 ms turn it on with a
+        // measured rate of 0 (no bucket closed yet), so the fill rate is the 0.5/s floor and
+        // the bucket holds 0.002 tokens. At 12 ms it holds 0.007: the first retry leaves at
+        // 12 ms + 0.993 / 0.5 s = 1.998 s, and one more every 2 s (W_max never tops 0.5:
+        // one answer per 2 s, smoothed, times 0.7 stays under the floor): retries at
+        // 1.998 + 2k s up to the 60 s horizon, k = 0..=29, 30 in all.
+        let mut m = model(burst(8), queue(1, None, 10), constant(1));
+        m.faults = vec![Fault {
+            kind: FaultKind::Outage(OutageAnswer::Status(429)),
+            start: SimTime::ZERO,
+            end: SimTime::ZERO + SimDuration::from_secs(3600),
+        }];
+        m.client.max_attempts = None;
+        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        let unlimited = run_immediate(&m).counts.attempts;
+        m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Shared));
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 8 + 30);
+        assert!(unlimited > 30_000, "{unlimited}");
+        // One limiter per client: each sees only its own answers, at the same 0.5/s floor.
+        m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Client));
+        let own = run_immediate(&m).counts.attempts;
+        assert_eq!(
+            own,
+            8 * (1 + 30),
+            "each its own limiter: the same pace, 8 times"
+        );
+    }
+
+    #[test]
+    fn adaptive_rate_waits_no_longer_than_the_deadline() {
+        // As above, shared, with a 5 s deadline: tokens at 1.998 s and 3.998 s carry two
+        // retries; the next is due at 5.998 s, past every request's deadline, so all eight
+        // end at 5 s (gave up: deadline) without taking it, not one by one as tokens come.
+        let mut m = model(burst(8), queue(1, None, 10), constant(1));
+        m.faults = vec![Fault {
+            kind: FaultKind::Outage(OutageAnswer::Status(429)),
+            start: SimTime::ZERO,
+            end: SimTime::ZERO + SimDuration::from_secs(3600),
+        }];
+        m.client.max_attempts = None;
+        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        m.client.deadline = Some(SimDuration::from_secs(5));
+        m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Shared));
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 8 + 2);
+        assert_eq!(r.counts.gave_up_deadline, 8);
+        assert_eq!(r.makespan, SimTime::ZERO + SimDuration::from_secs(5));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::source::DelaySource;
 use crate::backoff::{Backoff, BackoffParams};
+use crate::policy::AdaptiveRateConfig;
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BreakerConfig, BudgetConfig, RetryAfterHeader, RetryAfterMode, RetryOn};
 use crate::time::{SimDuration, SimTime};
@@ -145,6 +146,8 @@ pub struct ClientOverrides {
     pub budget: Option<Option<(BudgetConfig, Scope)>>,
     /// Adaptive throttling and its scope (`Some(None)`: none).
     pub throttle: Option<Option<(ThrottleConfig, Scope)>>,
+    /// The AWS adaptive rate limiter and its scope (`Some(None)`: none).
+    pub adaptive_rate: Option<Option<(AdaptiveRateConfig, Scope)>>,
     /// A circuit breaker and its scope (`Some(None)`: none).
     pub breaker: Option<Option<(BreakerConfig, Scope)>>,
     /// Per-attempt timeout (`Some(None)`: wait forever).
@@ -184,6 +187,9 @@ impl ClientOverrides {
         }
         if let Some(throttle) = self.throttle {
             c.throttle = throttle;
+        }
+        if let Some(rate) = self.adaptive_rate {
+            c.adaptive_rate = rate;
         }
         if let Some(breaker) = self.breaker {
             c.breaker = breaker;

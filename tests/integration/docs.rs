@@ -138,11 +138,12 @@ const EVERYTHING: [&str; 7] = [
         kind = "poisson_clients"
         [client]
         throttle = {}
+        adaptive_rate = {}
         [backoff]
         strategies = [
             { name = "bucket", jitter = "full", max_attempts = "unlimited", budget = { kind = "adaptive" } },
             { name = "breaker", jitter = "full", budget = { kind = "retry_breaker" } },
-            { name = "guarded", jitter = "full", throttle = {}, breaker = {}, timeout = "3s", deadline = "5s" },
+            { name = "guarded", jitter = "full", throttle = {}, breaker = {}, adaptive_rate = {}, timeout = "3s", deadline = "5s" },
         ]
     "#,
     r#"

@@ -66,7 +66,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::policy::{Breaker, Budget, Decision, Idempotency, Outcome, RetryPolicy, StopReason};
+use crate::policy::{
+    AdaptiveRateConfig, AdaptiveRateLimiter, Breaker, Budget, Decision, Idempotency, Outcome,
+    RetryPolicy, StopReason,
+};
 
 use crate::time::{Human, from_nanos, to_nanos};
 
@@ -420,7 +423,24 @@ pub struct Retrier {
     idempotency: Idempotency,
     budget: Option<Mutex<Budget>>,
     breaker: Option<Mutex<Breaker>>,
+    rate: Option<Mutex<RateLimit>>,
     rng: Mutex<SimRng>,
+}
+
+/// The AWS adaptive mode's rate limiter, made at the first instant a call asks it (so it
+/// measures from the executor's clock, whatever its origin).
+#[derive(Debug)]
+struct RateLimit {
+    config: AdaptiveRateConfig,
+    limiter: Option<AdaptiveRateLimiter>,
+}
+
+impl RateLimit {
+    fn at(&mut self, now: Duration) -> &mut AdaptiveRateLimiter {
+        let config = self.config;
+        self.limiter
+            .get_or_insert_with(|| AdaptiveRateLimiter::new(config, now))
+    }
 }
 
 impl Retrier {
@@ -452,6 +472,7 @@ impl Retrier {
             idempotency: Idempotency::Idempotent,
             budget: None,
             breaker: None,
+            rate: None,
             rng: Mutex::new(rng),
         })
     }
@@ -472,6 +493,23 @@ impl Retrier {
     pub fn with_breaker(mut self, breaker: Breaker) -> Retrier {
         self.breaker = Some(Mutex::new(breaker));
         self
+    }
+
+    /// Adds the AWS adaptive mode's client-side rate limiter, shared by every call: each
+    /// attempt waits for its token (once a throttling answer has turned it on). The error
+    /// names the constant not allowed.
+    pub fn with_rate_limiter(mut self, config: AdaptiveRateConfig) -> Result<Retrier> {
+        config.validate()?;
+        self.rate = Some(Mutex::new(RateLimit {
+            config,
+            limiter: None,
+        }));
+        Ok(self)
+    }
+
+    /// The rate limiter's state (`None`: none, or no call has asked it yet).
+    pub fn rate_limiter(&self) -> Option<AdaptiveRateLimiter> {
+        self.rate.as_ref().and_then(|r| lock(r).limiter.clone())
     }
 
     /// The policy.
@@ -551,6 +589,11 @@ impl Retrier {
         #[cfg(feature = "tracing")]
         let _span = call::call_span().entered();
         loop {
+            while let Some(wait) = call.token_wait(clock.now()) {
+                if clock.sleep(wait, cancel).is_err() {
+                    return Err(call.cancelled(clock.now()));
+                }
+            }
             let ctx = call.begin(clock.now(), cancel.is_cancelled())?;
             let result = op(ctx);
             let (now, wall, result) = (clock.now(), clock.wall(), result.map_err(Failure::Error));

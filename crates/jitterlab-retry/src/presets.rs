@@ -23,8 +23,8 @@ use std::time::Duration;
 use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::exec::RetrierBuilder;
 use crate::policy::{
-    BreakerConfig, BudgetConfig, RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, RetryOn,
-    RetryOnItem, RetryPolicy, Throttling,
+    AdaptiveRateConfig, BreakerConfig, BudgetConfig, RetryAfterHeader, RetryAfterMode,
+    RetryAfterPolicy, RetryOn, RetryOnItem, RetryPolicy, Throttling,
 };
 
 /// A named retry policy copied from someone else's code.
@@ -42,6 +42,8 @@ pub struct Preset {
     pub budget: Option<BudgetConfig>,
     /// The circuit breaker (`None`: none).
     pub breaker: Option<BreakerConfig>,
+    /// The AWS adaptive mode's client-side rate limiter (`None`: none).
+    pub rate_limiter: Option<AdaptiveRateConfig>,
 }
 
 impl Preset {
@@ -62,7 +64,8 @@ impl Preset {
             .retry_after_max_extra(p.retry_after.max_extra)
             .retry_after_header(p.retry_after.header)
             .budget(self.budget)
-            .breaker(self.breaker);
+            .breaker(self.breaker)
+            .rate_limiter(self.rate_limiter);
         builder = match p.max_attempts {
             Some(n) => builder.max_attempts(n),
             None => builder.unlimited_attempts(),
@@ -75,8 +78,9 @@ impl Preset {
 }
 
 /// Every preset's name, in the order `jitterlab presets` lists them.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "aws-standard",
+    "aws-adaptive",
     "aws-standard-dynamodb",
     "aws-standard-legacy",
     "grpc",
@@ -90,6 +94,7 @@ pub const NAMES: [&str; 8] = [
 pub fn by_name(name: &str) -> Option<Preset> {
     Some(match name {
         "aws-standard" => aws_standard(),
+        "aws-adaptive" => aws_adaptive(),
         "aws-standard-dynamodb" => aws_standard_dynamodb(),
         "aws-standard-legacy" => aws_standard_legacy(),
         "grpc" => grpc(),
@@ -206,6 +211,20 @@ pub fn aws_standard() -> Preset {
         policy: aws_2026(ms(50), 3),
         budget: Some(AWS_2026_QUOTA),
         breaker: None,
+        rate_limiter: None,
+    }
+}
+
+/// AWS SDK adaptive retry mode, 2026: [`aws_standard`]'s retries, and before every attempt
+/// a token from the client-side rate limiter whose rate follows CUBIC at throttling answers
+/// (off until the first one; [`AdaptiveRateConfig::default`] holds botocore's constants).
+pub fn aws_adaptive() -> Preset {
+    Preset {
+        name: "aws-adaptive",
+        summary: "AWS SDK adaptive mode, 2026: aws-standard plus a CUBIC client rate limiter (beta 0.7, scale 0.4)",
+        source: "boto/botocore 1.44.8, botocore/retries/adaptive.py, bucket.py, throttling.py (and standard.py, quota.py)",
+        rate_limiter: Some(AdaptiveRateConfig::default()),
+        ..aws_standard()
     }
 }
 
@@ -218,6 +237,7 @@ pub fn aws_standard_dynamodb() -> Preset {
         policy: aws_2026(ms(25), 4),
         budget: Some(AWS_2026_QUOTA),
         breaker: None,
+        rate_limiter: None,
     }
 }
 
@@ -242,6 +262,7 @@ pub fn aws_standard_legacy() -> Preset {
         },
         budget: Some(BudgetConfig::token_bucket()),
         breaker: None,
+        rate_limiter: None,
     }
 }
 
@@ -265,6 +286,7 @@ pub fn grpc() -> Preset {
             token_ratio: 0.1,
         }),
         breaker: None,
+        rate_limiter: None,
     }
 }
 
@@ -285,6 +307,7 @@ pub fn polly_v8() -> Preset {
         ),
         budget: None,
         breaker: None,
+        rate_limiter: None,
     }
 }
 
@@ -325,6 +348,7 @@ pub fn dotnet_resilience() -> Preset {
             window: Duration::from_secs(30),
             open_for: Duration::from_secs(5),
         }),
+        rate_limiter: None,
     }
 }
 
@@ -349,6 +373,7 @@ pub fn google_api_core() -> Preset {
         },
         budget: None,
         breaker: None,
+        rate_limiter: None,
     }
 }
 
@@ -365,5 +390,6 @@ pub fn resilience4j() -> Preset {
         ),
         budget: None,
         breaker: None,
+        rate_limiter: None,
     }
 }

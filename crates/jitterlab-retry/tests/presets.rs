@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use jitterlab_retry::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab_retry::policy::{
-    AttemptReport, Budget, Decision, Idempotency, Outcome, RetryAfterMode, RetryClass, RetryPolicy,
-    StopReason,
+    AdaptiveRateConfig, AttemptReport, Budget, Decision, Idempotency, Outcome, RetryAfterMode,
+    RetryClass, RetryPolicy, StopReason,
 };
 use jitterlab_retry::presets::{self, Preset};
 use rand::{RngExt, SeedableRng};
@@ -523,4 +523,25 @@ fn every_preset_is_listed_builds_and_keeps_its_values() {
         );
     }
     assert!(presets::by_name("aws").is_none());
+}
+
+#[test]
+fn aws_adaptive_is_aws_standard_with_botocores_rate_limiter() {
+    // botocore 1.44.8 client.py `_register_retries`: "adaptive" registers the standard
+    // handler, then adaptive.register_retry_handler (the limiter, constants in
+    // tests/adaptive_rate.rs against botocore's own).
+    let (a, s) = (presets::aws_adaptive(), presets::aws_standard());
+    assert_eq!(a.rate_limiter, Some(AdaptiveRateConfig::default()));
+    assert_eq!(s.rate_limiter, None);
+    assert_eq!(a.budget, s.budget);
+    assert_eq!(a.policy.backoff.params(), s.policy.backoff.params());
+    assert_eq!(a.policy.max_attempts, Some(3));
+    assert_eq!(a.policy.retry_after, s.policy.retry_after);
+    let built = a.builder().seed(1).build().unwrap();
+    assert!(built.rate_limiter().is_none(), "made at the first call");
+    let clock = jitterlab_retry::exec::VirtualClock::new();
+    let cancel = jitterlab_retry::cancel::CancelToken::new();
+    let _ = built.retry(&clock, &cancel, |_| Ok::<_, Outcome>(()), |_| {});
+    let limiter = built.rate_limiter().expect("the builder passes it on");
+    assert!(!limiter.enabled(), "a success does not turn it on");
 }

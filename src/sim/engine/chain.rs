@@ -383,9 +383,13 @@ impl<'a> Sim<'a> {
         self.hop_send_attempt(st, w);
     }
 
-    /// Caller slot `s` of station `st` wants to send: a limiter slot first, then launch.
+    /// Caller slot `s` of station `st` wants to send: a rate limiter's token first (waking
+    /// again when it is due), then a limiter slot, then launch.
     fn hop_send_attempt(&mut self, st: usize, s: u32) {
-        if self.station(st).callers.acquire_slot(s) {
+        let now = self.now;
+        if let Some(wait) = self.station(st).callers.token_wait(s, now) {
+            self.after(wait, Event::HopWake(hop(st, s)));
+        } else if self.station(st).callers.acquire_slot(s) {
             self.hop_launch(st, s);
         }
     }

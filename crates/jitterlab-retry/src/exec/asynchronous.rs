@@ -368,8 +368,11 @@ struct Run<'r, T: Timer, E, F, Fut, O, C> {
 
 /// Where a call stands.
 enum Step<'r, T: Timer, Fut> {
-    /// About to send the next attempt (first taking a slot, if the retrier has a limit).
+    /// About to send the next attempt (first a rate limiter's token, then a slot, if the
+    /// retrier has them).
     Next,
+    /// Waiting for the rate limiter's next token (then asking again).
+    Token(Pin<Box<T::Sleep>>),
     /// Waiting for a concurrency slot; a retry waits at most until its deadline.
     Slot {
         acquire: Acquire<'r>,
@@ -410,9 +413,10 @@ where
         let retrier = self.retrier;
         loop {
             let next = match &mut self.step {
-                Step::Next => match &retrier.limit {
-                    None => self.begin(None, cx),
-                    Some(limit) => match limit.slots.try_acquire() {
+                Step::Next => match (self.call.token_wait(retrier.timer.now()), &retrier.limit) {
+                    (Some(wait), _) => Ok(Step::Token(Box::pin(retrier.timer.sleep(wait)))),
+                    (None, None) => self.begin(None, cx),
+                    (None, Some(limit)) => match limit.slots.try_acquire() {
                         Ok(slot) => self.begin(Some(slot), cx),
                         // `acquire` fails only on a closed semaphore, and this one never is.
                         Err(TryAcquireError::Closed) => self.begin(None, cx),
@@ -457,7 +461,7 @@ where
                     self.step = Step::Done;
                     self.after(result, cx)
                 }
-                Step::Sleep(sleep) => {
+                Step::Sleep(sleep) | Step::Token(sleep) => {
                     if self.cancel.poll(cx) {
                         Err(Err(self.call.cancelled(retrier.timer.now())))
                     } else if sleep.as_mut().poll(cx).is_ready() {

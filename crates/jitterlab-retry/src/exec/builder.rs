@@ -13,8 +13,8 @@ use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{
-    Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency, RetryAfterHeader, RetryAfterMode,
-    RetryAfterPolicy, RetryOn, RetryPolicy, Throttling,
+    AdaptiveRateConfig, Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency,
+    RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, RetryOn, RetryPolicy, Throttling,
 };
 
 /// Builds a [`Retrier`]. Defaults, each with the method that changes it:
@@ -36,6 +36,7 @@ use crate::policy::{
 /// | [`throttling`](Self::throttling) | none: every failure uses the backoff above | throttling answers (429) with a backoff and a budget cost of their own |
 /// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10 (after a throttling answer 5), refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
 /// | [`breaker`](Self::breaker) | none | |
+/// | [`rate_limiter`](Self::rate_limiter) | none | the AWS SDKs' adaptive mode: attempts wait for tokens whose rate falls at throttling answers |
 /// | [`idempotency`](Self::idempotency) | [`Idempotency::Idempotent`] | say `NonIdempotent` for a POST without a key |
 /// | [`seed`](Self::seed) | entropy from the operating system | a fleet must not draw the same jitter |
 ///
@@ -70,6 +71,7 @@ pub struct RetrierBuilder {
     throttling: Option<(RetryOn, Option<BackoffParams>)>,
     budget: Option<BudgetConfig>,
     breaker: Option<BreakerConfig>,
+    rate_limiter: Option<AdaptiveRateConfig>,
     idempotency: Idempotency,
     seed: Option<u64>,
 }
@@ -95,6 +97,7 @@ impl Default for RetrierBuilder {
             throttling: None,
             budget: Some(BudgetConfig::token_bucket()),
             breaker: None,
+            rate_limiter: None,
             idempotency: Idempotency::Idempotent,
             seed: None,
         }
@@ -186,6 +189,13 @@ impl RetrierBuilder {
         self.budget = budget.into();
         self
     }
+    /// The AWS adaptive mode's client-side rate limiter, shared by every call of the retrier
+    /// (`None`: none).
+    pub fn rate_limiter(mut self, config: impl Into<Option<AdaptiveRateConfig>>) -> Self {
+        self.rate_limiter = config.into();
+        self
+    }
+
     /// The circuit breaker shared by every call of the retrier (`None`: none).
     pub fn breaker(mut self, breaker: impl Into<Option<BreakerConfig>>) -> Self {
         self.breaker = breaker.into();
@@ -248,6 +258,9 @@ impl RetrierBuilder {
         }
         if let Some(config) = self.breaker {
             retrier = retrier.with_breaker(Breaker::new(config)?);
+        }
+        if let Some(config) = self.rate_limiter {
+            retrier = retrier.with_rate_limiter(config)?;
         }
         Ok(retrier)
     }

@@ -113,6 +113,20 @@ where
         self
     }
 
+    /// Before anything else about the next attempt at `now`: the rate limiter's token, or how
+    /// long to wait for it (then ask again; a token taken for an attempt that is then not sent
+    /// stays spent, as in the SDK, whose token goes before the send). A retry waits at most
+    /// until its deadline, and takes no token there: [`Call::begin`] finds it expired.
+    pub(crate) fn token_wait(&self, now: Duration) -> Option<Duration> {
+        let rate = self.retrier.rate.as_ref()?;
+        let left = self.time_left(now);
+        if left == Some(Duration::ZERO) {
+            return None;
+        }
+        let wait = lock(rate).at(now).try_acquire(now).err()?;
+        Some(left.map_or(wait, |left| wait.min(left)))
+    }
+
     /// Before the next attempt, sent at `now`: the deadline (a real clock may oversleep what
     /// `decide` allowed), then the cancel token (before anything counts the call, for the
     /// first), then the breaker, asked last as the attempt leaves. `Ok`: send it with this
@@ -176,6 +190,12 @@ where
         self.made = self.made.saturating_add(1);
         self.probing = false;
         self.tell_breaker(now, outcome);
+        if let Some(rate) = &self.retrier.rate {
+            // Every answer is measured, a timeout or a connection error too (botocore's
+            // `needs-retry` hook sees them all); only a throttling one lowers the rate.
+            let throttled = self.retrier.policy.class_of(outcome) == RetryClass::Throttling;
+            lock(rate).at(now).on_answer(now, throttled);
+        }
         let decision = self.decide(now, outcome, retry_after, cancelled);
         let error = match &result {
             Err(Failure::Error(e)) => Some(e),

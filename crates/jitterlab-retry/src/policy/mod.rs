@@ -34,10 +34,14 @@
 mod breaker;
 mod budget;
 mod class;
+mod cubic;
 mod deadline;
 mod limiter;
 mod outcome;
+mod rate_bucket;
+mod rate_limiter;
 mod retry_after;
+mod send_rate;
 mod window;
 
 pub mod adaptive;
@@ -46,13 +50,17 @@ pub mod throttle;
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
 pub use budget::{AttemptKind, Budget, BudgetConfig};
 pub use class::{RetryClass, Throttling};
+pub use cubic::CubicRate;
 pub use deadline::AttemptTimeout;
 use deadline::Deadline;
 pub use limiter::ConcurrencyLimiter;
 pub use outcome::{Idempotency, Outcome, RetryOn, RetryOnItem};
+pub use rate_bucket::RateBucket;
+pub use rate_limiter::{AdaptiveRateConfig, AdaptiveRateLimiter};
 pub use retry_after::{
     RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, parse_retry_after, parse_retry_after_millis,
 };
+pub use send_rate::SendRate;
 
 use std::fmt;
 
