@@ -272,7 +272,7 @@ struct DelaysArgs {
     /// Decorrelated jitter's growth g in U[base, g * previous] (>= 1).
     #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     growth: f64,
-    /// Proportional jitter's spread f in U[1-f, 1+f] (0 to 1).
+    /// Proportional jitter's spread f in U[1-f, 1+f], additive's in d + U[0, f d] (0 to 1).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     factor: f64,
     /// Retries per sample (k = 1..=retries).
