@@ -17,9 +17,9 @@ use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jit
 use crate::error::{Error, Result};
 use crate::param::{ParamError, ValueError};
 use crate::policy::BreakerConfig;
-use crate::policy::BudgetConfig;
 use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
+use crate::policy::{BudgetConfig, RatioDeposit};
 use crate::policy::{Idempotency, RetryOn};
 use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
@@ -834,6 +834,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("percent", b.percent.is_some()),
         ("min_per_sec", b.min_per_sec.is_some()),
         ("window", b.window.is_some()),
+        ("deposit", b.deposit.is_some()),
         ("max_tokens", b.max_tokens.is_some()),
         ("token_ratio", b.token_ratio.is_some()),
         ("size", b.size.is_some()),
@@ -848,7 +849,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             "throttling_cost",
             "success_refund",
         ],
-        BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window"],
+        BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window", "deposit"],
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
         BudgetConfig::Adaptive(_) => &["size", "fill"],
         BudgetConfig::RetryBreaker(_) => &["ratio"],
@@ -897,11 +898,21 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             percent,
             min_per_sec,
             window,
+            deposit,
         } => {
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
                 *window = std_duration(&key("window"), w)?;
+            }
+            if let Some(d) = &b.deposit {
+                *deposit = RatioDeposit::from_name(d).ok_or_else(|| {
+                    Error::invalid(
+                        key("deposit"),
+                        format!("{d:?}"),
+                        "\"request\" or \"success\"",
+                    )
+                })?;
             }
         }
         BudgetConfig::Grpc {

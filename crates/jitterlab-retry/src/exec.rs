@@ -609,7 +609,7 @@ fn process_and_time() -> (u32, u128) {
 mod tests {
     use super::*;
     use crate::backoff::{Backoff, Jitter};
-    use crate::policy::{BreakerConfig, BudgetConfig, RetryAfterMode};
+    use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode};
     use std::cell::RefCell;
 
     pub(super) fn ms(v: u64) -> Duration {
@@ -1741,6 +1741,7 @@ mod tests {
                     percent: 20.0,
                     min_per_sec: 1.0,
                     window: zero,
+                    deposit: RatioDeposit::Request,
                 }),
                 "window",
             ),
