@@ -266,7 +266,7 @@ struct DelaysArgs {
     /// Growth of the nominal delay per retry (>= 1).
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     multiplier: f64,
-    /// Largest sleep, with a unit (e.g. 2s).
+    /// Largest nominal delay and sleep (additive adds up to factor x it), with a unit (e.g. 2s).
     #[arg(long, default_value = "2s", allow_hyphen_values = true)]
     cap: String,
     /// Decorrelated jitter's growth g in U[base, g * previous] (>= 1).

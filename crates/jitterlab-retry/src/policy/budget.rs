@@ -24,8 +24,9 @@
 //!
 //! [`BudgetConfig`] is the validated configuration, [`Budget`] the state. The state is pure:
 //! every method takes `now`. [`crate::policy::RetryPolicy::decide`] makes all the calls a
-//! request needs (`on_request`, `on_success`, `on_failure`, `try_retry`); call them yourself
-//! only when driving a budget without `decide`.
+//! request needs (`on_request`, `on_success_at`, `on_failure`, `try_retry`); call them yourself
+//! only when driving a budget without `decide` (`on_success_at`, not `on_success`: a ratio
+//! budget with [`RatioDeposit::Success`] counts the request then).
 
 use std::fmt;
 
@@ -445,8 +446,8 @@ impl Budget {
         &self.config
     }
 
-    /// A new request is sent: called with its first attempt's report (the ratio budget counts
-    /// it; the others ignore it).
+    /// A new request is sent: called with its first attempt's report (a ratio budget counts
+    /// it, unless it counts successes, [`RatioDeposit::Success`]; the others ignore it).
     #[inline]
     pub fn on_request(&mut self, now: impl Into<Duration>) {
         self.on_request_nanos(to_nanos(now.into()));
