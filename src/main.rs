@@ -266,13 +266,13 @@ struct DelaysArgs {
     /// Growth of the nominal delay per retry (>= 1).
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     multiplier: f64,
-    /// Largest sleep, with a unit (e.g. 2s).
+    /// Largest nominal delay and sleep (additive adds up to factor x it), with a unit (e.g. 2s).
     #[arg(long, default_value = "2s", allow_hyphen_values = true)]
     cap: String,
     /// Decorrelated jitter's growth g in U[base, g * previous] (>= 1).
     #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     growth: f64,
-    /// Proportional jitter's spread f in U[1-f, 1+f] (0 to 1).
+    /// Proportional jitter's spread f in U[1-f, 1+f], additive's in d + U[0, f d] (0 to 1).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     factor: f64,
     /// Retries per sample (k = 1..=retries).

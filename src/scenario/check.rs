@@ -18,9 +18,9 @@ use crate::error::{Error, Result};
 use crate::param::{ParamError, ValueError};
 use crate::policy::AdaptiveRateConfig;
 use crate::policy::BreakerConfig;
-use crate::policy::BudgetConfig;
 use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
+use crate::policy::{BudgetConfig, RatioDeposit};
 use crate::policy::{Idempotency, RetryOn};
 use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
@@ -861,6 +861,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("percent", b.percent.is_some()),
         ("min_per_sec", b.min_per_sec.is_some()),
         ("window", b.window.is_some()),
+        ("deposit", b.deposit.is_some()),
         ("max_tokens", b.max_tokens.is_some()),
         ("token_ratio", b.token_ratio.is_some()),
         ("size", b.size.is_some()),
@@ -875,7 +876,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             "throttling_cost",
             "success_refund",
         ],
-        BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window"],
+        BudgetConfig::Ratio { .. } => &["percent", "min_per_sec", "window", "deposit"],
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
         BudgetConfig::Adaptive(_) => &["size", "fill"],
         BudgetConfig::RetryBreaker(_) => &["ratio"],
@@ -924,11 +925,21 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             percent,
             min_per_sec,
             window,
+            deposit,
         } => {
             *percent = b.percent.unwrap_or(*percent);
             *min_per_sec = b.min_per_sec.unwrap_or(*min_per_sec);
             if let Some(w) = &b.window {
                 *window = std_duration(&key("window"), w)?;
+            }
+            if let Some(d) = &b.deposit {
+                *deposit = RatioDeposit::from_name(d).ok_or_else(|| {
+                    Error::invalid(
+                        key("deposit"),
+                        format!("{d:?}"),
+                        "\"request\" or \"success\"",
+                    )
+                })?;
             }
         }
         BudgetConfig::Grpc {

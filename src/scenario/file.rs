@@ -224,6 +224,8 @@ pub struct BudgetFile {
     #[serde(default)]
     pub window: Option<String>,
     #[serde(default)]
+    pub deposit: Option<String>,
+    #[serde(default)]
     pub max_tokens: Option<f64>,
     #[serde(default)]
     pub token_ratio: Option<f64>,

@@ -266,10 +266,12 @@ fn budget(b: &BudgetConfig) -> Value {
             percent,
             min_per_sec,
             window,
+            deposit,
         } => {
             t.insert("percent".into(), Value::Float(percent));
             t.insert("min_per_sec".into(), Value::Float(min_per_sec));
             t.insert("window".into(), dur(window));
+            t.insert("deposit".into(), s(deposit.name()));
         }
         BudgetConfig::Adaptive(a) => {
             t.insert("size".into(), Value::Float(a.size));
@@ -335,6 +337,20 @@ budget = { retry_cost = 20 }"#,
         assert_eq!(out["budget"]["throttling_cost"].as_integer(), Some(5));
         assert_eq!(out["throttling_backoff"]["base"].as_str(), Some("1s"));
         assert!(!out.contains_key("preset"));
+    }
+
+    #[test]
+    fn finagle_counts_successes_unless_told_otherwise() {
+        let out = expand("backoff.strategies[0]", &table("preset = \"finagle\"")).unwrap();
+        assert_eq!(out["budget"]["deposit"].as_str(), Some("success"));
+        assert_eq!(out["jitter"].as_str(), Some("none"));
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"finagle\"\nbudget = { deposit = \"request\" }"),
+        )
+        .unwrap();
+        assert_eq!(out["budget"]["deposit"].as_str(), Some("request"));
+        assert_eq!(out["budget"]["percent"].as_float(), Some(20.0));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::check::throttling_default;
 use crate::backoff::BackoffParams;
 use crate::policy::AdaptiveRateConfig;
 use crate::policy::throttle::ThrottleConfig;
-use crate::policy::{BreakerConfig, BudgetConfig};
+use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit};
 use crate::policy::{Idempotency, RetryAfterHeader, RetryOn, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::Fault;
@@ -251,11 +251,18 @@ fn budget(b: &BudgetConfig, scope: Scope) -> Value {
             percent,
             min_per_sec,
             window,
-        } => pairs.extend([
-            ("percent", Value::Float(percent)),
-            ("min_per_sec", Value::Float(min_per_sec)),
-            ("window", s(SimDuration::from(window))),
-        ]),
+            deposit,
+        } => {
+            pairs.extend([
+                ("percent", Value::Float(percent)),
+                ("min_per_sec", Value::Float(min_per_sec)),
+                ("window", s(SimDuration::from(window))),
+            ]);
+            // Only when not the default, as `throttling_cost` below.
+            if deposit != RatioDeposit::Request {
+                pairs.push(("deposit", s(deposit.name())));
+            }
+        }
         BudgetConfig::Grpc {
             max_tokens,
             token_ratio,

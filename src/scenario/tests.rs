@@ -574,3 +574,24 @@ strategies = [
     }
     Ok(())
 }
+
+#[test]
+fn every_preset_resolves_and_reads_back_the_same() -> Result<()> {
+    let list: Vec<String> = crate::presets::NAMES
+        .iter()
+        .map(|n| format!("{{ preset = \"{n}\" }}"))
+        .collect();
+    let text = format!("[backoff]\nstrategies = [{}]\n", list.join(", "));
+    let s = parse(&text)?.base()?;
+    let resolved = s.to_toml(None);
+    let again = parse(&resolved)?.base()?;
+    assert_eq!(again.to_toml(None), resolved);
+    for (a, z) in s.strategies.iter().zip(&again.strategies) {
+        assert_eq!(a.backoff.params(), z.backoff.params(), "{}", a.name);
+        assert_eq!(a.client, z.client, "{}", a.name);
+    }
+    // The keys only some presets need are written for them and read back.
+    assert!(resolved.contains("jitter = \"additive\""), "{resolved}");
+    assert!(resolved.contains("deposit = \"success\""), "{resolved}");
+    Ok(())
+}

@@ -1019,6 +1019,29 @@ mod tests {
     }
 
     #[test]
+    fn ratio_budget_counting_successes_keeps_only_its_floor_in_an_outage() {
+        // 100 clients at t = 0 into a total outage, one shared ratio budget of 20 % plus 1
+        // per second over 10 s. Counting requests sent: 0.2 * 100 + 10 = 30 retries. Counting
+        // successes (Finagle's RequeueFilter): none succeeds, so the floor's 10 only.
+        use crate::policy::RatioDeposit;
+        let mut m = model(burst(100), queue(1, None, 10), constant(1));
+        m.faults = outage();
+        m.client.max_attempts = None;
+        for (deposit, retries) in [(RatioDeposit::Request, 30), (RatioDeposit::Success, 10)] {
+            let ratio = BudgetConfig::Ratio {
+                percent: 20.0,
+                min_per_sec: 1.0,
+                window: std::time::Duration::from_secs(10),
+                deposit,
+            };
+            m.client.budget = Some((ratio, Scope::Shared));
+            let r = run_immediate(&m);
+            assert_eq!(r.counts.attempts, 100 + retries, "{deposit:?}");
+            assert_eq!(r.counts.gave_up_budget, 100, "{deposit:?}");
+        }
+    }
+
+    #[test]
     fn adaptive_bucket_carries_across_a_persistent_clients_requests() {
         // One persistent Poisson client, instant network and retries, every attempt failing:
         // request 1 spends the 4 tokens above 1; request 2 brings 1.1 (one retry, 0.1 left);

@@ -154,6 +154,7 @@ fn least_sleep(backoff: &Backoff, k: u32) -> f64 {
         Jitter::Full | Jitter::Equal | Jitter::DecorrelatedV2 => nominal / 2.0,
         Jitter::Decorrelated => (backoff.base().as_nanos() as f64).min(cap),
         Jitter::Proportional => (nominal * (1.0 - factor)).min(cap),
+        Jitter::Additive => nominal,
     }
 }
 

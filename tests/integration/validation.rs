@@ -811,7 +811,7 @@ service = { dist = "exponential", mean = "10ms" }
 timeout = "200ms"
 max_attempts = 5
 [backoff]
-strategies = ["none", "constant", "no_jitter", "full", "equal", "decorrelated", "decorrelated_v2", "proportional"]
+strategies = ["none", "constant", "no_jitter", "full", "equal", "decorrelated", "decorrelated_v2", "proportional", "additive"]
 "#,
     ),
     (
@@ -930,7 +930,7 @@ fn concurrency_limit_bounds_attempts_at_the_server() {
 // Random small scenarios.
 // ---------------------------------------------------------------------------------------
 
-const JITTERS: [&str; 8] = [
+const JITTERS: [&str; 9] = [
     "none",
     "constant",
     "no_jitter",
@@ -939,6 +939,7 @@ const JITTERS: [&str; 8] = [
     "decorrelated",
     "decorrelated_v2",
     "proportional",
+    "additive",
 ];
 
 fn ms(max: u32) -> impl Strategy<Value = u32> {

@@ -652,7 +652,7 @@ fn process_and_time() -> (u32, u128) {
 mod tests {
     use super::*;
     use crate::backoff::{Backoff, Jitter};
-    use crate::policy::{BreakerConfig, BudgetConfig, RetryAfterMode};
+    use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode};
     use std::cell::RefCell;
 
     pub(super) fn ms(v: u64) -> Duration {
@@ -1388,6 +1388,47 @@ mod tests {
     }
 
     #[test]
+    fn a_ratio_budget_counting_successes_earns_retries_from_successes_only() {
+        // 100 % of the requests in the window, no floor. Counting successes: a failing call
+        // earns nothing (1 attempt); after one success, a failing call may retry once.
+        // Counting requests sent, the first failing call had earned its own retry.
+        for (deposit, first) in [(RatioDeposit::Success, 1), (RatioDeposit::Request, 2)] {
+            let budget = Budget::new(BudgetConfig::Ratio {
+                percent: 100.0,
+                min_per_sec: 0.0,
+                window: secs(10),
+                deposit,
+            })
+            .unwrap();
+            let p = RetryPolicy {
+                max_attempts: Some(5),
+                ..policy()
+            };
+            let r = retrier(p).with_budget(budget);
+            let clock = VirtualClock::new();
+            let call = |script: Vec<Reply>| match r.retry(
+                &clock,
+                &CancelToken::new(),
+                server(script),
+                |_| {},
+            ) {
+                Ok(_) => 0,
+                Err(RetryError::Stopped {
+                    reason: StopReason::Budget,
+                    attempts,
+                    ..
+                }) => attempts,
+                other => panic!("{deposit:?}: {other:?}"),
+            };
+            assert_eq!(call(vec![Reply::new(503, None); 5]), first, "{deposit:?}");
+            if deposit == RatioDeposit::Success {
+                assert_eq!(call(vec![]), 0);
+                assert_eq!(call(vec![Reply::new(503, None); 5]), 2);
+            }
+        }
+    }
+
+    #[test]
     fn budget_is_shared_and_stops_retries() {
         let budget = Budget::new(BudgetConfig::TokenBucket {
             capacity: 10,
@@ -1784,6 +1825,7 @@ mod tests {
                     percent: 20.0,
                     min_per_sec: 1.0,
                     window: zero,
+                    deposit: RatioDeposit::Request,
                 }),
                 "window",
             ),

@@ -23,8 +23,8 @@ use std::time::Duration;
 use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::exec::RetrierBuilder;
 use crate::policy::{
-    AdaptiveRateConfig, BreakerConfig, BudgetConfig, RetryAfterHeader, RetryAfterMode,
-    RetryAfterPolicy, RetryOn, RetryOnItem, RetryPolicy, Throttling,
+    AdaptiveRateConfig, BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterHeader,
+    RetryAfterMode, RetryAfterPolicy, RetryOn, RetryOnItem, RetryPolicy, Throttling,
 };
 
 /// A named retry policy copied from someone else's code.
@@ -57,6 +57,7 @@ impl Preset {
             .base(b.base)
             .multiplier(b.multiplier)
             .cap(b.cap)
+            .factor(b.factor)
             .timeout(p.timeout)
             .deadline(p.deadline)
             .retry_on(p.retry_on)
@@ -78,7 +79,7 @@ impl Preset {
 }
 
 /// Every preset's name, in the order `jitterlab presets` lists them.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 12] = [
     "aws-standard",
     "aws-adaptive",
     "aws-standard-dynamodb",
@@ -88,6 +89,9 @@ pub const NAMES: [&str; 9] = [
     "dotnet-resilience",
     "google-api-core",
     "resilience4j",
+    "client-go",
+    "client-go-backoff",
+    "finagle",
 ];
 
 /// The preset called `name`, if there is one.
@@ -102,6 +106,9 @@ pub fn by_name(name: &str) -> Option<Preset> {
         "dotnet-resilience" => dotnet_resilience(),
         "google-api-core" => google_api_core(),
         "resilience4j" => resilience4j(),
+        "client-go" => client_go(),
+        "client-go-backoff" => client_go_backoff(),
+        "finagle" => finagle(),
         _ => return None,
     })
 }
@@ -389,6 +396,77 @@ pub fn resilience4j() -> Preset {
             Some(3),
         ),
         budget: None,
+        breaker: None,
+        rate_limiter: None,
+    }
+}
+
+/// `wait.Backoff` as the `retry` helpers of client-go run it: `steps` attempts (the condition
+/// runs at most `Steps` times), sleeps `d_k + U[0, 0.1 d_k]` with `d_k = 10 ms * factor^(k-1)`,
+/// no cap (`Cap` 0), a conflict (409) retried as `RetryOnConflict` does.
+fn client_go_backoff_of(factor: f64, steps: u32) -> RetryPolicy {
+    let backoff = Backoff::from_params(BackoffParams {
+        jitter: Jitter::Additive,
+        base: ms(10),
+        multiplier: factor,
+        // `Cap` 0 is no cap; an hour is far above any sleep the attempt limit reaches.
+        cap: Duration::from_secs(3600),
+        factor: 0.1,
+        ..BackoffParams::default()
+    })
+    .expect("client-go's backoffs are valid");
+    policy(backoff, codes(&[409], false, false), Some(steps))
+}
+
+/// client-go's `retry.DefaultRetry` with `RetryOnConflict`: 5 attempts, 10 ms plus up to 10 %
+/// between them, a conflict (409) retried.
+pub fn client_go() -> Preset {
+    Preset {
+        name: "client-go",
+        summary: "client-go retry.DefaultRetry with RetryOnConflict: 5 attempts, 10 ms + U[0, 1 ms], 409",
+        source: "kubernetes/client-go util/retry/util.go (commit 32ce75a); kubernetes/apimachinery pkg/util/wait/backoff.go, wait.go (commit eed236c)",
+        policy: client_go_backoff_of(1.0, 5),
+        budget: None,
+        breaker: None,
+        rate_limiter: None,
+    }
+}
+
+/// client-go's `retry.DefaultBackoff` with `RetryOnConflict`: 4 attempts, 10, 50 and 250 ms
+/// plus up to 10 % between them, a conflict (409) retried.
+pub fn client_go_backoff() -> Preset {
+    Preset {
+        name: "client-go-backoff",
+        summary: "client-go retry.DefaultBackoff with RetryOnConflict: 4 attempts, 10/50/250 ms + up to 10 %, 409",
+        source: "kubernetes/client-go util/retry/util.go (commit 32ce75a); kubernetes/apimachinery pkg/util/wait/backoff.go, wait.go (commit eed236c)",
+        policy: client_go_backoff_of(5.0, 4),
+        budget: None,
+        breaker: None,
+        rate_limiter: None,
+    }
+}
+
+/// Finagle's default client stack: its `RequeueFilter` retries a request that never reached
+/// the server (a failed connection) at once, with the default `RetryBudget` (20 % of the
+/// successful requests of the last 10 s, plus 10 per second), at most 20 times per request.
+pub fn finagle() -> Preset {
+    Preset {
+        name: "finagle",
+        summary: "Finagle default client: failed connections requeued at once, budget 20 % of successes + 10/s over 10 s",
+        source: "twitter/finagle finagle-core .../service/RetryBudget.scala, Retries.scala, RequeueFilter.scala (commit 4feb34c); twitter/util TokenBucket.scala (commit 17c8187)",
+        policy: policy(
+            // Backoff.const(Duration.Zero); `none` sleeps 0 whatever its base.
+            backoff(Jitter::None, ms(1), ms(1)),
+            codes(&[], false, true),
+            // ceil(MaxRequeuesPerReq 0.2 * balance), the balance of a full floor being 100.
+            Some(21),
+        ),
+        budget: Some(BudgetConfig::Ratio {
+            percent: 20.0,
+            min_per_sec: 10.0,
+            window: Duration::from_secs(10),
+            deposit: RatioDeposit::Success,
+        }),
         breaker: None,
         rate_limiter: None,
     }

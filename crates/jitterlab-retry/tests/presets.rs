@@ -500,6 +500,129 @@ fn dotnet_resilience_is_the_standard_handler() {
     }
 }
 
+/// Go's `wait.Jitter(d, 0.1)`: `d + time.Duration(rand.Float64() * 0.1 * float64(d))`, the
+/// `u`'s being the stream's first draws, one per retry.
+fn go_jitter(nominal_ms: &[u64], seed: u64) -> Vec<Duration> {
+    let mut draws = Pcg64Mcg::seed_from_u64(seed);
+    nominal_ms
+        .iter()
+        .map(|&d| {
+            let d = d * 1_000_000;
+            Duration::from_nanos(d + (draws.random::<f64>() * 0.1 * d as f64) as u64)
+        })
+        .collect()
+}
+
+/// Attempts until the preset stops, every one answered `outcome`.
+fn attempts_until_stop(p: &Preset, outcome: Outcome) -> (u32, StopReason) {
+    let mut state = BackoffState::new();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    for a in 1.. {
+        if let Decision::Stop(why) =
+            p.policy
+                .decide(&report(a, outcome, None), &mut state, None, &mut rng)
+        {
+            return (a, why);
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn client_go_default_retry_sleeps_10ms_plus_up_to_a_tenth_four_times() {
+    // util/retry DefaultRetry: Steps 5, Duration 10 ms, Factor 1.0, Jitter 0.1. Steps is the
+    // number of attempts (ExponentialBackoff runs the condition at most Steps times and
+    // breaks before sleeping when Steps == 1): 4 sleeps of Jitter(10 ms, 0.1).
+    let p = presets::client_go();
+    for seed in [1, 7, 27] {
+        assert_eq!(
+            sleeps(&p, Outcome::Status(409), seed, 4),
+            go_jitter(&[10, 10, 10, 10], seed),
+            "seed {seed}"
+        );
+    }
+    assert_eq!(
+        attempts_until_stop(&p, Outcome::Status(409)),
+        (5, StopReason::Attempts)
+    );
+    // RetryOnConflict retries a conflict only.
+    assert!(!p.policy.retry_on.retries(Outcome::Status(503)));
+    assert!(!p.policy.retry_on.retries(Outcome::Timeout));
+    assert!(p.budget.is_none());
+}
+
+#[test]
+fn client_go_default_backoff_sleeps_10_50_250ms_plus_up_to_a_tenth() {
+    // DefaultBackoff: Steps 4, Duration 10 ms, Factor 5.0, Jitter 0.1, no Cap: delay() sleeps
+    // Jitter(duration) and multiplies duration by 5 for the next step: 10, 50, 250 ms.
+    let p = presets::client_go_backoff();
+    assert_eq!(
+        envelope(&p.policy.backoff, 3),
+        [ms(10), ms(50), ms(250)].to_vec()
+    );
+    for seed in [1, 7, 27] {
+        let got = sleeps(&p, Outcome::Status(409), seed, 3);
+        assert_eq!(got, go_jitter(&[10, 50, 250], seed), "seed {seed}");
+        for (g, d) in got.iter().zip([10, 50, 250]) {
+            assert!(*g >= ms(d) && *g <= ms(d) * 11 / 10, "{got:?}");
+        }
+    }
+    assert_eq!(
+        attempts_until_stop(&p, Outcome::Status(409)),
+        (4, StopReason::Attempts)
+    );
+}
+
+#[test]
+fn finagle_requeues_failed_connections_at_once_within_its_budget() {
+    // Retries.Budget.emptyBackoffSchedule = Backoff.const(Duration.Zero): no sleep; the
+    // RequeueFilter requeues RetryableWriteExceptions only (the request never left).
+    let p = presets::finagle();
+    assert_eq!(sleeps(&p, Outcome::Connection, 1, 20), [Duration::ZERO; 20]);
+    assert!(!p.policy.retry_on.retries(Outcome::Status(503)));
+    assert!(!p.policy.retry_on.retries(Outcome::Timeout));
+    // maxRetries = ceil(MaxRequeuesPerReq 0.2 * balance), balance 100 when only the floor is
+    // there: 20 requeues, 21 attempts.
+    assert_eq!(p.policy.max_attempts, Some(21));
+}
+
+#[test]
+fn finagle_budget_is_finagles_token_arithmetic() {
+    // RetryBudget.apply(): ttl 10 s, minRetriesPerSec 10, percentCanRetry 0.2, so deposit
+    // 1000 (ScaleFactor), withdrawal (1000 / 0.2).toInt = 5000, reserve 10 * 10 * 5000 =
+    // 500 000 in TokenBucket.newLeakyBucket; tryWithdraw needs count = sum + reserve >= 5000.
+    let (deposit, withdrawal) = (1000_i64, 5000_i64);
+    let reserve = 10 * 10 * withdrawal;
+    let allowed = |successes: i64| (successes * deposit + reserve) / withdrawal;
+    let p = presets::finagle();
+    // An outage longer than the run (no success deposits anything): the floor only.
+    assert_eq!(allowed(0), 100);
+    assert_eq!(retries_in_an_endless_outage(&p, Outcome::Connection), 100);
+    // 50 successes in the window: 10 more, whatever the failures.
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut state = BackoffState::new();
+    for _ in 0..50 {
+        p.policy.decide(
+            &report(1, Outcome::Success, None),
+            &mut state,
+            Some(&mut budget),
+            &mut rng,
+        );
+    }
+    let mut granted = 0;
+    while let Decision::Retry { .. } = p.policy.decide(
+        &report(2, Outcome::Connection, None),
+        &mut state,
+        Some(&mut budget),
+        &mut rng,
+    ) {
+        granted += 1;
+    }
+    assert_eq!(granted, allowed(50));
+    assert_eq!(granted, 110);
+}
+
 #[test]
 fn every_preset_is_listed_builds_and_keeps_its_values() {
     assert_eq!(presets::all().len(), presets::NAMES.len());

@@ -1,7 +1,8 @@
 // Generated once from the engine and checked by hand against the formulas (full: U[0, 50];
-// equal: 25 + U[0, 25] on the same draw; decorrelated: U[50, 150] then U[50, 3 s_1]); see
+// equal: 25 + U[0, 25] on the same draw; decorrelated: U[50, 150] then U[50, 3 s_1];
+// additive: d_k (1 + 0.2 u) on proportional's draw u of d_k (0.8 + 0.4 u)); see
 // `golden_first_ten_sleeps_seed_42`.
-const GOLDEN: [(Jitter, [f64; 10]); 8] = [
+const GOLDEN: [(Jitter, [f64; 10]); 9] = [
     (Jitter::None, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
     (Jitter::Constant, [50.0, 50.0, 50.0, 50.0, 50.0, 50.0, 50.0, 50.0, 50.0, 50.0]),
     (Jitter::NoJitter, [50.0, 100.0, 200.0, 400.0, 800.0, 1600.0, 2000.0, 2000.0, 2000.0, 2000.0]),
@@ -10,4 +11,5 @@ const GOLDEN: [(Jitter, [f64; 10]); 8] = [
     (Jitter::Decorrelated, [107.359, 86.27, 124.323, 122.799, 87.449, 125.416, 110.636, 292.578, 332.446, 597.451]),
     (Jitter::DecorrelatedV2, [48.249, 27.909, 105.887, 151.48, 286.072, 841.981, 1138.159, 2000.0, 2000.0, 2000.0]),
     (Jitter::Proportional, [51.472, 85.332, 188.475, 356.065, 677.637, 1507.3, 1748.687, 2000.0, 1872.982, 2000.0]),
+    (Jitter::Additive, [55.736, 102.666, 214.237, 418.033, 818.819, 1713.65, 2074.343, 2344.194, 2136.491, 2231.154]),
 ];

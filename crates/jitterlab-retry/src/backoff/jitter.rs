@@ -26,11 +26,15 @@ pub enum Jitter {
     DecorrelatedV2,
     /// `min(cap, d_k * U[1 - factor, 1 + factor])` (gRPC: ±20 %, Go's backoff: ±50 %).
     Proportional,
+    /// `d_k + U[0, factor * d_k]`: jitter only above the delay, never capped (Kubernetes'
+    /// `wait.Jitter`, client-go's retry backoffs: factor 0.1). `cap` bounds `d_k`, so a sleep
+    /// may reach `cap * (1 + factor)`, as in `wait.Backoff`.
+    Additive,
 }
 
 impl Jitter {
-    /// Every kind, from no sleep to proportional jitter.
-    pub const ALL: [Jitter; 8] = [
+    /// Every kind, from no sleep to additive jitter.
+    pub const ALL: [Jitter; 9] = [
         Jitter::None,
         Jitter::Constant,
         Jitter::NoJitter,
@@ -39,6 +43,7 @@ impl Jitter {
         Jitter::Decorrelated,
         Jitter::DecorrelatedV2,
         Jitter::Proportional,
+        Jitter::Additive,
     ];
 
     /// The name used in scenario files, the CLI and output columns.
@@ -52,6 +57,7 @@ impl Jitter {
             Jitter::Decorrelated => "decorrelated",
             Jitter::DecorrelatedV2 => "decorrelated_v2",
             Jitter::Proportional => "proportional",
+            Jitter::Additive => "additive",
         }
     }
 

@@ -56,7 +56,8 @@ pub struct BackoffParams {
     pub cap: Duration,
     /// Decorrelated jitter's growth `g` in `U[base, g * s_(k-1)]` (>= 1).
     pub growth: f64,
-    /// Proportional jitter's spread `f` in `U[1-f, 1+f]` (0 to 1).
+    /// Proportional jitter's spread `f` in `U[1-f, 1+f]`, additive jitter's `f` in
+    /// `d_k + U[0, f d_k]` (0 to 1).
     pub factor: f64,
 }
 
@@ -273,6 +274,12 @@ impl Backoff {
                 let f = self.params.factor;
                 let scale = 1.0 - f + 2.0 * f * rng.random::<f64>();
                 f64_to_nanos(d * scale).min(cap)
+            }
+            Jitter::Additive => {
+                // Go's `wait.Jitter`: `d + time.Duration(rand * f * d)`, truncated.
+                let d = self.nominal_ns(k);
+                let extra = rng.random::<f64>() * self.params.factor * d as f64;
+                d.saturating_add(extra as u64)
             }
         };
         state.prev_sleep = sleep;

@@ -25,6 +25,7 @@ use crate::policy::{
 /// | [`base`](Self::base) | 100 ms | the first sleep is at most this |
 /// | [`multiplier`](Self::multiplier) | 2.0 | the nominal sleep doubles per retry |
 /// | [`cap`](Self::cap) | 10 s | no sleep is longer |
+/// | [`factor`](Self::factor) | 0.2 | the spread of `proportional` and `additive` jitter |
 /// | [`max_attempts`](Self::max_attempts) | 4 (the first and 3 retries) | |
 /// | [`timeout`](Self::timeout) | none | per attempt, passed to the operation in [`super::AttemptCtx`] |
 /// | [`deadline`](Self::deadline) | 30 s | the whole call, sleeps included; shortens the last attempt's timeout |
@@ -62,6 +63,7 @@ pub struct RetrierBuilder {
     base: Duration,
     multiplier: f64,
     cap: Duration,
+    factor: f64,
     max_attempts: Option<u32>,
     timeout: Option<Duration>,
     deadline: Option<Duration>,
@@ -84,6 +86,7 @@ impl Default for RetrierBuilder {
             base: Duration::from_millis(100),
             multiplier: 2.0,
             cap: Duration::from_secs(10),
+            factor: crate::backoff::DEFAULT_FACTOR,
             max_attempts: Some(4),
             timeout: None,
             deadline: Some(Duration::from_secs(30)),
@@ -123,6 +126,12 @@ impl RetrierBuilder {
     /// The longest sleep (at least `base`).
     pub fn cap(mut self, cap: Duration) -> Self {
         self.cap = cap;
+        self
+    }
+    /// The spread `f` of `proportional` (`U[1-f, 1+f]`) and `additive` (`U[0, f]` above)
+    /// jitter, 0 to 1.
+    pub fn factor(mut self, factor: f64) -> Self {
+        self.factor = factor;
         self
     }
     /// Attempts per call, the first included (at least 1).
@@ -224,7 +233,14 @@ impl RetrierBuilder {
             )
             .into());
         }
-        let backoff = Backoff::new(self.jitter, self.base, self.multiplier, self.cap)?;
+        let backoff = Backoff::from_params(BackoffParams {
+            jitter: self.jitter,
+            base: self.base,
+            multiplier: self.multiplier,
+            cap: self.cap,
+            factor: self.factor,
+            ..BackoffParams::default()
+        })?;
         let policy = RetryPolicy {
             backoff,
             retry_on: self.retry_on,

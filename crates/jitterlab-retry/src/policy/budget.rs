@@ -9,9 +9,10 @@
 //!   fewer tokens are left; a success returns the cost of the retry it came from, or
 //!   `success_refund` (1) when it came from a first attempt; never above capacity. (The
 //!   SDKs' 2026 behaviour: 14, 14, 5 and 1.)
-//! - `ratio` — Finagle's `RetryBudget` (also Envoy and Linkerd): over a sliding `window`,
-//!   retries may reach `percent` % of the requests in the window plus a floor of
-//!   `min_per_sec` per second of window.
+//! - `ratio` — Finagle's `RetryBudget` (also Linkerd): over a sliding `window`, retries may
+//!   reach `percent` % of the requests in the window plus a floor of `min_per_sec` per second
+//!   of window. A request counts when it is sent, or, with [`RatioDeposit::Success`], when it
+//!   succeeds (Finagle's default client stack, whose `RequeueFilter` deposits only then).
 //! - `grpc` — gRPC retry throttling: `max_tokens` tokens, starting full; each failed attempt
 //!   takes 1, each success gives back `token_ratio`; retries are allowed only while more than
 //!   half the tokens are left.
@@ -23,8 +24,9 @@
 //!
 //! [`BudgetConfig`] is the validated configuration, [`Budget`] the state. The state is pure:
 //! every method takes `now`. [`crate::policy::RetryPolicy::decide`] makes all the calls a
-//! request needs (`on_request`, `on_success`, `on_failure`, `try_retry`); call them yourself
-//! only when driving a budget without `decide`.
+//! request needs (`on_request`, `on_success_at`, `on_failure`, `try_retry`); call them yourself
+//! only when driving a budget without `decide` (`on_success_at`, not `on_success`: a ratio
+//! budget with [`RatioDeposit::Success`] counts the request then).
 
 use std::fmt;
 
@@ -68,6 +70,8 @@ pub enum BudgetConfig {
         min_per_sec: f64,
         /// Length of the sliding window (default 10 s).
         window: Duration,
+        /// When a request counts (default: when it is sent).
+        deposit: RatioDeposit,
     },
     /// gRPC retry throttling.
     Grpc {
@@ -130,6 +134,7 @@ impl BudgetConfig {
             percent: 20.0,
             min_per_sec: 10.0,
             window: Duration::from_secs(10),
+            deposit: RatioDeposit::Request,
         }
     }
 
@@ -212,6 +217,7 @@ impl BudgetConfig {
                 percent,
                 min_per_sec,
                 window,
+                ..
             } => {
                 if !(percent.is_finite() && (0.0..=1000.0).contains(&percent)) {
                     return Err(ParamError::new(
@@ -291,11 +297,18 @@ impl fmt::Display for BudgetConfig {
                 percent,
                 min_per_sec,
                 window,
-            } => write!(
-                f,
-                "{{ kind = \"ratio\", percent = {percent:?}, min_per_sec = {min_per_sec:?}, window = \"{}\" }}",
-                Exact(*window)
-            ),
+                deposit,
+            } => {
+                write!(
+                    f,
+                    "{{ kind = \"ratio\", percent = {percent:?}, min_per_sec = {min_per_sec:?}, window = \"{}\"",
+                    Exact(*window)
+                )?;
+                if *deposit != RatioDeposit::Request {
+                    write!(f, ", deposit = \"{}\"", deposit.name())?;
+                }
+                f.write_str(" }")
+            }
             BudgetConfig::Grpc {
                 max_tokens,
                 token_ratio,
@@ -312,6 +325,36 @@ impl fmt::Display for BudgetConfig {
                 write!(f, "{{ kind = \"retry_breaker\", ratio = {:?} }}", c.ratio)
             }
         }
+    }
+}
+
+/// When a ratio budget counts a request: the requests in its window are what its retries are
+/// a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RatioDeposit {
+    /// When its first attempt is sent, whatever its end (Finagle's `RetryFilter`).
+    #[default]
+    Request,
+    /// When it succeeds, on whichever attempt (Finagle's `RequeueFilter`, the default client
+    /// stack: "only deposit on success"); a failing service earns no retries, only the floor.
+    Success,
+}
+
+impl RatioDeposit {
+    /// Every mode, in [`RatioDeposit::name`] form: `request`, `success`.
+    pub const ALL: [RatioDeposit; 2] = [RatioDeposit::Request, RatioDeposit::Success];
+
+    /// The name in scenario files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RatioDeposit::Request => "request",
+            RatioDeposit::Success => "success",
+        }
+    }
+
+    /// The mode called `name`, if any.
+    pub fn from_name(name: &str) -> Option<RatioDeposit> {
+        RatioDeposit::ALL.into_iter().find(|d| d.name() == name)
     }
 }
 
@@ -403,8 +446,8 @@ impl Budget {
         &self.config
     }
 
-    /// A new request is sent: called with its first attempt's report (the ratio budget counts
-    /// it; the others ignore it).
+    /// A new request is sent: called with its first attempt's report (a ratio budget counts
+    /// it, unless it counts successes, [`RatioDeposit::Success`]; the others ignore it).
     #[inline]
     pub fn on_request(&mut self, now: impl Into<Duration>) {
         self.on_request_nanos(to_nanos(now.into()));
@@ -412,7 +455,10 @@ impl Budget {
 
     #[inline]
     pub(crate) fn on_request_nanos(&mut self, now: u64) {
-        if let State::Ratio { window, .. } = &mut self.state {
+        if let (State::Ratio { window, .. }, BudgetConfig::Ratio { deposit, .. }) =
+            (&mut self.state, &self.config)
+            && *deposit == RatioDeposit::Request
+        {
             window.add(now, 1, 0);
         }
     }
@@ -496,8 +542,27 @@ impl Budget {
         }
     }
 
+    /// An attempt succeeded at `now`: [`Budget::on_success`], and a ratio budget with
+    /// [`RatioDeposit::Success`] counts the request.
+    #[inline]
+    pub fn on_success_at(&mut self, now: impl Into<Duration>, kind: AttemptKind) {
+        self.on_success_nanos(to_nanos(now.into()), kind);
+    }
+
+    #[inline]
+    pub(crate) fn on_success_nanos(&mut self, now: u64, kind: AttemptKind) {
+        if let (State::Ratio { window, .. }, BudgetConfig::Ratio { deposit, .. }) =
+            (&mut self.state, &self.config)
+            && *deposit == RatioDeposit::Success
+        {
+            window.add(now, 1, 0);
+        }
+        self.on_success(kind);
+    }
+
     /// An attempt succeeded (`kind` says which: a token bucket refunds that retry's cost, or
     /// `success_refund` for a first attempt; gRPC adds `token_ratio`). Never above capacity.
+    /// A ratio budget that counts successes needs the time: [`Budget::on_success_at`].
     #[inline]
     pub fn on_success(&mut self, kind: AttemptKind) {
         match (&mut self.state, &self.config) {
@@ -690,6 +755,7 @@ mod tests {
             percent: 10.0,
             min_per_sec: 0.0,
             window: Duration::from_secs(1),
+            deposit: RatioDeposit::Request,
         };
         let mut b = Budget::new(config).unwrap();
         assert!(
@@ -765,6 +831,7 @@ mod tests {
                     percent: -1.0,
                     min_per_sec: 1.0,
                     window: Duration::from_secs(1),
+                    deposit: RatioDeposit::Request,
                 },
                 "percent",
             ),
@@ -773,6 +840,7 @@ mod tests {
                     percent: f64::NAN,
                     min_per_sec: 1.0,
                     window: Duration::from_secs(1),
+                    deposit: RatioDeposit::Request,
                 },
                 "percent",
             ),
@@ -781,6 +849,7 @@ mod tests {
                     percent: 20.0,
                     min_per_sec: f64::INFINITY,
                     window: Duration::from_secs(1),
+                    deposit: RatioDeposit::Request,
                 },
                 "min_per_sec",
             ),
@@ -789,6 +858,7 @@ mod tests {
                     percent: 20.0,
                     min_per_sec: 1.0,
                     window: Duration::ZERO,
+                    deposit: RatioDeposit::Request,
                 },
                 "window",
             ),

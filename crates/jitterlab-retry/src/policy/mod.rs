@@ -48,7 +48,7 @@ pub mod adaptive;
 pub mod throttle;
 
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
-pub use budget::{AttemptKind, Budget, BudgetConfig};
+pub use budget::{AttemptKind, Budget, BudgetConfig, RatioDeposit};
 pub use class::{RetryClass, Throttling};
 pub use cubic::CubicRate;
 pub use deadline::AttemptTimeout;
@@ -386,7 +386,7 @@ impl RetryPolicy {
         }
         if a.outcome.is_success() {
             if let Some(b) = budget {
-                b.on_success(AttemptKind::of(a.attempt, a.follows));
+                b.on_success_nanos(a.now, AttemptKind::of(a.attempt, a.follows));
             }
             return Decision::Done;
         }

@@ -355,6 +355,7 @@ fn ratio_budget_counts_requests_from_first_reports() {
         percent: 50.0,
         min_per_sec: 0.0,
         window: Duration::from_secs(10),
+        deposit: RatioDeposit::Request,
     };
     let mut budget = Budget::new(config).unwrap();
     let p = policy(Jitter::NoJitter);
@@ -380,6 +381,60 @@ fn ratio_budget_counts_requests_from_first_reports() {
             &mut rng
         ),
         Decision::Stop(StopReason::Budget)
+    );
+}
+
+#[test]
+fn ratio_budget_counting_successes_earns_nothing_from_failures() {
+    // Finagle's RequeueFilter: deposit() only when the request succeeds. 20 % and a floor of
+    // 1 per second over 10 s: 10 retries of floor, 1 more per 5 successes.
+    let config = BudgetConfig::Ratio {
+        percent: 20.0,
+        min_per_sec: 1.0,
+        window: Duration::from_secs(10),
+        deposit: RatioDeposit::Success,
+    };
+    let mut budget = Budget::new(config).unwrap();
+    let p = policy(Jitter::NoJitter);
+    let mut rng = test_rng(1);
+    let mut decide = |attempt, outcome, budget: &mut Budget| {
+        p.decide(
+            &report(attempt, outcome),
+            &mut BackoffState::new(),
+            Some(budget),
+            &mut rng,
+        )
+    };
+    // 30 failing requests: only the floor's 10 retries, however many requests were sent.
+    let granted = (0..30)
+        .filter(|_| {
+            decide(1, Outcome::Status(503), &mut budget)
+                .sleep()
+                .is_some()
+        })
+        .count();
+    assert_eq!(granted, 10);
+    // Five successes (first attempts): 20 % of 5 = 1 retry more, and no second.
+    for _ in 0..5 {
+        assert_eq!(decide(1, Outcome::Success, &mut budget), Decision::Done);
+    }
+    assert!(
+        decide(1, Outcome::Status(503), &mut budget)
+            .sleep()
+            .is_some()
+    );
+    assert_eq!(
+        decide(1, Outcome::Status(503), &mut budget),
+        Decision::Stop(StopReason::Budget)
+    );
+    // A success on a retry counts too: the request succeeded.
+    for _ in 0..5 {
+        decide(2, Outcome::Success, &mut budget);
+    }
+    assert!(
+        decide(1, Outcome::Status(503), &mut budget)
+            .sleep()
+            .is_some()
     );
 }
 

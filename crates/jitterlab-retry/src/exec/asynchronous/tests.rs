@@ -374,6 +374,27 @@ async fn budget_is_shared_and_stops_retries() {
 }
 
 #[::tokio::test(start_paused = true)]
+async fn a_ratio_budget_counting_successes_earns_from_successes_only() {
+    // 100 % of the successes in the window, no floor: a failing call earns no retry; a
+    // success earns the next failing call one.
+    let ratio = BudgetConfig::Ratio {
+        percent: 100.0,
+        min_per_sec: 0.0,
+        window: secs(10),
+        deposit: crate::policy::RatioDeposit::Success,
+    };
+    let p = RetryPolicy {
+        max_attempts: Some(5),
+        ..policy()
+    };
+    let r = AsyncRetrier::new(retrier(p).with_budget(Budget::new(ratio).unwrap()));
+    assert_eq!(stopped_by_budget(r.call(unavailable).await), 1);
+    let ok = |_: AttemptCtx| ready(Ok::<(), Outcome>(()));
+    assert!(r.call(ok).await.is_ok());
+    assert_eq!(stopped_by_budget(r.call(unavailable).await), 2);
+}
+
+#[::tokio::test(start_paused = true)]
 async fn an_open_breaker_refuses_the_next_attempt() {
     let breaker = Breaker::new(BreakerConfig {
         min_requests: 2,
