@@ -198,11 +198,15 @@ fn set_text(value: &Value) -> String {
     }
 }
 
-/// A subset entry's name: the string, or a table's `name` (its `jitter` when it has none).
+/// A subset entry's name: the string, or a table's `name` (its `preset`, else its `jitter`,
+/// when it has none).
 pub fn entry_name(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
-        Value::Table(t) => (t.get("name").or_else(|| t.get("jitter")))
+        // As a strategy is named: its `name`, else its preset's, else its jitter's.
+        Value::Table(t) => (t.get("name"))
+            .or_else(|| t.get("preset"))
+            .or_else(|| t.get("jitter"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string(),
@@ -310,7 +314,7 @@ impl ScenarioDoc {
                 self.entries(i, "subset", items)?;
                 let nameless = items.iter().position(|v| entry_name(v).is_empty());
                 if let Some(j) = nameless {
-                    let m = "a string, or a table with a `name`".to_string();
+                    let m = "a string, or a table with a `name`, `preset` or `jitter`".to_string();
                     return Err(self.knob_error(Some(i), &format!("subset[{j}]"), m));
                 }
                 Control::Subset(items.clone())

@@ -349,6 +349,34 @@ mod tests {
     }
 
     #[test]
+    fn a_preset_in_the_strategies_knob_runs_as_run_runs_it() {
+        let p = playground("thundering-herd");
+        let s = p
+            .settings("backoff.strategies=full%2Caws-standard")
+            .unwrap();
+        let names = |o: &Outcome| -> Vec<String> {
+            o.points[0]
+                .strategies
+                .iter()
+                .map(|s| s.name.clone())
+                .collect()
+        };
+        let outcome = p.run(&s, false, &CancelToken::new(), &Silent).unwrap();
+        assert_eq!(names(&outcome), ["full", "aws-standard"]);
+        // The command the page prints gives the same rows.
+        let mut doc = ScenarioDoc::builtin();
+        for set in &s.sets {
+            doc.set(set).unwrap();
+        }
+        let again = Playground::new(doc, "thundering-herd".into()).unwrap();
+        let same = again.settings("").unwrap();
+        let rerun = again
+            .run(&same, false, &CancelToken::new(), &Silent)
+            .unwrap();
+        assert!(rerun.files == outcome.files, "{}", p.command(&s));
+    }
+
+    #[test]
     fn no_first_chart_where_the_herd_needs_every_replication() {
         // Stuck and recovered replications side by side; a sweep's point picked by its means.
         for name in ["collapse-spike", "retry-after-herd"] {
