@@ -620,11 +620,24 @@ mod tests {
     #[test]
     fn a_download_stops_with_the_server_not_with_a_knob() {
         let s = server("127.0.0.1:0");
-        // A knob moved (a newer run request) leaves the download's run alone.
-        s.begin(Some("page.1")).unwrap();
-        s.begin(Some("page.2")).unwrap();
-        let ok = s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None));
+        // Knobs moved (newer run requests) while the download runs leave its run alone.
+        let (ok, moved) = std::thread::scope(|scope| {
+            let download =
+                scope.spawn(|| s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None)));
+            let mut moved = 0;
+            for order in 1.. {
+                if download.is_finished() {
+                    break;
+                }
+                let running = s.download.try_lock().is_err();
+                s.begin(Some(&format!("page.{order}"))).unwrap();
+                moved += usize::from(running && s.download.try_lock().is_err());
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            (download.join().unwrap(), moved)
+        });
         assert_eq!(ok.status, 200, "{}", body(&ok));
+        assert!(moved > 0, "no knob moved while the download ran");
         s.stopping.cancel();
         let r = s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None));
         assert_eq!(r.status, 503);
