@@ -581,6 +581,38 @@ pub(crate) fn playground_svgs(
         .collect()
 }
 
+/// The playground's first answer (`jitterlab serve`): the herd chart of `dir`, a folder that
+/// holds replication 0 of each strategy alone, when the folder of every replication draws
+/// the same bytes: the herd is the playground's only chart (the headline) and is drawn from
+/// replication 0 alone — one sweep point, at most [`series::MAX_PANELS`] strategies (none
+/// picked by its means) and no recovery measured (no stuck and recovered pair; whether a
+/// run measures recovery is the scenario's, never the seed's). `None` otherwise.
+#[cfg(feature = "serve")]
+pub(crate) fn playground_first_herd(
+    dir: &Path,
+    cancel: &CancelToken,
+) -> Result<Option<(String, String, String)>> {
+    let plan = Plan::of(dir)?;
+    let f = &plan.folder;
+    let from_replication_0 = f.points.len() == 1
+        && plan.design.candidates(0).len() <= series::MAX_PANELS
+        && (f.summary.iter())
+            .all(|r| r.replication == 0 && r.metrics[crate::metric::Metric::Recovered].is_nan());
+    let wanted: Vec<&Chart> = (plan.charts.iter())
+        .filter(|c| c.headline || c.stem == "herd")
+        .collect();
+    match wanted.as_slice() {
+        [chart] if chart.stem == "herd" && chart.headline && from_replication_0 => {
+            if cancel.is_cancelled() {
+                return Err(Error::Interrupted);
+            }
+            let svg = chart.svg(&dir.join("herd.svg"))?;
+            Ok(Some((chart.stem.clone(), chart.title.clone(), svg)))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Draws the distribution of sleeps per retry number for each jitter kind (one panel per kind,
 /// shared axes): the samples as a strip, their 25–75 % box, 5–95 % whiskers and median. The
 /// format follows the extension of `path` (`.png` or `.svg`); the file is written atomically.

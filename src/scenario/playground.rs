@@ -198,11 +198,15 @@ fn set_text(value: &Value) -> String {
     }
 }
 
-/// A subset entry's name: the string, or a table's `name` (its `jitter` when it has none).
+/// A subset entry's name: the string, or a table's `name` (its `preset`, else its `jitter`,
+/// when it has none).
 pub fn entry_name(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
-        Value::Table(t) => (t.get("name").or_else(|| t.get("jitter")))
+        // As a strategy is named: its `name`, else its preset's, else its jitter's.
+        Value::Table(t) => (t.get("name"))
+            .or_else(|| t.get("preset"))
+            .or_else(|| t.get("jitter"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string(),
@@ -310,7 +314,7 @@ impl ScenarioDoc {
                 self.entries(i, "subset", items)?;
                 let nameless = items.iter().position(|v| entry_name(v).is_empty());
                 if let Some(j) = nameless {
-                    let m = "a string, or a table with a `name`".to_string();
+                    let m = "a string, or a table with a `name`, `preset` or `jitter`".to_string();
                     return Err(self.knob_error(Some(i), &format!("subset[{j}]"), m));
                 }
                 Control::Subset(items.clone())
@@ -331,81 +335,11 @@ impl ScenarioDoc {
     /// A range knob: whole numbers, numbers or durations, by the type of `min` and `max`.
     fn range(&self, i: usize, min: &Value, max: &Value, step: Option<&Value>) -> Result<Control> {
         let bad = |field: &str, m: &str| self.knob_error(Some(i), field, m.to_string());
-        let order = "`min` below `max`";
-        let positive = "a step above 0";
-        Ok(match (min, max) {
-            (Value::Integer(lo), Value::Integer(hi)) => {
-                let step = match step {
-                    None => step_of((hi - lo) as f64, 1.0) as i64,
-                    Some(Value::Integer(s)) if *s > 0 => *s,
-                    Some(_) => return Err(bad("step", "a whole number above 0")),
-                };
-                if lo >= hi {
-                    return Err(bad("max", order));
-                }
-                Control::Integer {
-                    min: *lo,
-                    max: *hi,
-                    step,
-                }
-            }
-            (Value::String(lo), Value::String(hi)) => {
-                let duration = |field: &str, text: &str| {
-                    text.parse::<SimDuration>().map_err(|_| {
-                        bad(
-                            field,
-                            "a duration (\"250ms\"), as min and max are durations",
-                        )
-                    })
-                };
-                let (lo, hi) = (duration("min", lo)?, duration("max", hi)?);
-                let step = match step {
-                    None => SimDuration::from_nanos(step_of(
-                        (hi.as_nanos() - lo.as_nanos().min(hi.as_nanos())) as f64,
-                        1e6,
-                    ) as u64),
-                    Some(Value::String(s)) => duration("step", s)?,
-                    Some(_) => return Err(bad("step", "a duration, as min and max are")),
-                };
-                if lo >= hi {
-                    return Err(bad("max", order));
-                }
-                if step.as_nanos() == 0 {
-                    return Err(bad("step", positive));
-                }
-                Control::Duration {
-                    min: lo,
-                    max: hi,
-                    step,
-                }
-            }
-            (lo, hi) => {
-                let number = |field: &str, v: &Value| match v {
-                    Value::Integer(n) => Ok(*n as f64),
-                    Value::Float(x) if x.is_finite() => Ok(*x),
-                    _ => Err(bad(
-                        field,
-                        "whole numbers, numbers or durations (\"250ms\"), the same for min and max",
-                    )),
-                };
-                let (lo, hi) = (number("min", lo)?, number("max", hi)?);
-                let step = match step {
-                    None => step_of(hi - lo, 0.0),
-                    Some(v) => number("step", v)?,
-                };
-                if lo >= hi {
-                    return Err(bad("max", order));
-                }
-                if step.is_nan() || step <= 0.0 {
-                    return Err(bad("step", positive));
-                }
-                Control::Number {
-                    min: lo,
-                    max: hi,
-                    step,
-                }
-            }
-        })
+        match (min, max) {
+            (Value::Integer(lo), Value::Integer(hi)) => integer_range(*lo, *hi, step, bad),
+            (Value::String(lo), Value::String(hi)) => duration_range(lo, hi, step, bad),
+            (lo, hi) => number_range(lo, hi, step, bad),
+        }
     }
 
     /// A list of choices or subset entries: at most [`MAX_ENTRIES`], each once.
@@ -514,6 +448,103 @@ impl ScenarioDoc {
             })
             .collect()
     }
+}
+
+const ORDER: &str = "`min` below `max`";
+const POSITIVE: &str = "a step above 0";
+
+/// A range of whole numbers; without a step, one of [`step_of`] (at least 1).
+fn integer_range(
+    lo: i64,
+    hi: i64,
+    step: Option<&Value>,
+    bad: impl Fn(&str, &str) -> Error,
+) -> Result<Control> {
+    let step = match step {
+        None => step_of((hi - lo) as f64, 1.0) as i64,
+        Some(Value::Integer(s)) if *s > 0 => *s,
+        Some(_) => return Err(bad("step", "a whole number above 0")),
+    };
+    if lo >= hi {
+        return Err(bad("max", ORDER));
+    }
+    Ok(Control::Integer {
+        min: lo,
+        max: hi,
+        step,
+    })
+}
+
+/// A range of durations (`"250ms"`, the step one too); without a step, one of [`step_of`]
+/// (at least 1 ms).
+fn duration_range(
+    lo: &str,
+    hi: &str,
+    step: Option<&Value>,
+    bad: impl Fn(&str, &str) -> Error,
+) -> Result<Control> {
+    let duration = |field: &str, text: &str| {
+        text.parse::<SimDuration>().map_err(|_| {
+            bad(
+                field,
+                "a duration (\"250ms\"), as min and max are durations",
+            )
+        })
+    };
+    let (lo, hi) = (duration("min", lo)?, duration("max", hi)?);
+    let step = match step {
+        None => SimDuration::from_nanos(step_of(
+            (hi.as_nanos() - lo.as_nanos().min(hi.as_nanos())) as f64,
+            1e6,
+        ) as u64),
+        Some(Value::String(s)) => duration("step", s)?,
+        Some(_) => return Err(bad("step", "a duration, as min and max are")),
+    };
+    if lo >= hi {
+        return Err(bad("max", ORDER));
+    }
+    if step.as_nanos() == 0 {
+        return Err(bad("step", POSITIVE));
+    }
+    Ok(Control::Duration {
+        min: lo,
+        max: hi,
+        step,
+    })
+}
+
+/// A range of numbers, each end whole or not (a duration beside a number is refused);
+/// without a step, one of [`step_of`].
+fn number_range(
+    lo: &Value,
+    hi: &Value,
+    step: Option<&Value>,
+    bad: impl Fn(&str, &str) -> Error,
+) -> Result<Control> {
+    let number = |field: &str, v: &Value| match v {
+        Value::Integer(n) => Ok(*n as f64),
+        Value::Float(x) if x.is_finite() => Ok(*x),
+        _ => Err(bad(
+            field,
+            "whole numbers, numbers or durations (\"250ms\"), the same for min and max",
+        )),
+    };
+    let (lo, hi) = (number("min", lo)?, number("max", hi)?);
+    let step = match step {
+        None => step_of(hi - lo, 0.0),
+        Some(v) => number("step", v)?,
+    };
+    if lo >= hi {
+        return Err(bad("max", ORDER));
+    }
+    if step.is_nan() || step <= 0.0 {
+        return Err(bad("step", POSITIVE));
+    }
+    Ok(Control::Number {
+        min: lo,
+        max: hi,
+        step,
+    })
 }
 
 /// A duration of the resolved scenario.

@@ -7,8 +7,10 @@
 //! - [`tar`]: "download results" as one tar file written in memory.
 //!
 //! The page (`page.html`, `page.js`, `page.css`, built into the binary) asks `/api/knobs` for
-//! the knobs, keeps their setting in its URL, and asks `/api/run?SETTINGS` for the table and
-//! charts whenever a knob moves. Each run request takes a new generation and cancels the
+//! the knobs, keeps their setting in its URL, and whenever a knob moves asks
+//! `/api/chart?SETTINGS` for the herd chart from replication 0 alone (the first, fast answer,
+//! where that chart needs no more), then `/api/run?SETTINGS` for the table and charts of
+//! every replication. Each run request takes a new generation and cancels the
 //! run of the one before ([`CancelToken`]): only the newest setting is ever worked on. The
 //! page numbers its requests (`X-Jitterlab-Run: PAGE.N`): one that arrives after its page's
 //! newer one is superseded at once and cancels nothing.
@@ -56,6 +58,8 @@ pub struct Server {
     connections: AtomicUsize,
     /// Held while a download runs: one at a time (each is a whole run of its own).
     download: Mutex<()>,
+    /// Cancelled when the server stops: what a download's run answers to.
+    stopping: CancelToken,
 }
 
 /// The newest run: its generation, the token that cancels it, and the newest page order
@@ -136,6 +140,7 @@ impl Server {
             progress: Counter::default(),
             connections: AtomicUsize::new(0),
             download: Mutex::new(()),
+            stopping: CancelToken::new(),
         })
     }
 
@@ -168,6 +173,7 @@ impl Server {
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
+            self.stopping.cancel();
             self.latest
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -246,6 +252,7 @@ impl Server {
                     "total": self.progress.total.load(Ordering::SeqCst),
                 }),
             ),
+            "/api/chart" => self.first_chart(&request.query, request.order.as_deref()),
             "/api/run" => self.run(&request.query, request.order.as_deref()),
             "/scenario.toml" => self.download_scenario(&request.query),
             "/results.tar" => self.download_results(&request.query),
@@ -354,6 +361,43 @@ impl Server {
         }
     }
 
+    /// `/api/chart?SETTINGS`: the first, fast answer to a knob moved, the herd chart from
+    /// replication 0 alone ([`Playground::first_chart`]), `"charts": null` where that chart
+    /// needs every replication; the page asks `/api/run` for the table (and the same chart)
+    /// next. `superseded` as for `/api/run`.
+    fn first_chart(&self, query: &str, order: Option<&str>) -> Response {
+        let started = Instant::now();
+        let Some((generation, cancel)) = self.begin(order) else {
+            return json_response(200, &json!({ "superseded": true }));
+        };
+        let settings = match self.playground.settings(query) {
+            Ok(s) => s,
+            Err(e) => return error_json(&e),
+        };
+        let progress = RunProgress {
+            counter: &self.progress,
+            generation,
+        };
+        match self.playground.first_chart(&settings, &cancel, &progress) {
+            Ok(chart) => json_response(
+                200,
+                &json!({
+                    "generation": generation,
+                    "query": settings.query,
+                    "charts": chart.map(|(stem, title, svg)| vec![json!({
+                        "stem": stem, "title": title, "svg": svg,
+                    })]),
+                    "elapsed_ms": started.elapsed().as_secs_f64() * 1e3,
+                }),
+            ),
+            Err(Error::Interrupted) => json_response(
+                200,
+                &json!({ "generation": generation, "superseded": true }),
+            ),
+            Err(e) => error_json(&e),
+        }
+    }
+
     fn download_scenario(&self, query: &str) -> Response {
         let toml = self
             .playground
@@ -368,9 +412,11 @@ impl Server {
         }
     }
 
-    /// `/results.tar?SETTINGS`: the CSV files and `scenario.toml` of a run at these settings
-    /// (its own run: a download is not cancelled by a knob that moves meanwhile; one at a
-    /// time, so that downloads cannot pile up runs).
+    /// `/results.tar?SETTINGS`: the CSV files and `scenario.toml` of a run at these settings.
+    /// Its own run, bounded rather than cancelled by the page: a knob moved after the click
+    /// does not take the file asked for; the work estimate ([`MAX_EVENTS`]) bounds it, one
+    /// download runs at a time (downloads cannot pile up runs) and the server's stop cancels
+    /// it.
     fn download_results(&self, query: &str) -> Response {
         let _one = match self.download.try_lock() {
             Ok(one) => one,
@@ -384,7 +430,7 @@ impl Server {
         };
         let ran = self.playground.settings(query).and_then(|s| {
             let silent = crate::sweep::Silent;
-            self.playground.run(&s, false, &CancelToken::new(), &silent)
+            self.playground.run(&s, false, &self.stopping, &silent)
         });
         let name = self
             .playground
@@ -411,6 +457,9 @@ impl Server {
                 ),
                 &format!("{folder}.tar"),
             ),
+            Err(Error::Interrupted) => {
+                Response::error(503, "the server is stopping; the download was not finished")
+            }
             Err(e) => Response::error(status_of(&e), &e.to_string()),
         }
     }
@@ -546,7 +595,13 @@ mod tests {
     fn head_and_other_sites_run_nothing() {
         let s = server("127.0.0.1:0");
         let (_, newest) = s.begin(None).unwrap();
-        for target in ["/api/run", "/api/knobs", "/results.tar", "/scenario.toml"] {
+        for target in [
+            "/api/run",
+            "/api/chart",
+            "/api/knobs",
+            "/results.tar",
+            "/scenario.toml",
+        ] {
             let r = s.handle(&request(&s, "HEAD", target, None));
             assert_eq!(r.status, 405, "HEAD {target}");
             for site in ["cross-site", "same-site"] {
@@ -560,6 +615,33 @@ mod tests {
             "a HEAD or another site's request took the run"
         );
         assert_eq!(s.handle(&request(&s, "HEAD", "/", None)).status, 200);
+    }
+
+    #[test]
+    fn a_download_stops_with_the_server_not_with_a_knob() {
+        let s = server("127.0.0.1:0");
+        // Knobs moved (newer run requests) while the download runs leave its run alone.
+        let (ok, moved) = std::thread::scope(|scope| {
+            let download =
+                scope.spawn(|| s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None)));
+            let mut moved = 0;
+            for order in 1.. {
+                if download.is_finished() {
+                    break;
+                }
+                let running = s.download.try_lock().is_err();
+                s.begin(Some(&format!("page.{order}"))).unwrap();
+                moved += usize::from(running && s.download.try_lock().is_err());
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            (download.join().unwrap(), moved)
+        });
+        assert_eq!(ok.status, 200, "{}", body(&ok));
+        assert!(moved > 0, "no knob moved while the download ran");
+        s.stopping.cancel();
+        let r = s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None));
+        assert_eq!(r.status, 503);
+        assert!(body(&r).contains("stopping"), "{}", body(&r));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 // The playground page: builds a control per knob of /api/knobs, keeps the knobs that differ
-// from the scenario in the URL (a link reproduces the view), and asks /api/run for the
-// table and charts whenever one moves. Only the newest answer is shown: an older request is
+// from the scenario in the URL (a link reproduces the view), and whenever one moves asks
+// /api/chart for the herd chart from replication 0 alone (the fast first answer; the table
+// then shows as updating, never old numbers beside a new chart), then /api/run for the table
+// and charts of every replication. Only the newest answer is shown: an older request is
 // aborted here and cancelled on the server, which knows the page's order from the
-// X-Jitterlab-Run header (PAGE.SEQUENCE; not in the URL, which is the shareable state).
+// X-Jitterlab-Run header (PAGE.ORDER; not in the URL, which is the shareable state).
 "use strict";
 
 const state = {
-  knobs: [], values: new Map(), sequence: 0, controller: null, urls: [], retries: 0,
+  knobs: [], values: new Map(), sequence: 0, controller: null, urls: [], retries: 0, note: "",
   page: Math.random().toString(36).slice(2, 12),
 };
 const $ = (id) => document.getElementById(id);
@@ -141,12 +143,12 @@ function status(text, running) {
   document.body.dataset.pending = running ? "1" : "0";
 }
 
-function show(answer) {
+function showCharts(list) {
   for (const url of state.urls) URL.revokeObjectURL(url);
   state.urls = [];
   const charts = $("charts");
   charts.replaceChildren();
-  for (const chart of answer.charts) {
+  for (const chart of list) {
     const img = document.createElement("img");
     const url = URL.createObjectURL(new Blob([chart.svg], { type: "image/svg+xml" }));
     state.urls.push(url);
@@ -155,6 +157,22 @@ function show(answer) {
     img.dataset.stem = chart.stem;
     charts.append(img);
   }
+}
+
+// The table while every replication runs: its header, and one row that says so.
+function tableUpdating(columns) {
+  const body = $("summary").tBodies[0];
+  const tr = document.createElement("tr");
+  tr.className = "updating";
+  const td = document.createElement("td");
+  td.colSpan = Math.max(columns, 1);
+  td.textContent = "updating: the chart above is replication 0; every replication is running for the table…";
+  tr.append(td);
+  body.replaceChildren(tr);
+}
+
+function show(answer) {
+  showCharts(answer.charts);
   const head = document.createElement("tr");
   for (const h of answer.header) {
     const th = document.createElement("th");
@@ -191,7 +209,7 @@ function show(answer) {
     li.textContent = "warning: " + w;
     return li;
   }));
-  $("view").classList.remove("stale");
+  $("view").classList.remove("stale", "updating");
   $("error").hidden = true;
   document.body.dataset.generation = answer.generation;
 }
@@ -203,7 +221,7 @@ async function progress(sequence) {
     try {
       const p = await (await fetch("/api/progress")).json();
       if (sequence === state.sequence && p.total > 0 && document.body.dataset.pending === "1") {
-        status(`simulating: ${p.done} of ${p.total} runs done…`, true);
+        status(`${state.note}simulating: ${p.done} of ${p.total} runs done…`, true);
       }
     } catch (_) { return; }
   }
@@ -217,6 +235,43 @@ async function answerOf(response) {
   throw new Error(`${response.status} ${response.statusText}: ${text}`);
 }
 
+// Asks `path` for the settings `q` as the page's request number `order`; the answer's JSON,
+// or null when a newer request of this page came first (then nothing is shown).
+async function ask(path, q, sequence, order) {
+  let answer;
+  try {
+    const response = await fetch(path + (q ? "?" + q : ""), {
+      signal: state.controller.signal,
+      headers: { "X-Jitterlab-Run": `${state.page}.${order}` },
+    });
+    answer = await answerOf(response);
+  } catch (e) {
+    if (sequence === state.sequence) {
+      status("", false);
+      failed(e.message || String(e));
+    }
+    return null;
+  }
+  if (sequence !== state.sequence) return null;
+  if (answer.superseded) {
+    // Still the page's newest: another page (or a command) took the server; ask again, a
+    // few times, without two pages outbidding each other for ever.
+    if (state.retries < 3) {
+      state.retries += 1;
+      setTimeout(() => { if (sequence === state.sequence) run(true); }, 100 * state.retries);
+    } else {
+      status("another page's request took the server; move a knob to try again", false);
+    }
+    return null;
+  }
+  if (answer.error) {
+    status("", false);
+    failed(answer.error);
+    return null;
+  }
+  return answer;
+}
+
 async function run(retry = false) {
   if (!retry) state.retries = 0;
   const q = query();
@@ -228,42 +283,31 @@ async function run(retry = false) {
   state.controller = new AbortController();
   status("simulating…", true);
   $("view").classList.add("stale");
+  state.note = "";
+  delete document.body.dataset.chartMs;
+  delete document.body.dataset.tableMs;
   progress(sequence);
   const started = performance.now();
-  let answer;
-  try {
-    const response = await fetch("/api/run" + (q ? "?" + q : ""), {
-      signal: state.controller.signal,
-      headers: { "X-Jitterlab-Run": `${state.page}.${sequence}` },
-    });
-    answer = await answerOf(response);
-  } catch (e) {
-    if (sequence === state.sequence) {
-      status("", false);
-      failed(e.message || String(e));
-    }
-    return;
+  // Two requests per setting, each newer than any before it: 2n for the chart, 2n+1 after.
+  const first = await ask("/api/chart", q, sequence, 2 * sequence);
+  if (!first) return;
+  let chartMs = null;
+  if (first.charts) {
+    showCharts(first.charts);
+    tableUpdating($("summary").tHead.rows[0]?.cells.length || 1);
+    $("view").classList.replace("stale", "updating");
+    chartMs = performance.now() - started;
+    document.body.dataset.chartMs = chartMs.toFixed(1);
+    state.note = `chart in ${chartMs.toFixed(0)} ms; `;
+    status(`${state.note}every replication running for the table…`, true);
   }
-  if (sequence !== state.sequence) return;
-  if (answer.superseded) {
-    // Still the page's newest: another page (or a command) took the server; ask again, a
-    // few times, without two pages outbidding each other for ever.
-    if (state.retries < 3) {
-      state.retries += 1;
-      setTimeout(() => { if (sequence === state.sequence) run(true); }, 100 * state.retries);
-    } else {
-      status("another page's request took the server; move a knob to try again", false);
-    }
-    return;
-  }
-  if (answer.error) {
-    status("", false);
-    failed(answer.error);
-    return;
-  }
+  const answer = await ask("/api/run", q, sequence, 2 * sequence + 1);
+  if (!answer) return;
   show(answer);
   const ms = performance.now() - started;
-  status(`re-simulated in ${answer.elapsed_ms.toFixed(0)} ms (${ms.toFixed(0)} ms to this page)`, false);
+  document.body.dataset.tableMs = ms.toFixed(1);
+  const chart = chartMs === null ? "" : `chart in ${chartMs.toFixed(0)} ms, `;
+  status(`${chart}table in ${ms.toFixed(0)} ms (all runs simulated in ${answer.elapsed_ms.toFixed(0)} ms)`, false);
 }
 
 function failed(message) {

@@ -161,6 +161,53 @@ impl Playground {
     ) -> Result<Outcome> {
         let doc = self.doc_at(settings)?;
         let points = doc.points_until(cancel)?;
+        self.run_doc(&doc, points, cancel, progress, |dir, report, warnings| {
+            let charts = match charts {
+                true => crate::output::plot::playground_svgs(dir, cancel)?,
+                false => Vec::new(),
+            };
+            Ok(Outcome {
+                points: report.points,
+                charts,
+                files: result_files(dir)?,
+                warnings,
+            })
+        })
+    }
+
+    /// The first, fast answer to a knob moved: the herd chart from replication 0 of each
+    /// strategy alone, the same bytes as [`Playground::run`]'s (and `jitterlab run`'s
+    /// `herd.svg`) at these settings; `None` when that chart needs more than replication 0
+    /// (see [`crate::output::plot::playground_first_herd`]) or replication 0 is the whole run.
+    pub fn first_chart(
+        &self,
+        settings: &Settings,
+        cancel: &CancelToken,
+        progress: &dyn Progress,
+    ) -> Result<Option<(String, String, String)>> {
+        let mut doc = self.doc_at(settings)?;
+        let points = doc.points_until(cancel)?;
+        // A sweep's herd shows the point picked by every replication's means.
+        if points.len() != 1 || points[0].scenario.replications <= 1 {
+            return Ok(None);
+        }
+        doc.set_replications(1)?;
+        let points = doc.points_until(cancel)?;
+        self.run_doc(&doc, points, cancel, progress, |dir, _, _| {
+            crate::output::plot::playground_first_herd(dir, cancel)
+        })
+    }
+
+    /// Runs `doc`'s `points` into a new folder under the private temporary one, hands it to `read`
+    /// (with the run's report and the scenario's warnings) and removes it.
+    fn run_doc<T>(
+        &self,
+        doc: &ScenarioDoc,
+        points: Vec<crate::scenario::Point>,
+        cancel: &CancelToken,
+        progress: &dyn Progress,
+        read: impl FnOnce(&Path, runner::RunReport, Vec<String>) -> Result<T>,
+    ) -> Result<T> {
         check_work(&points)?;
         let warnings = ScenarioDoc::warnings_of(&points);
         let dir = self.temp.next();
@@ -172,19 +219,8 @@ impl Playground {
             force: false,
             command: "jitterlab serve".into(),
         };
-        let result = (|| {
-            let report = runner::run_points(&doc, points, &options, cancel, progress)?;
-            let charts = match charts {
-                true => crate::output::plot::playground_svgs(&dir, cancel)?,
-                false => Vec::new(),
-            };
-            Ok(Outcome {
-                points: report.points,
-                charts,
-                files: result_files(&dir)?,
-                warnings,
-            })
-        })();
+        let result = runner::run_points(doc, points, &options, cancel, progress)
+            .and_then(|report| read(&dir, report, warnings));
         // The folder is this process's own (made new under its private root).
         let _ = std::fs::remove_dir_all(&dir);
         result
@@ -284,6 +320,72 @@ impl Drop for TempRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::Silent;
+
+    fn playground(name: &str) -> Playground {
+        let doc = crate::scenario::library::lookup(name).unwrap().doc();
+        Playground::new(doc, name.into()).unwrap()
+    }
+
+    #[test]
+    fn the_first_chart_is_the_herd_of_every_replication() {
+        let p = playground("thundering-herd");
+        for query in [
+            "",
+            "backoff.cap=700ms&backoff.strategies=no_jitter%2Cdecorrelated",
+            "workload.clients=3000&server.workers=50&client.max_attempts=3",
+        ] {
+            let s = p.settings(query).unwrap();
+            let first = p.first_chart(&s, &CancelToken::new(), &Silent).unwrap();
+            let (stem, title, svg) = first.expect("the built-in's herd is replication 0's");
+            let all = p.run(&s, true, &CancelToken::new(), &Silent).unwrap();
+            let herd = all.charts.iter().find(|c| c.0 == "herd").unwrap();
+            assert_eq!((&stem, &title), (&herd.0, &herd.1), "{query}");
+            assert!(
+                svg == herd.2,
+                "{query}: the first chart differs from the run's"
+            );
+        }
+    }
+
+    #[test]
+    fn a_preset_in_the_strategies_knob_runs_as_run_runs_it() {
+        let p = playground("thundering-herd");
+        let s = p
+            .settings("backoff.strategies=full%2Caws-standard")
+            .unwrap();
+        let names = |o: &Outcome| -> Vec<String> {
+            o.points[0]
+                .strategies
+                .iter()
+                .map(|s| s.name.clone())
+                .collect()
+        };
+        let outcome = p.run(&s, false, &CancelToken::new(), &Silent).unwrap();
+        assert_eq!(names(&outcome), ["full", "aws-standard"]);
+        // The command the page prints gives the same rows.
+        let mut doc = ScenarioDoc::builtin();
+        for set in &s.sets {
+            doc.set(set).unwrap();
+        }
+        let again = Playground::new(doc, "thundering-herd".into()).unwrap();
+        let same = again.settings("").unwrap();
+        let rerun = again
+            .run(&same, false, &CancelToken::new(), &Silent)
+            .unwrap();
+        assert!(rerun.files == outcome.files, "{}", p.command(&s));
+    }
+
+    #[test]
+    fn no_first_chart_where_the_herd_needs_every_replication() {
+        // Stuck and recovered replications side by side; a sweep's point picked by its means.
+        for name in ["collapse-spike", "retry-after-herd"] {
+            let p = playground(name);
+            let s = p.settings("").unwrap();
+            let first = p.first_chart(&s, &CancelToken::new(), &Silent).unwrap();
+            assert!(first.is_none(), "{name}");
+        }
+    }
 
     #[test]
     fn words_are_quoted_for_the_shell_when_they_must_be() {

@@ -2,7 +2,10 @@
 //! protocol ([`crate::cdp`]): the page loads with `run`'s table and herd chart for the
 //! built-in scenario; a jitter checkbox is clicked and the cap slider dragged with the mouse,
 //! and the page then shows what `run --set` gives for the settings its controls show — the
-//! test fails on numbers or a chart left from before. Skipped with a NOTICE without Chromium.
+//! test fails on numbers or a chart left from before, and on old numbers shown beside the
+//! first, fast chart (replication 0's, `/api/chart`, itself byte for byte run's `herd.svg`).
+//! The page's own times (input to chart, to table) are printed, not asserted. Skipped with a
+//! NOTICE without Chromium.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -120,6 +123,53 @@ fn wait_for_answer_after(browser: &mut Browser, generation: i64) -> i64 {
         .unwrap()
 }
 
+/// Watches the view from now on: every change of the page that shows a new herd chart beside
+/// the table from before is recorded (stale numbers beside a new chart), and every one that
+/// shows a new chart beside the table marked as updating.
+fn watch(browser: &mut Browser) {
+    browser.eval(
+        r#"(() => {
+  const herd = () => document.querySelector('#charts img[data-stem=herd]')?.src ?? null;
+  const table = () => [...document.querySelectorAll('#summary tbody tr')].map(tr => tr.textContent).join('\n');
+  window.watched = { chart: herd(), table: table(), stale: [], updating: 0 };
+  if (window.watcher) return;
+  window.watcher = new MutationObserver(() => {
+    const w = window.watched, src = herd(), now = table();
+    if (src === null || src === w.chart) return;
+    if (now === w.table) w.stale.push(now);
+    if (document.querySelector('#summary tr.updating')) w.updating += 1;
+  });
+  window.watcher.observe(document.getElementById('view'), { subtree: true, childList: true, attributes: true, characterData: true });
+})()"#,
+    );
+}
+
+/// What [`watch`] saw since: changes with stale numbers beside a new chart, changes with the
+/// table marked as updating.
+fn watched(browser: &mut Browser) -> (Vec<String>, u64) {
+    let stale = serde_json::from_value(browser.eval("window.watched.stale")).unwrap();
+    let updating = browser.eval("window.watched.updating").as_u64().unwrap();
+    (stale, updating)
+}
+
+/// The page's first, fast chart for the settings its address holds (`/api/chart`).
+fn first_chart(browser: &mut Browser) -> String {
+    let v = browser.eval(
+        "(async () => (await (await fetch('/api/chart' + location.search)).json()).charts[0].svg)()",
+    );
+    v.as_str().expect("a first chart").to_string()
+}
+
+/// Prints the page's own measured times of its newest answer (not asserted).
+fn print_times(browser: &mut Browser, what: &str) {
+    let t = browser.eval("[document.body.dataset.chartMs, document.body.dataset.tableMs]");
+    eprintln!(
+        "playground page, {what}: input to chart {} ms, to table {} ms",
+        t[0].as_str().unwrap_or("-"),
+        t[1].as_str().unwrap_or("-")
+    );
+}
+
 /// The centre of an element, in CSS pixels.
 fn centre(browser: &mut Browser, selector: &str) -> (f64, f64, f64) {
     let r: Value = browser.eval(&format!(
@@ -150,16 +200,30 @@ fn the_page_shows_runs_numbers_before_and_after_dragging() {
         page_herd(&mut browser) == svg,
         "the page's herd chart is run's herd.svg"
     );
+    assert!(
+        first_chart(&mut browser) == svg,
+        "the first, fast chart is run's herd.svg"
+    );
+    print_times(&mut browser, "loaded");
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
     browser.screenshot(&shots.join("playground-before.png"));
 
     // Jitter: untick `equal` with the mouse.
+    watch(&mut browser);
     let (x, y, _) = centre(&mut browser, "input[type=checkbox][value=equal]");
     browser.mouse("mousePressed", x, y);
     browser.mouse("mouseReleased", x, y);
     let unticked = wait_for_answer_after(&mut browser, first);
+    print_times(&mut browser, "a box unticked");
+    let (stale, updating) = watched(&mut browser);
+    assert!(
+        stale.is_empty(),
+        "old numbers beside a new chart: {stale:?}"
+    );
+    assert!(updating > 0, "the chart came with the table, not first");
 
     // Cap: drag the slider's thumb from 2 s to about three quarters of the way.
+    watch(&mut browser);
     let cap = "[data-key='backoff.cap'] input[type=range]";
     let (cx, cy, width) = centre(&mut browser, cap);
     let position = browser
@@ -178,6 +242,13 @@ fn the_page_shows_runs_numbers_before_and_after_dragging() {
     }
     browser.mouse("mouseReleased", to, cy);
     wait_for_answer_after(&mut browser, unticked);
+    print_times(&mut browser, "the cap dragged");
+    let (stale, updating) = watched(&mut browser);
+    assert!(
+        stale.is_empty(),
+        "old numbers beside a new chart: {stale:?}"
+    );
+    assert!(updating > 0, "the chart came with the table, not first");
     browser.screenshot(&shots.join("playground-after.png"));
 
     // What the controls now show, as run's --set: the cap slider's value, the boxes ticked.
@@ -207,6 +278,10 @@ fn the_page_shows_runs_numbers_before_and_after_dragging() {
     assert!(
         page_herd(&mut browser) == moved_svg,
         "after the drag the page shows run's herd chart for them"
+    );
+    assert!(
+        first_chart(&mut browser) == moved_svg,
+        "after the drag the first, fast chart is run's herd.svg for them"
     );
 
     // The address holds the view: loaded afresh, the page shows the same numbers.

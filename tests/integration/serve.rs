@@ -226,6 +226,95 @@ fn a_newer_request_cancels_the_older_run() {
     );
 }
 
+/// `/api/progress` as JSON.
+fn progress(url: &str) -> serde_json::Value {
+    let (status, body) = get(url, "/api/progress");
+    assert_eq!(status, 200);
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[test]
+fn a_long_run_shows_its_progress_and_the_server_answers_meanwhile() {
+    let served = Served::start(&[]);
+    let url = served.url.clone();
+    // Four times the clients: a run long enough to be watched (20 runs).
+    let long = std::thread::spawn(move || get(&url, "/api/run?workload.clients=40000"));
+    let mut partial = Vec::new();
+    let mut answered_meanwhile = false;
+    let asked = std::time::Instant::now();
+    while !long.is_finished() {
+        let before = progress(&served.url);
+        let (status, body) = get(&served.url, "/api/knobs");
+        assert_eq!(status, 200, "{}", text(&body));
+        let after = progress(&served.url);
+        if after["generation"] == 1 && after["total"] == 20 {
+            let done = after["done"].as_u64().unwrap();
+            if done < 20 {
+                partial.push(done);
+                // The knobs were answered while the run went on.
+                answered_meanwhile |= before["generation"] == 1 && before["total"] == 20;
+            }
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(120),
+            "the run never ended"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (status, body) = long.join().unwrap();
+    assert_eq!(status, 200, "{}", text(&body));
+    let end = progress(&served.url);
+    assert_eq!(
+        (&end["done"], &end["total"]),
+        (&20.into(), &20.into()),
+        "{end}"
+    );
+    assert!(
+        answered_meanwhile,
+        "no request was answered while the run went on (progress seen: {partial:?})"
+    );
+    assert!(
+        partial.windows(2).all(|w| w[0] <= w[1]),
+        "progress went back: {partial:?}"
+    );
+}
+
+#[test]
+fn a_download_is_bounded_and_not_taken_by_a_knob_moved() {
+    let served = Served::start(&[]);
+    let url = served.url.clone();
+    let big = "/results.tar?workload.clients=40000";
+    let download = std::thread::spawn(move || get(&url, big));
+    // Running once a second one is turned away (a probe that is refused at once, 400, when
+    // no download runs).
+    let asked = std::time::Instant::now();
+    while get(&served.url, "/results.tar?no.such.knob=1").0 != 503 {
+        assert!(
+            !download.is_finished() && asked.elapsed() < Duration::from_secs(60),
+            "the download never ran alongside a second one"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A knob moved meanwhile (a newer page request) leaves the download alone.
+    let (status, body) = get(&served.url, "/api/run?backoff.cap=5s");
+    assert_eq!(status, 200, "{}", text(&body));
+    let (status, tar) = download.join().unwrap();
+    assert_eq!(status, 200, "{}", text(&tar));
+    assert!(untar(&tar).iter().any(|(n, _)| n.ends_with("/summary.csv")));
+    // Bounded: past the work estimate, refused like a run.
+    let file = TempDir::new("serve-download-bound");
+    let path = file.join("big.toml");
+    std::fs::write(
+        &path,
+        "[workload]\nkind = \"burst\"\nclients = 1000\n[client]\nmax_attempts = \"unlimited\"\ndeadline = \"off\"\n[[faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"100s\"\n[playground]\nknobs = [{ key = \"workload.clients\", min = 100, max = 10000000 }]\n",
+    )
+    .unwrap();
+    let other = Served::start(&[path.to_str().unwrap()]);
+    let (status, body) = get(&other.url, "/results.tar?workload.clients=10000000");
+    assert_eq!(status, 400, "{}", text(&body));
+    assert!(text(&body).contains("too much work"), "{}", text(&body));
+}
+
 /// The CSV files under `dir`, by their path below it.
 fn csv_names(dir: &std::path::Path, prefix: &str) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
