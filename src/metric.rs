@@ -604,6 +604,7 @@ mod tests {
             recovery: None,
             series: None,
             layers: Vec::new(),
+            hedging: None,
         };
         let v = PerMetric::measure(&r);
         assert_eq!(v[Metric::Amplification], 2.5);

@@ -122,6 +122,13 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "\"off\" for `jitterlab live`: adaptive throttling is a simulator guard, the executors have none",
         ));
     }
+    if c.hedging.is_some() {
+        return Err(Error::invalid(
+            "client.hedging",
+            "set",
+            "\"off\" for `jitterlab live`: the live clients retry, they do not hedge (hedging is simulated)",
+        ));
+    }
     let scopes = [
         c.budget.map(|b| b.1),
         c.breaker.map(|b| b.1),

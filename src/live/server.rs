@@ -146,7 +146,10 @@ async fn worker(shared: Arc<Shared>, slot: u32, mut service: SimDuration) {
             g.meter.wasted(work);
         }
         let ledger = &g.ledger;
-        let Some((c, tag)) = g.server.next_waiting(slot, |c, tag| ledger.awaits(c, tag)) else {
+        let Some((c, tag)) = g
+            .server
+            .next_waiting(slot, false, |c, tag| ledger.awaits(c, tag))
+        else {
             return;
         };
         let visit = Visit {

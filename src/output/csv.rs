@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, Row,
-    SummaryRow, TimeseriesRow, defined, header,
+    AggregateRow, AttemptsRow, CompareRow, HedgingRow, LatencyRow, LayerTimeseriesRow, LayersRow,
+    Row, SummaryRow, TimeseriesRow, defined, header,
 };
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -303,6 +303,28 @@ pub fn write_all(
             }
         }
     }
+    // Hedged runs also write `hedging.csv`, one row per hedged run.
+    let mut hedging = records
+        .iter()
+        .any(|r| r.hedging.is_some())
+        .then(|| Table::<HedgingRow>::new(dir, &keys))
+        .transpose()?;
+    if let Some(hedging) = hedging.as_mut() {
+        for r in records {
+            let Some(h) = r.hedging else { continue };
+            let requests = r.counts.requests;
+            hedging.push(&HedgingRow {
+                point: r.point as u32,
+                strategy: strategy_name(r.point, r.strategy),
+                replication: r.replication,
+                sweep: point_values[r.point].clone(),
+                hedges_per_request: ratio(h.hedges, requests),
+                won_by_hedge_share: ratio(h.won_by_hedge, requests),
+                unread_served_per_request: ratio(h.unread_served, requests),
+                wasted_work_share: r.wasted_work_share,
+            })?;
+        }
+    }
     let mut aggregate = Table::<AggregateRow>::new(dir, &keys)?;
     let mut compare = Table::<CompareRow>::new(dir, &keys)?;
     let mut attempts = Table::<AttemptsRow>::new(dir, &keys)?;
@@ -415,6 +437,9 @@ pub fn write_all(
     if let (Some(layers), Some(layer_series)) = (layers, layer_series) {
         written.push(layers.finish()?);
         written.push(layer_series.finish()?);
+    }
+    if let Some(hedging) = hedging {
+        written.push(hedging.finish()?);
     }
     Ok(written)
 }

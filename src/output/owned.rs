@@ -28,8 +28,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
-    ParetoRow, Row, SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, HedgingRow, LatencyRow, LayerTimeseriesRow, LayersRow,
+    LiveVsSimRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
 };
 use crate::error::{Error, Result};
 use crate::metric::Metric;
@@ -73,6 +73,7 @@ pub fn is_owned(name: &str) -> bool {
         LatencyRow::FILE,
         LayersRow::FILE,
         LayerTimeseriesRow::FILE,
+        HedgingRow::FILE,
         ParetoRow::FILE,
         LiveVsSimRow::FILE,
         OBSERVED_SERVICE,
@@ -522,6 +523,7 @@ mod tests {
             "meta.json",
             "report.html",
             "pareto.csv",
+            "hedging.csv",
             "herd_log.svg",
             "heatmap_latency_p99_ms.png",
             "sweep_amplification.svg",

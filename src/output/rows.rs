@@ -337,6 +337,40 @@ impl Row for LayersRow {
     }
 }
 
+/// A row of `hedging.csv` (hedged runs only): what one run's hedged requests cost and won.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HedgingRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// Replication.
+    pub replication: u32,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// Copies sent after the first, per request.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub hedges_per_request: f64,
+    /// Share of requests whose winning copy was a hedge (not the first copy).
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub won_by_hedge_share: f64,
+    /// Copies the server served to the end whose answer nobody read, per request.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub unread_served_per_request: f64,
+    /// Share of the server's service time spent on attempts nobody awaited any more (as
+    /// `summary.csv`'s `wasted_work_share`).
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub wasted_work_share: f64,
+}
+
+impl Row for HedgingRow {
+    const FILE: &'static str = "hedging.csv";
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
 /// A row of `layer_timeseries.csv` (a chain of services only): attempts reaching one layer in
 /// one time bucket, replication 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

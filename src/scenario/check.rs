@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::Scenario;
 use super::file::{
     AdaptiveRateFile, BackoffFile, BreakerFile, BudgetFile, ClientFile, CountOr, DistFile,
-    FaultFile, ScenarioFile, ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
+    FaultFile, HedgingFile, ScenarioFile, ServerFile, SpikeFile, ThrottleFile, WorkloadFile,
 };
 use crate::backoff::{Backoff, BackoffParams, DEFAULT_FACTOR, DEFAULT_GROWTH, Jitter};
 use crate::error::{Error, Result};
@@ -26,6 +26,7 @@ use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::dist::{Dist, Empirical};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
+use crate::sim::hedge::{Cancel, HedgeConfig, HedgeDelay, MAX_COPIES};
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
@@ -366,6 +367,7 @@ pub(super) fn check(
             ),
         ));
     }
+    hedging_fits(&strategies, &client, &latency, &server, chain.is_some())?;
     if chain.is_none()
         && let Some(i) = strategies.iter().position(|s| !s.layers.is_empty())
     {
@@ -407,6 +409,51 @@ pub(super) fn check(
         backoff_defaults: backoff_defaults(&file.backoff)?,
         min_success: min_success(file.recommend.as_ref())?,
     })
+}
+
+/// Hedged requests, where a strategy runs them, need what the simulator's hedging supports:
+/// an instant network (a client's network link carries one attempt at a time), one queue
+/// server, no concurrency limiter, no adaptive rate limiter.
+fn hedging_fits(
+    strategies: &[Strategy],
+    client: &ClientConfig,
+    latency: &Dist,
+    server: &ServerConfig,
+    chain: bool,
+) -> Result<()> {
+    for (i, s) in strategies.iter().enumerate() {
+        if s.client_config(client).hedging.is_none() {
+            continue;
+        }
+        let key = if s.client.hedging.is_some() {
+            format!("backoff.strategies[{i}].hedging")
+        } else {
+            "client.hedging".to_string()
+        };
+        let refuse = |why: &str| Err(Error::invalid(&key, "given", why.to_string()));
+        if !latency.is_zero() {
+            return refuse(
+                "no hedging with a network.latency above 0: the simulator hedges over an instant network only (leave network.latency out)",
+            );
+        }
+        if chain {
+            return refuse("no hedging in a chain of services ([[layers]])");
+        }
+        if !matches!(server, ServerConfig::Queue(_)) {
+            return refuse("no hedging with server.kind = \"occ\": hedging needs a queue server");
+        }
+        if client.concurrency.is_some() {
+            return refuse(
+                "no hedging with client.concurrency: each copy would need a slot of its own",
+            );
+        }
+        if s.client_config(client).adaptive_rate.is_some() {
+            return refuse(
+                "no hedging with adaptive_rate: the rate limiter's token wait holds one attempt per client, and a copy would need a token of its own",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `recommend.min_success`: a share above 0, at most 1 (absent: `recommend`'s default).
@@ -781,6 +828,75 @@ fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
         throttle,
         concurrency,
         adaptive_rate,
+        hedging: c
+            .hedging
+            .as_ref()
+            .map(|h| hedging(&k("hedging"), h))
+            .transpose()?,
+    })
+}
+
+/// The keys of a hedging table.
+const HEDGING_KEYS: &str = "delay, max_attempts, non_fatal, cancel";
+
+/// A hedging table at `table` (`client.hedging`, or a strategy's
+/// `backoff.strategies[i].hedging`). `delay` is required; `max_attempts` 2 by default,
+/// `non_fatal` empty (gRFC A6's defaults), `cancel` "waiting".
+fn hedging(table: &str, h: &HedgingFile) -> Result<HedgeConfig> {
+    let key = |k: &str| format!("{table}.{k}");
+    let text = h.delay.as_deref().ok_or_else(|| {
+        Error::invalid(
+            key("delay"),
+            "missing",
+            format!("a duration such as \"10ms\" or a percentile such as \"p95\" (the keys of {table}: {HEDGING_KEYS})"),
+        )
+    })?;
+    let delay = match text.strip_prefix('p') {
+        Some(p) => {
+            let p: f64 = p.parse().ok().filter(|p| *p > 0.0 && *p < 100.0).ok_or_else(|| {
+                Error::invalid(
+                    key("delay"),
+                    format!("{text:?}"),
+                    "a percentile above p0 and below p100 such as \"p95\" or \"p99.9\", or a duration such as \"10ms\"",
+                )
+            })?;
+            HedgeDelay::Percentile(p)
+        }
+        None => {
+            let d = duration(&key("delay"), text)?;
+            if d == SimDuration::ZERO {
+                return Err(Error::invalid(
+                    key("delay"),
+                    format!("{text:?}"),
+                    "a duration above 0 (a copy sent at once is a duplicate, not a hedge)",
+                ));
+            }
+            HedgeDelay::Fixed(d)
+        }
+    };
+    let max_attempts = count(
+        &key("max_attempts"),
+        h.max_attempts,
+        2,
+        2,
+        i64::from(MAX_COPIES),
+    )?;
+    let cancel = match h.cancel.as_deref().unwrap_or("waiting") {
+        "waiting" => Cancel::Waiting,
+        "never" => Cancel::Never,
+        other => {
+            return Err(Error::invalid(
+                key("cancel"),
+                format!("{other:?}"),
+                "\"waiting\" (the server drops a cancelled copy still in its queue) or \"never\" (it serves it anyway)",
+            ));
+        }
+    };
+    Ok(HedgeConfig {
+        delay,
+        max_attempts,
+        non_fatal: outcome_set(&key("non_fatal"), &h.non_fatal, RetryOn::none())?,
+        cancel,
     })
 }
 
@@ -1048,7 +1164,7 @@ fn backoff(key: &str, t: &toml::Table, params: BackoffParams) -> Result<Backoff>
 
 /// The keys of a strategy table: its preset, its backoff, then the client keys it may
 /// override.
-const STRATEGY_KEYS: &str = "name, preset, jitter, base, multiplier, cap, growth, factor, throttling_backoff, max_attempts, budget, throttle, breaker, adaptive_rate, timeout, deadline, retry_on, throttling_on, retry_after, retry_after_max, retry_after_max_extra, retry_after_header, layers";
+const STRATEGY_KEYS: &str = "name, preset, jitter, base, multiplier, cap, growth, factor, throttling_backoff, max_attempts, budget, throttle, breaker, adaptive_rate, timeout, deadline, retry_on, throttling_on, retry_after, retry_after_max, retry_after_max_extra, retry_after_header, hedging, layers";
 
 /// A strategy's override at `key` that is a table like the `[client]` one (read as `F`), or
 /// `"off"` (`None`: the strategy runs without it).
@@ -1104,6 +1220,13 @@ fn strategy_table(key: &str, t: &toml::Table, defaults: BackoffParams) -> Result
             "growth" => params.growth = number(k, v)?,
             "factor" => params.factor = number(k, v)?,
             "layers" => layers = layer_overrides(&sub, v)?,
+            "hedging" => {
+                client.hedging = Some(
+                    off_or_table(&sub, v, "a hedging table like client.hedging")?
+                        .map(|file: HedgingFile| hedging(&sub, &file))
+                        .transpose()?,
+                )
+            }
             "throttling_backoff" => throttling = Some(v),
             k if client_override(&sub, k, v, &mut client)? => {}
             _ => {
@@ -1447,6 +1570,13 @@ fn layers(file: &ScenarioFile, dir: Option<&Path>) -> Result<(ServerConfig, Vec<
             &k("client"),
             layer.client.as_ref().unwrap_or(&ClientFile::default()),
         )?;
+        if client.hedging.is_some() {
+            return Err(Error::invalid(
+                k("client.hedging"),
+                "given",
+                "nothing: a layer of a chain does not hedge (hedging is for the edge clients, [client] or a strategy, without [[layers]])",
+            ));
+        }
         let mut table = layer.backoff.clone().unwrap_or_default();
         if let Some(bad) = table
             .keys()

@@ -270,6 +270,16 @@ pub struct BreakerFile {
     pub scope: Option<String>,
 }
 
+/// `client.hedging`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HedgingFile {
+    pub delay: Option<String>,
+    pub max_attempts: Option<i64>,
+    pub non_fatal: Option<Vec<RetryOnItem>>,
+    pub cancel: Option<String>,
+}
+
 /// `[client]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -290,6 +300,7 @@ pub struct ClientFile {
     pub throttle: Option<ThrottleFile>,
     pub concurrency: Option<CountOr>,
     pub adaptive_rate: Option<AdaptiveRateFile>,
+    pub hedging: Option<HedgingFile>,
 }
 
 /// `[backoff]`; strategies are read by hand for errors that name `backoff.strategies[i]`.

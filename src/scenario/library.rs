@@ -44,6 +44,8 @@ pub const SCENARIOS: &[Builtin] = &[
     builtin!("brooker-2022-budgets"),
     builtin!("choose-base-and-cap"),
     builtin!("collapse-spike"),
+    builtin!("hedging"),
+    builtin!("hedging-storm"),
     builtin!("layered-retries"),
     builtin!("live-herd"),
     builtin!("metastable-phase-map"),

@@ -13,6 +13,7 @@ use crate::policy::{Idempotency, RetryAfterHeader, RetryOn, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::faults::Fault;
 use crate::sim::faults::{FaultKind, OutageAnswer};
+use crate::sim::hedge::{HedgeConfig, HedgeDelay};
 use crate::sim::workload::{PoissonRate, Workload};
 use crate::sim::{
     Chain, ClientConfig, ClientOverrides, GiveUp, Model, RetryAfterHint, Scope, ServerConfig,
@@ -429,7 +430,24 @@ fn client_table(c: &ClientConfig) -> Value {
     if let Some((r, scope)) = &c.adaptive_rate {
         client.push(("adaptive_rate", adaptive_rate(r, *scope)));
     }
+    if let Some(h) = &c.hedging {
+        client.push(("hedging", hedging(h)));
+    }
     table(client)
+}
+
+/// A hedging table with every key.
+fn hedging(h: &HedgeConfig) -> Value {
+    let delay = match h.delay {
+        HedgeDelay::Fixed(d) => s(d),
+        HedgeDelay::Percentile(p) => s(format!("p{p}")),
+    };
+    table(vec![
+        ("delay", delay),
+        ("max_attempts", Value::Integer(i64::from(h.max_attempts))),
+        ("non_fatal", outcome_list(&h.non_fatal)),
+        ("cancel", s(h.cancel.name())),
+    ])
 }
 
 /// A list of fault windows, every key of each.
@@ -546,6 +564,9 @@ fn override_pairs(c: &ClientOverrides, pairs: &mut Vec<(&str, Value)>) {
             r.as_ref()
                 .map_or_else(|| s("off"), |(r, scope)| adaptive_rate(r, *scope)),
         ));
+    }
+    if let Some(h) = &c.hedging {
+        pairs.push(("hedging", h.as_ref().map_or_else(|| s("off"), hedging)));
     }
     if let Some(t) = c.timeout {
         pairs.push(("timeout", s(format_limit(t))));

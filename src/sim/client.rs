@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::Rng;
 
@@ -31,6 +32,7 @@ use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryClass, Throttling};
 use crate::rng::{SimRng, StreamFamily};
 use crate::time::{SimDuration, SimTime};
 
+use super::hedge::{Cancel, CopyNext, HedgeConfig, HedgeCounts, Hedging};
 use super::source::{ClientDelays, DelaySource, RetryAt};
 
 /// Whether a guard is one for all clients or one per client.
@@ -81,6 +83,8 @@ pub struct ClientConfig {
     pub concurrency: Option<u32>,
     /// The AWS adaptive mode's rate limiter (a token before every attempt) and its scope.
     pub adaptive_rate: Option<(AdaptiveRateConfig, Scope)>,
+    /// Hedged requests in place of retries (see [`super::hedge`]).
+    pub hedging: Option<HedgeConfig>,
 }
 
 #[cfg(test)]
@@ -102,6 +106,7 @@ impl ClientConfig {
             throttle: None,
             concurrency: None,
             adaptive_rate: None,
+            hedging: None,
         }
     }
 }
@@ -410,6 +415,8 @@ pub(crate) struct Clients {
     /// A user-supplied backoff in place of the policy's, with each client's state; `None`
     /// for the built-in kinds (kept beside the clients, as `granted`).
     custom: Option<Custom>,
+    /// Hedged requests: each client's copies (kept beside the clients, as `granted`).
+    hedging: Option<Hedging>,
 }
 
 /// A strategy's [`DelaySource`] and the state it made for each client.
@@ -457,6 +464,7 @@ impl Clients {
             jitter,
             granted,
             custom: None,
+            hedging: config.hedging.map(|h| Hedging::new(h, initial as usize)),
         }
     }
 
@@ -542,6 +550,9 @@ impl Clients {
         if let Some(custom) = self.custom.as_mut() {
             custom.push(&self.jitter);
         }
+        if let Some(h) = self.hedging.as_mut() {
+            h.add_client();
+        }
         c
     }
 
@@ -559,6 +570,9 @@ impl Clients {
         if let Some(custom) = self.custom.as_mut() {
             custom.push(&self.jitter);
         }
+        if let Some(h) = self.hedging.as_mut() {
+            h.add_client();
+        }
         c
     }
 
@@ -571,7 +585,14 @@ impl Clients {
     /// True when client `c` is waiting for the answer to its attempt tagged `tag`.
     #[inline]
     pub fn awaits(&self, c: u32, tag: u32) -> bool {
-        self.clients[c as usize].awaits(tag)
+        let client = &self.clients[c as usize];
+        match &self.hedging {
+            None => client.awaits(tag),
+            Some(h) => {
+                client.phase == Phase::Waiting
+                    && client.attempt_of(tag).is_some_and(|n| h.live(c, n))
+            }
+        }
     }
 
     /// True when the attempt tagged `tag` is the first of client `c`'s current request.
@@ -614,6 +635,9 @@ impl Clients {
         client.after = RetryClass::Transient;
         if let Some(custom) = self.custom.as_mut() {
             custom.states[c as usize].reset(now);
+        }
+        if let Some(h) = self.hedging.as_mut() {
+            h.begin(c);
         }
         true
     }
@@ -702,6 +726,13 @@ impl Clients {
         let client = &mut self.clients[c as usize];
         client.sends = tag;
         client.phase = Phase::Waiting;
+        if let Some(h) = self.hedging.as_mut() {
+            h.sent(c, 1, now);
+            // A hedged request is counted as it leaves: its first copy may never conclude.
+            if let Some(i) = self.guards.budget_index(owner) {
+                self.guards.budgets[i].on_request(Duration::from_nanos(now.as_nanos()));
+            }
+        }
         Launch::Sent { tag, timeout }
     }
 
@@ -807,6 +838,139 @@ impl Clients {
                 // `decide` knows no breaker and no cancellation: only the deadline is left.
                 _ => Ending::GaveUpDeadline,
             }),
+        }
+    }
+
+    /// True when the clients hedge their requests instead of retrying.
+    #[inline]
+    pub fn hedged(&self) -> bool {
+        self.hedging.is_some()
+    }
+
+    /// What hedged requests measured (`None` without hedging).
+    pub fn hedge_counts(&self) -> Option<HedgeCounts> {
+        self.hedging.as_ref().map(|h| h.counts)
+    }
+
+    /// True when the server drops the cancelled copies waiting in its queue.
+    pub fn cancels_waiting(&self) -> bool {
+        self.hedging
+            .as_ref()
+            .is_some_and(|h| h.config.cancel == Cancel::Waiting)
+    }
+
+    /// After client `c` sent its copy `tag`: the delay to the next copy, when one may follow
+    /// (the request still waits for `tag`, copies are left, and the delay is known).
+    #[inline]
+    pub fn next_hedge(&self, c: u32, tag: u32) -> Option<SimDuration> {
+        let h = self.hedging.as_ref()?;
+        (self.awaits(c, tag) && h.may_send(c)).then(|| h.delay())?
+    }
+
+    /// True when `tag` is still client `c`'s latest copy and its request waits: the delay
+    /// timer set when `tag` left is the current one.
+    #[inline]
+    pub fn hedge_due(&self, c: u32, tag: u32) -> bool {
+        let client = &self.clients[c as usize];
+        client.phase == Phase::Waiting
+            && client.sends == tag
+            && self.hedging.as_ref().is_some_and(|h| h.may_send(c))
+    }
+
+    /// Client `c` sends another copy of its request at `now`: its tag and timeout, or why
+    /// not. A copy after the first asks what a retry would (the deadline, the budget as a
+    /// transient retry, the throttle, the breaker); a refusal sends no more copies.
+    pub fn launch_copy(
+        &mut self,
+        c: u32,
+        now: SimTime,
+    ) -> Result<(u32, Option<SimDuration>), Ending> {
+        let owner = self.owner(c);
+        let client = &self.clients[c as usize];
+        let refused = 'check: {
+            let Some(tag) = client.sends.checked_add(1) else {
+                break 'check Ending::GaveUpAttempts;
+            };
+            let timeout = match self
+                .policy
+                .attempt_timeout(client.start.as_nanos(), now.as_nanos())
+            {
+                AttemptTimeout::Expired => break 'check Ending::GaveUpDeadline,
+                AttemptTimeout::Unbounded => None,
+                AttemptTimeout::After(t) => Some(SimDuration(t)),
+            };
+            if let Some(i) = self.guards.budget_index(owner)
+                && !self.guards.budgets[i]
+                    .try_retry(Duration::from_nanos(now.as_nanos()), RetryClass::Transient)
+            {
+                break 'check Ending::GaveUpBudget;
+            }
+            if let Some(i) = self.guards.throttle_index(owner) {
+                let (throttle, rng) = &mut self.guards.throttles[i];
+                if !throttle.admit_nanos(now.as_nanos(), rng) {
+                    break 'check Ending::Throttled;
+                }
+            }
+            if let Some(i) = self.guards.breaker_index(owner)
+                && !self.guards.breakers[i].allow_nanos(now.as_nanos())
+            {
+                break 'check Ending::RejectedByBreaker;
+            }
+            let client = &mut self.clients[c as usize];
+            client.sends = tag;
+            let h = self
+                .hedging
+                .as_mut()
+                .expect("only a hedged client sends copies");
+            h.sent(c, client.attempts(), now);
+            return Ok((tag, timeout));
+        };
+        if let Some(h) = self.hedging.as_mut() {
+            h.stop(c, refused);
+        }
+        Err(refused)
+    }
+
+    /// True when some copy of client `c`'s request is still awaited.
+    pub fn any_copy_live(&self, c: u32) -> bool {
+        self.hedging.as_ref().is_some_and(|h| h.any_live(c))
+    }
+
+    /// Copy `tag` of client `c` ended at `now` with `outcome`: the guards learn of it as of
+    /// an attempt (the budget's success or failure, gRPC's token), then the policy says what
+    /// follows. The request's phase is left to the engine ([`Clients::end`]).
+    pub fn conclude_copy(&mut self, c: u32, tag: u32, now: SimTime, outcome: Outcome) -> CopyNext {
+        let owner = self.owner(c);
+        let n = self.clients[c as usize]
+            .attempt_of(tag)
+            .expect("only an awaited copy is concluded");
+        if let Some(i) = self.guards.throttle_index(owner)
+            && accepted(outcome)
+        {
+            self.guards.throttles[i].0.on_accept_nanos(now.as_nanos());
+        }
+        if let Some(i) = self.guards.breaker_index(owner) {
+            self.guards.breakers[i].record_nanos(now.as_nanos(), !outcome.is_server_failure());
+        }
+        let h = self
+            .hedging
+            .as_mut()
+            .expect("only a hedged client has copies");
+        if let Some(i) = self.guards.budget_index(owner) {
+            let budget = &mut self.guards.budgets[i];
+            if outcome == Outcome::Success {
+                budget.on_success(Hedging::kind(n));
+            } else if h.config.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
+                budget.on_failure();
+            }
+        }
+        h.conclude(c, n, now, outcome)
+    }
+
+    /// Served copies whose answer nobody read: one more.
+    pub fn unread_copy(&mut self) {
+        if let Some(h) = self.hedging.as_mut() {
+            h.counts.unread_served += 1;
         }
     }
 

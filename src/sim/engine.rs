@@ -9,6 +9,7 @@
 use super::answer::Answer;
 use super::client::{Clients, Launch, Next};
 use super::event::Event;
+use super::hedge::CopyNext;
 use super::meter::Meter;
 use super::metrics::{Ending, LayerResult, LayerSeries, RunResult};
 use super::model::{Model, RunSpec};
@@ -225,6 +226,11 @@ impl<'a> Sim<'a> {
             | Event::HopLaunch(_) => self.hop_event(event),
             Event::ReadReply(c, tag) => self.read_reply(c, tag, self.network.version(c)),
             Event::WriteArrive(c, tag) => self.write_arrive(c, tag, self.network.version(c)),
+            Event::Hedge(c, tag) => {
+                if self.clients.hedge_due(c, tag) {
+                    self.send_copy(c);
+                }
+            }
         }
     }
 
@@ -275,6 +281,7 @@ impl<'a> Sim<'a> {
             }
             result.layers = layers;
         }
+        result.hedging = self.clients.hedge_counts();
         result
     }
 
@@ -337,17 +344,43 @@ impl<'a> Sim<'a> {
                     chain.sent(c, self.now, timeout);
                 }
                 self.send(c, tag);
-                // Armed after the send, so an attempt answered at once (a rejection with an
-                // instantaneous network) leaves no stale timer in the queue.
-                if let Some(t) = timeout
-                    && self.clients.awaits(c, tag)
-                {
-                    self.after(t, Event::Timeout(c, tag));
-                }
+                self.arm(c, tag, timeout);
             }
             Launch::Refused(ending) => {
                 self.release_slot();
                 self.end(c, ending);
+            }
+        }
+    }
+
+    /// Timers of attempt `tag` of client `c`, just sent: its timeout, and with hedging the
+    /// delay to the next copy. Armed after the send, so an attempt answered at once (a
+    /// rejection with an instantaneous network) leaves no stale timer in the queue.
+    #[inline]
+    fn arm(&mut self, c: u32, tag: u32, timeout: Option<SimDuration>) {
+        if let Some(t) = timeout
+            && self.clients.awaits(c, tag)
+        {
+            self.after(t, Event::Timeout(c, tag));
+        }
+        if let Some(d) = self.clients.next_hedge(c, tag) {
+            self.after(d, Event::Hedge(c, tag));
+        }
+    }
+
+    /// Client `c` sends another copy of its hedged request; a refused copy ends the request
+    /// when no other copy is awaited.
+    fn send_copy(&mut self, c: u32) {
+        match self.clients.launch_copy(c, self.now) {
+            Ok((tag, timeout)) => {
+                self.meter.attempt();
+                self.send(c, tag);
+                self.arm(c, tag, timeout);
+            }
+            Err(ending) => {
+                if !self.clients.any_copy_live(c) {
+                    self.end(c, ending);
+                }
             }
         }
     }
@@ -360,7 +393,7 @@ impl<'a> Sim<'a> {
                 self.meter.wasted(work);
             }
             self.meter.timeout();
-            self.conclude(c, Outcome::Timeout, None);
+            self.conclude(c, tag, Outcome::Timeout, None);
         }
     }
 
@@ -374,16 +407,29 @@ impl<'a> Sim<'a> {
         if outcome == Outcome::Success {
             self.meter.success();
         }
-        self.conclude(c, outcome, hint);
+        self.conclude(c, tag, outcome, hint);
     }
 
-    /// Client `c`'s current attempt ended with `outcome`: its limiter slot is freed, then it
-    /// sleeps or its request ends.
-    fn conclude(&mut self, c: u32, outcome: Outcome, hint: Option<SimDuration>) {
+    /// Client `c`'s current attempt `tag` ended with `outcome`: its limiter slot is freed,
+    /// then it sleeps or its request ends (a hedged request: see [`Sim::conclude_copy`]).
+    fn conclude(&mut self, c: u32, tag: u32, outcome: Outcome, hint: Option<SimDuration>) {
+        if self.clients.hedged() {
+            return self.conclude_copy(c, tag, outcome);
+        }
         self.release_slot();
         match self.clients.conclude(c, self.now, outcome, hint) {
             Next::Sleep(sleep) => self.after(sleep, Event::Wake(c)),
             Next::End(ending) => self.end(c, ending),
+        }
+    }
+
+    /// Copy `tag` of client `c`'s hedged request ended with `outcome`: wait for the other
+    /// copies, send the next at once, or end the request (cancelling the copies left).
+    fn conclude_copy(&mut self, c: u32, tag: u32, outcome: Outcome) {
+        match self.clients.conclude_copy(c, tag, self.now, outcome) {
+            CopyNext::Wait => {}
+            CopyNext::SendNow => self.send_copy(c),
+            CopyNext::End(ending) => self.end(c, ending),
         }
     }
 
@@ -473,14 +519,17 @@ impl<'a> Sim<'a> {
             self.answer(job.client, job.tag, answer, None, work);
         } else {
             self.meter.wasted(work);
+            self.clients.unread_copy();
         }
         if let Some(chain) = self.chain.as_mut() {
             chain.first_served += u64::from(answer == Answer::OK);
         }
         let clients = &self.clients;
-        if let Some((c, tag)) = self
-            .server
-            .next_waiting(slot, |c, tag| clients.awaits(c, tag))
+        if let Some((c, tag)) =
+            self.server
+                .next_waiting(slot, clients.cancels_waiting(), |c, tag| {
+                    clients.awaits(c, tag)
+                })
         {
             let service = self.server.serve(self.now, slot, self.visit(c, tag));
             self.after(service, Event::ServiceDone(slot));
@@ -540,7 +589,7 @@ mod tests {
 
     use super::*;
     use crate::backoff::{Backoff, Jitter};
-    use crate::policy::RetryAfterHeader;
+    use crate::policy::{RetryAfterHeader, RetryOn};
     use crate::sim::client::ClientConfig;
     use crate::sim::dist::Dist;
     use crate::sim::metrics::Counts;
@@ -869,12 +918,119 @@ mod tests {
         assert_eq!(r.latency_mean_ms, 15.0);
     }
 
+    // Hedged requests: hand-computed timelines.
+
+    use crate::sim::hedge::{Cancel, HedgeConfig, HedgeDelay};
+
+    fn hedged(m: &mut Model, cancel: Cancel, non_fatal: RetryOn) {
+        m.client.hedging = Some(HedgeConfig {
+            delay: HedgeDelay::Fixed(ms(4)),
+            max_attempts: 2,
+            non_fatal,
+            cancel,
+        });
+    }
+
+    #[test]
+    fn a_hedge_queued_behind_its_first_copy_is_dropped_or_served_for_nothing() {
+        // One worker, 10 ms each: the hedge leaves at 4 ms and waits behind the first copy,
+        // which wins at 10 ms. Cancelled, the waiting hedge is dropped; never cancelled, it
+        // is served from 10 to 20 ms for nobody.
+        for cancel in [Cancel::Waiting, Cancel::Never] {
+            let mut m = model(burst(1), queue(1, None, 10), constant(0));
+            hedged(&mut m, cancel, RetryOn::none());
+            let (events, r) = timeline(&m);
+            let mut want = vec![
+                (0, Event::Start(0)),
+                (4, Event::Hedge(0, 1)),
+                (10, Event::ServiceDone(0)),
+            ];
+            if cancel == Cancel::Never {
+                want.push((20, Event::ServiceDone(0)));
+            }
+            assert_eq!(events, want, "{cancel:?}");
+            assert_eq!((r.counts.attempts, r.counts.succeeded), (2, 1));
+            assert_eq!(r.latency_mean_ms, 10.0);
+            let h = r.hedging.unwrap();
+            assert_eq!((h.hedges, h.won_by_hedge), (1, 0));
+            let unread = u64::from(cancel == Cancel::Never);
+            assert_eq!(h.unread_served, unread);
+            assert_eq!(r.wasted_work_share, unread as f64 * 0.5);
+        }
+    }
+
+    #[test]
+    fn a_hedge_on_a_free_worker_wins_and_the_first_copy_is_wasted() {
+        // Two workers; the first copy's service is 10 ms, so the hedge at 4 ms... is 10 ms
+        // too: the first copy wins at 10, the hedge (in service) finishes at 14 for nobody.
+        let mut m = model(burst(1), queue(2, None, 10), constant(0));
+        hedged(&mut m, Cancel::Waiting, RetryOn::none());
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (4, Event::Hedge(0, 1)),
+                (10, Event::ServiceDone(0)),
+                (14, Event::ServiceDone(1)),
+            ]
+        );
+        let h = r.hedging.unwrap();
+        assert_eq!((h.hedges, h.won_by_hedge, h.unread_served), (1, 0, 1));
+        assert_eq!(r.counts.succeeded, 1);
+    }
+
+    #[test]
+    fn a_non_fatal_failure_sends_the_hedge_at_once_and_a_fatal_one_ends_the_request() {
+        let mut m = model(burst(1), queue(1, None, 10), constant(0));
+        m.faults = outage();
+        hedged(
+            &mut m,
+            Cancel::Waiting,
+            RetryOn::none().with_status(503).unwrap(),
+        );
+        let (events, r) = timeline(&m);
+        // Both copies answered 503 at t = 0: no delay waited, no copy left.
+        assert_eq!(events, [(0, Event::Start(0))]);
+        assert_eq!((r.counts.attempts, r.counts.gave_up_attempts), (2, 1));
+        hedged(&mut m, Cancel::Waiting, RetryOn::none());
+        let (_, r) = timeline(&m);
+        assert_eq!((r.counts.attempts, r.counts.failed), (1, 1));
+        assert_eq!(r.hedging.unwrap().hedges, 0);
+    }
+
+    #[test]
+    fn a_grpc_budget_below_half_sends_no_hedge() {
+        // gRPC throttling, 3 tokens, every copy answered 503 (non-fatal). A failed copy takes
+        // a token before the next is asked for (A6): client 0's first copy leaves 2 (above
+        // half of 3), so its hedge goes and fails too (1 left, no copy left); client 1's
+        // first copy leaves 0, and its hedge is refused.
+        let mut m = model(burst(2), queue(1, None, 10), constant(0));
+        m.faults = outage();
+        m.client.budget = Some((
+            BudgetConfig::Grpc {
+                max_tokens: 3.0,
+                token_ratio: 0.1,
+            },
+            Scope::Shared,
+        ));
+        hedged(
+            &mut m,
+            Cancel::Waiting,
+            RetryOn::none().with_status(503).unwrap(),
+        );
+        let r = run_immediate(&m);
+        assert_eq!(r.counts.attempts, 3);
+        assert_eq!((r.counts.gave_up_attempts, r.counts.gave_up_budget), (1, 1));
+        assert_eq!(r.hedging.unwrap().hedges, 1);
+    }
+
     // Guards through the simulator: hand-computed runs of the throttle and Brooker's budgets.
 
+    use crate::policy::AdaptiveRateConfig;
     use crate::policy::BudgetConfig;
     use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
     use crate::policy::throttle::ThrottleConfig;
-    use crate::policy::{AdaptiveRateConfig, RetryOn};
     use crate::sim::client::Scope;
     use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
     use rand::RngExt;

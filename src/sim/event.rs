@@ -43,6 +43,8 @@ pub enum Event {
     HopWake(u32),
     /// A caller slot was handed a concurrency-limiter slot.
     HopLaunch(u32),
+    /// The hedging delay after copy `.1` of client `.0` has passed: another copy may leave.
+    Hedge(u32, u32),
 }
 
 impl Event {
@@ -57,7 +59,8 @@ impl Event {
             | Event::Reply(c, _)
             | Event::Timeout(c, _)
             | Event::ReadReply(c, _)
-            | Event::WriteArrive(c, _) => Some(c),
+            | Event::WriteArrive(c, _)
+            | Event::Hedge(c, _) => Some(c),
             _ => None,
         }
     }

@@ -256,6 +256,7 @@ impl Meter {
                 None
             },
             layers: Vec::new(),
+            hedging: None,
             latency_samples: if self.latency_samples.len() <= LATENCY_SAMPLES {
                 self.latency_samples
             } else {

@@ -6,6 +6,7 @@
 //! as they happen, unfinished requests at the horizon, client by client) and the client ledger
 //! refuses a second ending, so the check observes the engine rather than restating its arithmetic.
 
+use super::hedge::HedgeCounts;
 use std::cell::Cell;
 
 use hdrhistogram::Histogram;
@@ -201,6 +202,8 @@ pub struct RunResult {
     pub series: Option<TimeSeries>,
     /// One per layer of a chain of services, layer 1 first; empty for one server.
     pub layers: Vec<LayerResult>,
+    /// What hedged requests measured (`None` without hedging).
+    pub hedging: Option<HedgeCounts>,
     /// The values recorded into `latency_us` when there are at most [`LATENCY_SAMPLES`] of
     /// them (else empty): [`RunResult::latency_buckets`] then reads them instead of walking
     /// the histogram's 40 000 buckets.

@@ -13,7 +13,8 @@
 //!   [`metrics`] (what a run measures), [`resync`] (the re-synchronisation measure), `answer` (what comes back for an attempt),
 //!   [`source`] (a user-supplied backoff);
 //! - the parts, each testable alone: `meter` (one method per measurement), `network` (leg
-//!   delays), `server` (admission, service, OCC), `client` (the request state machine around
+//!   delays), `server` (admission, service, OCC), [`hedge`] (a hedged request's copies),
+//!   `client` (the request state machine around
 //!   [`crate::policy::RetryPolicy::decide`]); `model` gathers the configurations;
 //! - `engine` on top: the event loop, routing each event between clients, network, server and
 //!   meter; [`work`] beside it: the events and memory a run could take, estimated before it.
@@ -21,6 +22,7 @@
 pub mod dist;
 pub mod event;
 pub mod faults;
+pub mod hedge;
 pub mod metrics;
 pub mod profile;
 pub mod queue;

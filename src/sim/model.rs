@@ -4,6 +4,7 @@
 use super::client::{ClientConfig, Scope};
 use super::dist::Dist;
 use super::faults::Fault;
+use super::hedge::HedgeConfig;
 use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
@@ -168,6 +169,8 @@ pub struct ClientOverrides {
     pub retry_after_header: Option<RetryAfterHeader>,
     /// The backoff after a throttling answer (`Some(None)`: the strategy's own).
     pub throttling_backoff: Option<Option<BackoffParams>>,
+    /// Hedged requests (`Some(None)`: none).
+    pub hedging: Option<Option<HedgeConfig>>,
 }
 
 impl ClientOverrides {
@@ -221,6 +224,9 @@ impl ClientOverrides {
         }
         if let Some(backoff) = self.throttling_backoff {
             c.throttling_backoff = backoff;
+        }
+        if let Some(hedging) = self.hedging {
+            c.hedging = hedging;
         }
         c
     }

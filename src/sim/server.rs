@@ -371,13 +371,16 @@ impl<'a> Server<'a> {
         q.workers[slot as usize]
     }
 
-    /// The next attempt for the idle worker `slot`, first come first; with `drop_expired`,
-    /// waiting attempts for which `awaited(client, tag)` is false leave unserved. `None`: no
-    /// attempt waits, and the worker stays idle until an arrival.
+    /// The next attempt for the idle worker `slot`, first come first; with `drop_expired`
+    /// (or `cancelled`: the clients cancel what they stop waiting for, as hedged requests
+    /// with `cancel = "waiting"` do), waiting attempts for which `awaited(client, tag)` is
+    /// false leave unserved. `None`: no attempt waits, and the worker stays idle until an
+    /// arrival.
     #[inline]
     pub fn next_waiting(
         &mut self,
         slot: u32,
+        cancelled: bool,
         mut awaited: impl FnMut(u32, u32) -> bool,
     ) -> Option<(u32, u32)> {
         let Kind::Queue(q) = &mut self.kind else {
@@ -388,7 +391,7 @@ impl<'a> Server<'a> {
                 q.free.push(slot);
                 return None;
             };
-            if q.config.drop_expired && !awaited(c, tag) {
+            if (q.config.drop_expired || cancelled) && !awaited(c, tag) {
                 self.in_flight -= 1;
                 continue;
             }
@@ -510,10 +513,10 @@ mod tests {
         assert_eq!(s.admit(T0, visit(2)), Admission::Wait);
         s.depart(0);
         // Client 1 starts with client 2 still waiting: one other, 11 ms.
-        assert_eq!(s.next_waiting(0, |_, _| true), Some((1, 1)));
+        assert_eq!(s.next_waiting(0, false, |_, _| true), Some((1, 1)));
         assert_eq!(s.serve(at(10), 0, visit(1)), ms(11));
         s.depart(0);
-        assert_eq!(s.next_waiting(0, |_, _| true), Some((2, 1)));
+        assert_eq!(s.next_waiting(0, false, |_, _| true), Some((2, 1)));
         assert_eq!(s.serve(at(21), 0, visit(2)), ms(10));
     }
 
@@ -529,7 +532,7 @@ mod tests {
         }
         assert_eq!((s.in_flight(), s.workers()), (50, 50));
         s.depart(7);
-        assert_eq!(s.next_waiting(7, |_, _| true), None);
+        assert_eq!(s.next_waiting(7, false, |_, _| true), None);
         assert_eq!(
             s.admit(at(1), visit(50)),
             serve(7, ms(59)),
@@ -579,22 +582,23 @@ mod tests {
         };
         assert_eq!(s.depart(0), job(0));
         assert_eq!(s.in_flight(), 2);
-        assert_eq!(s.next_waiting(0, |_, _| true), Some((1, 1)));
+        assert_eq!(s.next_waiting(0, false, |_, _| true), Some((1, 1)));
         assert_eq!(s.serve(at(10), 0, visit(1)), ms(10));
         assert_eq!(s.depart(0), job(1));
-        assert_eq!(s.next_waiting(0, |_, _| true), Some((2, 1)));
+        assert_eq!(s.next_waiting(0, false, |_, _| true), Some((2, 1)));
         assert_eq!(s.serve(at(20), 0, visit(2)), ms(10));
         assert_eq!(s.depart(0), job(2));
-        assert_eq!(s.next_waiting(0, |_, _| true), None);
+        assert_eq!(s.next_waiting(0, false, |_, _| true), None);
         assert_eq!(s.in_flight(), 0);
         // The worker is idle again: the next arrival is served at once.
         assert_eq!(s.admit(at(30), visit(3)), serve(0, ms(10)));
     }
 
     #[test]
-    fn drop_expired_discards_waiting_attempts_nobody_awaits() {
+    fn drop_expired_and_cancels_discard_waiting_attempts_nobody_awaits() {
         let awaited = |c: u32, _| c == 0 || c == 3;
-        for drop_expired in [false, true] {
+        // (server.drop_expired, hedged copies cancelled while waiting)
+        for (drop_expired, cancelled) in [(false, false), (true, false), (false, true)] {
             let config = ServerConfig::Queue(QueueConfig {
                 drop_expired,
                 ..queue(1, None)
@@ -604,11 +608,11 @@ mod tests {
                 s.admit(T0, visit(c));
             }
             s.depart(0);
-            if drop_expired {
-                assert_eq!(s.next_waiting(0, awaited), Some((3, 1)));
+            if drop_expired || cancelled {
+                assert_eq!(s.next_waiting(0, cancelled, awaited), Some((3, 1)));
                 assert_eq!(s.in_flight(), 1, "the two dropped attempts left");
             } else {
-                assert_eq!(s.next_waiting(0, awaited), Some((1, 1)));
+                assert_eq!(s.next_waiting(0, cancelled, awaited), Some((1, 1)));
                 assert_eq!(s.in_flight(), 3);
             }
         }
@@ -708,7 +712,7 @@ mod tests {
         assert_eq!(s.admit(at(450), visit(4)), serve(0, ms(30)));
         assert_eq!(s.admit(at(550), visit(5)), Admission::Wait);
         s.depart(0);
-        assert_eq!(s.next_waiting(0, |_, _| true), Some((5, 1)));
+        assert_eq!(s.next_waiting(0, false, |_, _| true), Some((5, 1)));
         assert_eq!(s.serve(at(550), 0, visit(5)), ms(10));
     }
 

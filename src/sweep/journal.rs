@@ -8,6 +8,7 @@
 //! journal is rewritten in unit order, so its bytes too are independent of thread count and
 //! sharding.
 
+use crate::sim::hedge::HedgeCounts;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -117,6 +118,9 @@ pub struct UnitRecord {
     /// server).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerRecord>,
+    /// What hedged requests measured (absent from the line for a run that retries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<HedgeCounts>,
 }
 
 /// What one layer of a chain measured in one unit (see [`LayerResult`]).
@@ -175,6 +179,7 @@ impl UnitRecord {
             recovery: r.recovery,
             series: r.series.clone(),
             layers: r.layers.iter().map(LayerRecord::from).collect(),
+            hedging: r.hedging,
         }
     }
 

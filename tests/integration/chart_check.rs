@@ -13,13 +13,15 @@ use jitterlab::scenario::library::SCENARIOS;
 use crate::common::{TempDir, chromium, chromium_dom, jitterlab, stderr, stdout};
 
 /// The headline chart each built-in scenario's report opens with.
-const HEADLINES: [(&str, &str); 13] = [
+const HEADLINES: [(&str, &str); 15] = [
     ("aws-2026", "goodput"),
     ("brooker-2015", "herd"),
     ("brooker-2015-sweep", "load"),
     ("brooker-2022-budgets", "load"),
     ("choose-base-and-cap", "heatmap_latency_p99_ms"),
     ("collapse-spike", "goodput"),
+    ("hedging", "load"),
+    ("hedging-storm", "goodput"),
     ("layered-retries", "layers"),
     ("live-herd", "herd"),
     ("metastable-phase-map", "phase_recovered"),

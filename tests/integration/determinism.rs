@@ -364,6 +364,7 @@ fn sim_files_run_the_same_twice_through_the_library() {
             "poisson-overload" => &["workload.duration=1s", "replications=2"],
             "sdk-defaults" | "aws-2026" => &["workload.duration=\"30s\"", "replications=2"],
             "collapse-spike" => &["replications=2"],
+            "hedging" | "hedging-storm" => &["workload.duration=\"3s\"", "replications=2"],
             "layered-retries" => &["replications=2", "workload.duration=\"5s\""],
             "metastable-phase-map" => &[
                 "replications=1",

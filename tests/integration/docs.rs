@@ -179,6 +179,9 @@ const EVERYTHING: [&str; 7] = [
         kind = "closed"
         [client]
         budget = { kind = "ratio" }
+        hedging = { delay = "p95", max_attempts = 3, non_fatal = [503], cancel = "never" }
+        [backoff]
+        strategies = ["full", { name = "h", jitter = "full", hedging = { delay = "10ms" } }]
     "#,
     r#"
         [client]

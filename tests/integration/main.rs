@@ -17,6 +17,7 @@ mod docs;
 mod edges;
 mod folders;
 mod fuzz;
+mod hedging;
 mod interrupt;
 mod layers;
 mod live;

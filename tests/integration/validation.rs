@@ -383,7 +383,11 @@ fn check_invariants(label: &str, model: &Model, strategy: &SimStrategy, r: &RunR
     }
     // Requests that succeeded, failed or were stopped by the budget made at least one
     // attempt; a request out of attempts made exactly max_attempts.
-    let max = client.max_attempts;
+    // A hedged request sends up to the hedging table's copies instead (hedging replaces retries).
+    let max = match &client.hedging {
+        Some(h) => Some(h.max_attempts),
+        None => client.max_attempts,
+    };
     let floor = c.succeeded
         + c.failed
         + c.gave_up_budget

@@ -492,7 +492,7 @@ impl<'a> Sim<'a> {
         let callers = &station.callers;
         if let Some((c, tag)) = station
             .server
-            .next_waiting(w, |c, tag| callers.awaits(c, tag))
+            .next_waiting(w, false, |c, tag| callers.awaits(c, tag))
         {
             let visit = Visit {
                 client: c,
