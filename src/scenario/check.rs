@@ -74,6 +74,7 @@ fn budget_defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
         "grpc" => BudgetConfig::grpc(),
         "adaptive" => BudgetConfig::adaptive(),
         "retry_breaker" => BudgetConfig::retry_breaker(),
+        "concurrency" => BudgetConfig::concurrency(),
         _ => {
             return Err(ValueError::new(
                 format!("{kind:?}"),
@@ -840,6 +841,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("size", b.size.is_some()),
         ("fill", b.fill.is_some()),
         ("ratio", b.ratio.is_some()),
+        ("min_concurrency", b.min_concurrency.is_some()),
     ];
     let own: &[&str] = match config {
         BudgetConfig::TokenBucket { .. } => &[
@@ -853,6 +855,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
         BudgetConfig::Adaptive(_) => &["size", "fill"],
         BudgetConfig::RetryBreaker(_) => &["ratio"],
+        BudgetConfig::Concurrency { .. } => &["percent", "min_concurrency"],
     };
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
         return Err(Error::invalid(
@@ -928,6 +931,19 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         }
         BudgetConfig::RetryBreaker(RetryBreakerConfig { ratio }) => {
             *ratio = b.ratio.unwrap_or(*ratio);
+        }
+        BudgetConfig::Concurrency {
+            percent,
+            min_concurrency,
+        } => {
+            *percent = b.percent.unwrap_or(*percent);
+            *min_concurrency = count(
+                &key("min_concurrency"),
+                b.min_concurrency,
+                i64::from(*min_concurrency),
+                0,
+                u32::MAX as i64,
+            )?;
         }
     }
     config.validate().map_err(under(table))?;

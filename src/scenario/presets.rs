@@ -262,6 +262,16 @@ fn budget(b: &BudgetConfig) -> Value {
         BudgetConfig::RetryBreaker(r) => {
             t.insert("ratio".into(), Value::Float(r.ratio));
         }
+        BudgetConfig::Concurrency {
+            percent,
+            min_concurrency,
+        } => {
+            t.insert("percent".into(), Value::Float(percent));
+            t.insert(
+                "min_concurrency".into(),
+                Value::Integer(i64::from(min_concurrency)),
+            );
+        }
     }
     t.insert("scope".into(), s("shared"));
     Value::Table(t)
