@@ -346,6 +346,37 @@ budget = { retry_cost = 20 }"#,
     }
 
     #[test]
+    fn envoy_writes_its_concurrency_budget_and_takes_its_keys() {
+        let out = expand("backoff.strategies[0]", &table("preset = \"envoy\"")).unwrap();
+        assert_eq!(out["jitter"].as_str(), Some("full"));
+        assert_eq!(out["base"].as_str(), Some("25ms"));
+        assert_eq!(out["cap"].as_str(), Some("250ms"));
+        assert_eq!(out["max_attempts"].as_integer(), Some(2));
+        assert_eq!(out["retry_after"].as_str(), Some("ignore"));
+        assert_eq!(out["breaker"].as_str(), Some("off"));
+        let b = out["budget"].as_table().unwrap();
+        assert_eq!(b["kind"].as_str(), Some("concurrency"));
+        assert_eq!(b["percent"].as_float(), Some(20.0));
+        assert_eq!(b["min_concurrency"].as_integer(), Some(3));
+        assert_eq!(b["scope"].as_str(), Some("shared"));
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"envoy\"\nbudget = { min_concurrency = 10 }"),
+        )
+        .unwrap();
+        assert_eq!(out["budget"]["min_concurrency"].as_integer(), Some(10));
+        assert_eq!(out["budget"]["percent"].as_float(), Some(20.0));
+        let e = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"envoy\"\nbudget = { capacity = 10 }"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("preset \"envoy\""), "{e}");
+        assert!(e.contains("min_concurrency"), "{e}");
+    }
+
+    #[test]
     fn overrides_follow_where_the_sdk_shares_a_value() {
         // Legacy botocore charges a throttling retry like any other: retry_cost carries it.
         let out = expand(
