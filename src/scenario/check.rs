@@ -76,6 +76,7 @@ fn budget_defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
         "grpc" => BudgetConfig::grpc(),
         "adaptive" => BudgetConfig::adaptive(),
         "retry_breaker" => BudgetConfig::retry_breaker(),
+        "concurrency" => BudgetConfig::concurrency(),
         _ => {
             return Err(ValueError::new(
                 format!("{kind:?}"),
@@ -983,6 +984,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         ("size", b.size.is_some()),
         ("fill", b.fill.is_some()),
         ("ratio", b.ratio.is_some()),
+        ("min_concurrency", b.min_concurrency.is_some()),
     ];
     let own: &[&str] = match config {
         BudgetConfig::TokenBucket { .. } => &[
@@ -996,6 +998,7 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         BudgetConfig::Grpc { .. } => &["max_tokens", "token_ratio"],
         BudgetConfig::Adaptive(_) => &["size", "fill"],
         BudgetConfig::RetryBreaker(_) => &["ratio"],
+        BudgetConfig::Concurrency { .. } => &["percent", "min_concurrency"],
     };
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
         return Err(Error::invalid(
@@ -1071,6 +1074,19 @@ fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         }
         BudgetConfig::RetryBreaker(RetryBreakerConfig { ratio }) => {
             *ratio = b.ratio.unwrap_or(*ratio);
+        }
+        BudgetConfig::Concurrency {
+            percent,
+            min_concurrency,
+        } => {
+            *percent = b.percent.unwrap_or(*percent);
+            *min_concurrency = count(
+                &key("min_concurrency"),
+                b.min_concurrency,
+                i64::from(*min_concurrency),
+                0,
+                u32::MAX as i64,
+            )?;
         }
     }
     config.validate().map_err(under(table))?;

@@ -235,6 +235,8 @@ pub struct BudgetFile {
     pub fill: Option<f64>,
     #[serde(default)]
     pub ratio: Option<f64>,
+    #[serde(default)]
+    pub min_concurrency: Option<i64>,
 }
 
 /// `client.throttle`.

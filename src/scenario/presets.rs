@@ -280,6 +280,16 @@ fn budget(b: &BudgetConfig) -> Value {
         BudgetConfig::RetryBreaker(r) => {
             t.insert("ratio".into(), Value::Float(r.ratio));
         }
+        BudgetConfig::Concurrency {
+            percent,
+            min_concurrency,
+        } => {
+            t.insert("percent".into(), Value::Float(percent));
+            t.insert(
+                "min_concurrency".into(),
+                Value::Integer(i64::from(min_concurrency)),
+            );
+        }
     }
     t.insert("scope".into(), s("shared"));
     Value::Table(t)
@@ -351,6 +361,37 @@ budget = { retry_cost = 20 }"#,
         .unwrap();
         assert_eq!(out["budget"]["deposit"].as_str(), Some("request"));
         assert_eq!(out["budget"]["percent"].as_float(), Some(20.0));
+    }
+
+    #[test]
+    fn envoy_writes_its_concurrency_budget_and_takes_its_keys() {
+        let out = expand("backoff.strategies[0]", &table("preset = \"envoy\"")).unwrap();
+        assert_eq!(out["jitter"].as_str(), Some("full"));
+        assert_eq!(out["base"].as_str(), Some("25ms"));
+        assert_eq!(out["cap"].as_str(), Some("250ms"));
+        assert_eq!(out["max_attempts"].as_integer(), Some(2));
+        assert_eq!(out["retry_after"].as_str(), Some("ignore"));
+        assert_eq!(out["breaker"].as_str(), Some("off"));
+        let b = out["budget"].as_table().unwrap();
+        assert_eq!(b["kind"].as_str(), Some("concurrency"));
+        assert_eq!(b["percent"].as_float(), Some(20.0));
+        assert_eq!(b["min_concurrency"].as_integer(), Some(3));
+        assert_eq!(b["scope"].as_str(), Some("shared"));
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"envoy\"\nbudget = { min_concurrency = 10 }"),
+        )
+        .unwrap();
+        assert_eq!(out["budget"]["min_concurrency"].as_integer(), Some(10));
+        assert_eq!(out["budget"]["percent"].as_float(), Some(20.0));
+        let e = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"envoy\"\nbudget = { capacity = 10 }"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("preset \"envoy\""), "{e}");
+        assert!(e.contains("min_concurrency"), "{e}");
     }
 
     #[test]

@@ -276,6 +276,16 @@ fn budget(b: &BudgetConfig, scope: Scope) -> Value {
             ("fill", Value::Float(a.fill)),
         ]),
         BudgetConfig::RetryBreaker(r) => pairs.push(("ratio", Value::Float(r.ratio))),
+        BudgetConfig::Concurrency {
+            percent,
+            min_concurrency,
+        } => pairs.extend([
+            ("percent", Value::Float(percent)),
+            (
+                "min_concurrency",
+                Value::Integer(i64::from(min_concurrency)),
+            ),
+        ]),
     }
     // Written only when it differs from its default, `retry_cost`: the resolved files of
     // earlier releases (and the journals that hold them) stay what this one writes.

@@ -63,6 +63,21 @@ fn errors_name_the_key_value_and_line() -> Result<()> {
         e.contains("client.budget.capacity") && e.contains("max_tokens, token_ratio"),
         "{e}"
     );
+    let e = error_of("[client]\nbudget = { kind = \"concurrency\", percent = 150.0 }\n");
+    assert!(
+        e.contains("client.budget.percent") && e.contains("150") && e.contains("from 0 to 100"),
+        "{e}"
+    );
+    let e = error_of("[client]\nbudget = { kind = \"concurrency\", min_concurrency = -1 }\n");
+    assert!(
+        e.contains("client.budget.min_concurrency") && e.contains("-1"),
+        "{e}"
+    );
+    let e = error_of("[client]\nbudget = { kind = \"concurrency\", window = \"10s\" }\n");
+    assert!(
+        e.contains("client.budget.window") && e.contains("percent, min_concurrency"),
+        "{e}"
+    );
     Ok(())
 }
 
@@ -311,6 +326,7 @@ fn the_resolved_file_reads_back_to_the_same_scenario() -> Result<()> {
         BUILTIN,
         include_str!("../../sims/brooker-2015.toml"),
         "[workload]\nkind = \"poisson\"\n[client]\nbudget = { kind = \"ratio\" }\nbreaker = { scope = \"client\" }\n",
+        "[client]\nbudget = { kind = \"concurrency\", percent = 12.5, min_concurrency = 7 }\n",
     ] {
         let s = parse(text)?.base()?;
         let resolved = s.to_toml(None);

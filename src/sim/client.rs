@@ -723,6 +723,10 @@ impl Clients {
         {
             return self.refuse(c, Ending::RejectedByBreaker);
         }
+        // A concurrency budget counts the attempt active until `conclude` reports its end.
+        if let Some(i) = self.guards.budget_index(owner) {
+            self.guards.budgets[i].on_send();
+        }
         let client = &mut self.clients[c as usize];
         client.sends = tag;
         client.phase = Phase::Waiting;
@@ -1100,6 +1104,63 @@ mod tests {
             )),
             ..ClientConfig::bare(None)
         }
+    }
+
+    /// A shared concurrency budget (Envoy's 20 %, at least 3) over `n` clients, each with a
+    /// request whose first attempt is out: its limit is then max(3, ⌊n / 5⌋).
+    fn envoy_cluster(n: u32) -> Clients {
+        let ms = SimDuration::from_millis(1);
+        let config = ClientConfig {
+            budget: Some((BudgetConfig::concurrency(), Scope::Shared)),
+            ..ClientConfig::bare(None)
+        };
+        let policy = config.retry_policy(Backoff::new(Jitter::Constant, ms, 2.0, ms).unwrap());
+        let streams = (
+            StreamFamily::new(1, 0, StreamKind::Jitter),
+            StreamFamily::new(1, 0, StreamKind::Throttle),
+        );
+        let mut c = Clients::new(&config, policy, streams, n, n);
+        for i in 0..n {
+            assert!(c.begin(i, SimTime::ZERO));
+            assert!(matches!(c.launch(i, SimTime::ZERO), Launch::Sent { .. }));
+        }
+        c
+    }
+
+    #[test]
+    fn a_shared_concurrency_budget_counts_the_clusters_attempts_in_flight() {
+        // Hand-computed: 100 attempts out; each failure ends one and asks for a retry. The
+        // k-th asks with 100 - k active and k - 1 retries in flight: allowed while k - 1 <
+        // max(3, ⌊(100 - k) / 5⌋): k = 16 (15 < 16) is, k = 17 (16 < ⌊83 / 5⌋ = 16) is not.
+        let mut c = envoy_cluster(100);
+        let now = SimTime::ZERO;
+        let granted = (0..100)
+            .take_while(|&i| {
+                matches!(
+                    c.conclude(i, now, Outcome::Status(503), None),
+                    Next::Sleep(_)
+                )
+            })
+            .count();
+        assert_eq!(granted, 16);
+        assert_eq!(c.guards.budgets[0].max_concurrent_retries(), Some(16));
+        // The 16 retries go out: 83 + 16 = 99 active, limit ⌊99 / 5⌋ = 19, three places free.
+        for i in 0..16 {
+            assert!(matches!(c.launch(i, now), Launch::Sent { .. }));
+        }
+        assert_eq!(tokens(&c), 3.0);
+        // A retry that fails frees its place (98 active, 15 in flight, limit 19), and its own
+        // next retry takes one.
+        assert!(matches!(
+            c.conclude(0, now, Outcome::Status(503), None),
+            Next::Sleep(_)
+        ));
+        assert_eq!(tokens(&c), 3.0);
+        assert!(matches!(
+            c.conclude(1, now, Outcome::Success, None),
+            Next::End(Ending::Succeeded)
+        ));
+        assert_eq!(tokens(&c), 4.0, "97 active, 15 in flight, limit 19");
     }
 
     fn tokens(c: &Clients) -> f64 {

@@ -472,3 +472,33 @@ fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     assert_eq!(recommended.len(), 1, "{pareto}");
     assert!(recommended[0].ends_with(",true"), "{pareto}");
 }
+
+#[test]
+fn presets_lists_every_preset_and_shows_envoys_keys() {
+    let dir = TempDir::new("presets-list");
+    let o = jitterlab(dir.path(), &["presets"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Two lines each (summary, source), twelve presets.
+    assert_eq!(out.lines().count(), 2 * 12, "{out}");
+    let names: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, jitterlab::presets::NAMES, "{out}");
+    assert!(names.contains(&"envoy"), "{out}");
+    let o = jitterlab(dir.path(), &["presets", "show", "envoy"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let show = stdout(&o);
+    for needle in [
+        "base = \"25ms\"",
+        "cap = \"250ms\"",
+        "max_attempts = 2",
+        "kind = \"concurrency\"",
+        "min_concurrency = 3",
+        "scope = \"shared\"",
+    ] {
+        assert!(show.contains(needle), "{needle}: {show}");
+    }
+}

@@ -1466,6 +1466,134 @@ mod tests {
         ));
     }
 
+    /// Retries the retrier's concurrency budget would grant now, and its retries in flight.
+    fn concurrency_room(r: &Retrier) -> (f64, Option<u64>) {
+        let budget = lock(r.budget.as_ref().expect("a budget"));
+        (
+            budget.available(Duration::ZERO),
+            budget.max_concurrent_retries(),
+        )
+    }
+
+    #[test]
+    fn concurrency_budget_is_shared_by_calls_and_freed_on_every_path() {
+        // percent 0, min_concurrency 1: one retry in flight at a time, whatever the traffic.
+        let budget = Budget::new(BudgetConfig::Concurrency {
+            percent: 0.0,
+            min_concurrency: 1,
+        })
+        .unwrap();
+        let p = RetryPolicy {
+            max_attempts: Some(3),
+            ..policy()
+        };
+        let r = retrier(p).with_budget(budget);
+        let clock = VirtualClock::new();
+        let cancel = CancelToken::new();
+        // Call A's retry is in flight while call B runs inside it: B's retry is refused.
+        let mut inner = None;
+        let result = r.retry(
+            &clock,
+            &cancel,
+            |ctx| {
+                if ctx.attempt == 1 {
+                    return Err(Outcome::Status(503));
+                }
+                assert_eq!(
+                    concurrency_room(&r),
+                    (0.0, Some(1)),
+                    "A's retry holds the one place"
+                );
+                inner = Some(r.retry(
+                    &clock,
+                    &cancel,
+                    |_| Err::<(), _>(Outcome::Status(503)),
+                    |_| {},
+                ));
+                Ok(())
+            },
+            |_| {},
+        );
+        assert!(result.is_ok());
+        assert!(matches!(
+            inner,
+            Some(Err(RetryError::Stopped {
+                reason: StopReason::Budget,
+                attempts: 1,
+                ..
+            }))
+        ));
+        // A's retry ended with its success: the place is free again.
+        assert_eq!(concurrency_room(&r), (1.0, Some(1)));
+        // A retry that fails too is over when its attempt ends: the next retry may start.
+        let failing = |_: AttemptCtx| -> Result<(), Outcome> { Err(Outcome::Status(503)) };
+        let result = r.retry(&clock, &cancel, failing, |_| {});
+        assert!(matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::Attempts,
+                attempts: 3,
+                ..
+            })
+        ));
+        assert_eq!(concurrency_room(&r), (1.0, Some(1)));
+        // An operation that panics during a retry: the retry and the attempt are given up.
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            r.retry(
+                &clock,
+                &cancel,
+                |ctx| -> Result<(), Outcome> {
+                    if ctx.attempt == 2 {
+                        panic!("the operation panics");
+                    }
+                    Err(Outcome::Status(503))
+                },
+                |_| {},
+            )
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(concurrency_room(&r), (1.0, Some(1)));
+    }
+
+    #[test]
+    fn concurrency_budget_counts_the_attempts_in_flight() {
+        // Envoy's defaults: 20 % of active attempts, at least 3. Twenty calls whose first
+        // attempts are all out (nested) make room for 4 retries.
+        let r = retrier(policy()).with_budget(Budget::new(BudgetConfig::concurrency()).unwrap());
+        let clock = VirtualClock::new();
+        let cancel = CancelToken::new();
+        fn nest(
+            r: &Retrier,
+            clock: &VirtualClock,
+            cancel: &CancelToken,
+            depth: u32,
+            seen: &mut Vec<Option<u64>>,
+        ) {
+            let _ = r.retry(
+                clock,
+                cancel,
+                |_| {
+                    seen.push(concurrency_room(r).1);
+                    if depth > 1 {
+                        nest(r, clock, cancel, depth - 1, seen);
+                    }
+                    Ok::<_, Outcome>(())
+                },
+                |_| {},
+            );
+        }
+        let mut seen = Vec::new();
+        nest(&r, &clock, &cancel, 25, &mut seen);
+        // With k attempts out, max(3, ⌊k / 5⌋): 3 up to 19, 4 from 20, 5 at 25.
+        let want: Vec<Option<u64>> = (1..=25u64).map(|k| Some((k / 5).max(3))).collect();
+        assert_eq!(seen, want);
+        assert_eq!(
+            concurrency_room(&r),
+            (3.0, Some(3)),
+            "all ended: none active"
+        );
+    }
+
     #[test]
     fn calls_share_one_real_clock_so_the_breaker_cools_down_across_them() {
         // The first call's failure opens the breaker for 300 ms; 400 ms later, on the same

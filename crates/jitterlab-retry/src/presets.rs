@@ -79,7 +79,7 @@ impl Preset {
 }
 
 /// Every preset's name, in the order `jitterlab presets` lists them.
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 13] = [
     "aws-standard",
     "aws-adaptive",
     "aws-standard-dynamodb",
@@ -92,6 +92,7 @@ pub const NAMES: [&str; 12] = [
     "client-go",
     "client-go-backoff",
     "finagle",
+    "envoy",
 ];
 
 /// The preset called `name`, if there is one.
@@ -109,6 +110,7 @@ pub fn by_name(name: &str) -> Option<Preset> {
         "client-go" => client_go(),
         "client-go-backoff" => client_go_backoff(),
         "finagle" => finagle(),
+        "envoy" => envoy(),
         _ => return None,
     })
 }
@@ -467,6 +469,33 @@ pub fn finagle() -> Preset {
             window: Duration::from_secs(10),
             deposit: RatioDeposit::Success,
         }),
+        breaker: None,
+        rate_limiter: None,
+    }
+}
+
+/// Envoy's route retry policy with its defaults, `retry_on = "5xx,connect-failure"`: 2
+/// attempts (`num_retries` 1), full jitter up to min(25 ms * 2^(k-1), 250 ms), every 5xx, a
+/// per-try timeout and a failed or reset connection retried, within the cluster's default
+/// `RetryBudget`: retries in flight at most max(3, 20 % of the attempts in flight).
+pub fn envoy() -> Preset {
+    Preset {
+        name: "envoy",
+        summary: "Envoy route retry policy defaults, retry_on 5xx,connect-failure: 2 attempts, 25 ms to 250 ms full jitter, retry budget 20 % in flight / min 3",
+        source: "envoyproxy/envoy api/envoy/config/route/v3/route_components.proto (RetryPolicy: num_retries 1, base_interval 25 ms, max_interval 10x), source/common/common/backoff_strategy.cc (commit 4280ef7, JitteredBackOffStrategy), api/envoy/config/cluster/v3/circuit_breaker.proto (commit a6193bb, RetryBudget 20 %, 3), source/common/upstream/resource_manager_impl.h (commit 01c2c1f, RetryBudgetImpl::max)",
+        policy: policy(
+            // `random() % min(base * 2^(k-1), max)`: the cap applied before the draw.
+            backoff(Jitter::Full, ms(25), ms(250)),
+            // `5xx`: any 5xx, or no answer at all (reset, per-try timeout); `connect-failure`
+            // is within it, named as the common configuration does.
+            {
+                let list: Vec<i64> = (500..=599).collect();
+                codes(&list, true, true)
+            },
+            // num_retries 1: one retry.
+            Some(2),
+        ),
+        budget: Some(BudgetConfig::concurrency()),
         breaker: None,
         rate_limiter: None,
     }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use jitterlab_retry::backoff::{Backoff, BackoffState, Jitter};
 use jitterlab_retry::policy::{
-    AdaptiveRateConfig, AttemptReport, Budget, Decision, Idempotency, Outcome, RetryAfterMode,
-    RetryClass, RetryPolicy, StopReason,
+    AdaptiveRateConfig, AttemptReport, Budget, BudgetConfig, Decision, Idempotency, Outcome,
+    RetryAfterMode, RetryClass, RetryPolicy, StopReason,
 };
 use jitterlab_retry::presets::{self, Preset};
 use rand::{RngExt, SeedableRng};
@@ -621,6 +621,113 @@ fn finagle_budget_is_finagles_token_arithmetic() {
     }
     assert_eq!(granted, allowed(50));
     assert_eq!(granted, 110);
+}
+
+#[test]
+fn envoy_is_the_route_retry_policy_defaults_with_5xx_connect_failure() {
+    // backoff_strategy.cc JitteredBackOffStrategy: random() % min(base * 2^(k-1), max),
+    // base_interval 25 ms, max_interval 10 x 25 ms: 25, 50, 100, 200, then 250 ms.
+    let p = presets::envoy();
+    assert_eq!(p.policy.backoff.jitter(), Jitter::Full);
+    assert_eq!(
+        envelope(&p.policy.backoff, 6),
+        [ms(25), ms(50), ms(100), ms(200), ms(250), ms(250)]
+    );
+    // The cap is applied before the draw: no sleep above 250 ms, far out in the sequence.
+    let far = RetryPolicy {
+        max_attempts: None,
+        ..p.policy.clone()
+    };
+    let mut state = BackoffState::new();
+    let mut rng = Pcg64Mcg::seed_from_u64(27);
+    for a in 1..=40 {
+        let d = far
+            .decide(
+                &report(a, Outcome::Status(503), None),
+                &mut state,
+                None,
+                &mut rng,
+            )
+            .sleep()
+            .unwrap();
+        assert!(d <= ms(250), "retry {a}: {d:?}");
+    }
+    // num_retries 1: two attempts.
+    assert_eq!(
+        attempts_until_stop(&p, Outcome::Status(503)),
+        (2, StopReason::Attempts)
+    );
+    // 5xx: every 5xx, and no answer at all (reset, per-try timeout); connect-failure.
+    for code in [500, 502, 503, 504, 599] {
+        assert!(p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(p.policy.retry_on.retries(Outcome::Connection));
+    assert!(p.policy.retry_on.retries(Outcome::Timeout));
+    for code in [408, 409, 429] {
+        assert!(!p.policy.retry_on.retries(Outcome::Status(code)), "{code}");
+    }
+    // rate_limited_retry_back_off is off by default: no hint read.
+    assert_eq!(p.policy.retry_after.mode, RetryAfterMode::Ignore);
+    assert!(p.breaker.is_none());
+    assert_eq!(
+        p.budget,
+        Some(BudgetConfig::Concurrency {
+            percent: 20.0,
+            min_concurrency: 3
+        })
+    );
+}
+
+#[test]
+fn envoy_budget_is_retry_budget_impl_max() {
+    // RetryBudgetImpl::max(): std::max<uint64_t>(budget_percent / 100.0 * current_active,
+    // min_retry_concurrency), with circuit_breaker.proto's defaults 20 % and 3.
+    let max = |active: u64| ((20.0 / 100.0 * active as f64) as u64).max(3);
+    let p = presets::envoy();
+    for (active, allowed) in [
+        (100, 20),
+        (5, 3),
+        (0, 3),
+        (14, 3),
+        (15, 3),
+        (16, 3),
+        (99, 19),
+    ] {
+        assert_eq!(max(active), allowed);
+        let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+        for _ in 0..active {
+            budget.on_send();
+        }
+        let mut granted = 0;
+        while budget.try_retry(Duration::ZERO, RetryClass::Transient) {
+            granted += 1;
+            assert!(granted <= 1000, "never refused");
+        }
+        assert_eq!(granted, allowed, "{active} attempts in flight");
+    }
+    // An outage longer than the run: no total cap over time. A retry's place is free again
+    // when its attempt ends, so one request after another gets its retry every time.
+    let mut budget = Budget::new(p.budget.unwrap()).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    for _ in 0..1000 {
+        let mut state = BackoffState::new();
+        budget.on_send();
+        let d = p.policy.decide(
+            &report(1, Outcome::Status(503), None),
+            &mut state,
+            Some(&mut budget),
+            &mut rng,
+        );
+        assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
+        budget.on_send();
+        let d = p.policy.decide(
+            &report(2, Outcome::Status(503), None),
+            &mut state,
+            Some(&mut budget),
+            &mut rng,
+        );
+        assert!(matches!(d, Decision::Stop(StopReason::Attempts)), "{d:?}");
+    }
 }
 
 #[test]

@@ -49,6 +49,8 @@ pub(crate) struct Call<'r, E, O> {
     /// The retry the budget granted and not yet sent: when it was granted, and the class of
     /// the failure (what [`crate::policy::Budget::refund_retry`] needs to give it back).
     granted: Option<(Duration, RetryClass)>,
+    /// An attempt was sent and its result is not yet known (a concurrency budget counts it).
+    sending: bool,
     last: Option<Failure<E>>,
     on_attempt: O,
 }
@@ -102,6 +104,7 @@ where
             probing: false,
             idempotency: retrier.idempotency,
             granted: None,
+            sending: false,
             last: None,
             on_attempt,
         }
@@ -168,6 +171,10 @@ where
         }
         // The granted retry goes out: its token is spent for good.
         self.granted = None;
+        if let Some(budget) = &self.retrier.budget {
+            lock(budget).on_send();
+        }
+        self.sending = true;
         self.sent = now;
         Ok(AttemptCtx {
             attempt: self.made.saturating_add(1),
@@ -187,6 +194,8 @@ where
     ) -> Next<T, E> {
         let header = self.retrier.policy.retry_after.header;
         let (outcome, retry_after) = read(&result, wall, header);
+        // `decide` hears of the attempt's end.
+        self.sending = false;
         self.made = self.made.saturating_add(1);
         self.probing = false;
         self.tell_breaker(now, outcome);
@@ -438,10 +447,15 @@ impl<E, O> Call<'_, E, O> {
 impl<E, O> Drop for Call<'_, E, O> {
     /// A call dropped with the breaker's probe in flight (an async call's future dropped, an
     /// operation that panicked) gives the probe back, or the half-open breaker would wait
-    /// for its result forever.
+    /// for its result forever; a concurrency budget hears that its attempt ended.
     fn drop(&mut self) {
         // A future dropped during its sleep: the retry will never be sent.
         self.refund();
+        if self.sending
+            && let Some(budget) = &self.retrier.budget
+        {
+            lock(budget).on_abandon(self.made.saturating_add(1));
+        }
         if self.probing
             && let Some(breaker) = &self.retrier.breaker
         {

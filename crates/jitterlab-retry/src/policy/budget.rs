@@ -21,6 +21,13 @@
 //!   refills by `fill`, a retry needing more than 1 token; and a breaker that stops retries
 //!   while failed attempts per request since the start exceed `ratio`. Both count a request
 //!   when it *begins* ([`Budget::on_begin`]), before its first attempt, as the reference does.
+//! - `concurrency` — Envoy's cluster `RetryBudget`: a retry may start only while the retries
+//!   in flight are fewer than `max(min_concurrency, ⌊percent % × active requests⌋)`. Active
+//!   requests are attempts sent and not yet ended ([`Budget::on_send`]; Envoy's
+//!   `requests + pending_requests` of the cluster: a request sleeping between attempts holds
+//!   no upstream stream). A retry is in flight from its grant, through its sleep, until its
+//!   attempt ends (Envoy's `RetryStateImpl::resetRetry` at the next `shouldRetry`) or it is
+//!   given back ([`Budget::refund_retry`]) or abandoned ([`Budget::on_abandon`]).
 //!
 //! [`BudgetConfig`] is the validated configuration, [`Budget`] the state. The state is pure:
 //! every method takes `now`. [`crate::policy::RetryPolicy::decide`] makes all the calls a
@@ -84,6 +91,13 @@ pub enum BudgetConfig {
     Adaptive(AdaptiveBucketConfig),
     /// Brooker 2022's retry circuit breaker.
     RetryBreaker(RetryBreakerConfig),
+    /// Envoy's retry budget: a limit on retries in flight.
+    Concurrency {
+        /// Retries in flight allowed per 100 active requests (default 20).
+        percent: f64,
+        /// Retries in flight always allowed, whatever the traffic (default 3).
+        min_concurrency: u32,
+    },
 }
 
 impl Default for BudgetConfig {
@@ -95,8 +109,14 @@ impl Default for BudgetConfig {
 
 impl BudgetConfig {
     /// The kind names, as [`BudgetConfig::kind`] gives them.
-    pub const KINDS: [&'static str; 5] =
-        ["token_bucket", "ratio", "grpc", "adaptive", "retry_breaker"];
+    pub const KINDS: [&'static str; 6] = [
+        "token_bucket",
+        "ratio",
+        "grpc",
+        "adaptive",
+        "retry_breaker",
+        "concurrency",
+    ];
 
     /// The AWS SDK's standard retry mode before 2026: capacity 500, a retry costs 5 (10
     /// after a timeout, 5 after a throttling answer), a first-attempt success refunds 1.
@@ -157,6 +177,14 @@ impl BudgetConfig {
         BudgetConfig::RetryBreaker(RetryBreakerConfig::default())
     }
 
+    /// Envoy's cluster `RetryBudget` defaults: 20 % of active requests, at least 3.
+    pub const fn concurrency() -> BudgetConfig {
+        BudgetConfig::Concurrency {
+            percent: 20.0,
+            min_concurrency: 3,
+        }
+    }
+
     /// The kind's name.
     pub const fn kind(&self) -> &'static str {
         match self {
@@ -165,6 +193,7 @@ impl BudgetConfig {
             BudgetConfig::Grpc { .. } => "grpc",
             BudgetConfig::Adaptive(_) => "adaptive",
             BudgetConfig::RetryBreaker(_) => "retry_breaker",
+            BudgetConfig::Concurrency { .. } => "concurrency",
         }
     }
 
@@ -267,6 +296,16 @@ impl BudgetConfig {
             }
             BudgetConfig::Adaptive(c) => c.validate()?,
             BudgetConfig::RetryBreaker(c) => c.validate()?,
+            BudgetConfig::Concurrency { percent, .. } => {
+                // Envoy's `budget_percent` is a `type.v3.Percent`: 0 to 100.
+                if !(percent.is_finite() && (0.0..=100.0).contains(&percent)) {
+                    return Err(ParamError::new(
+                        "percent",
+                        percent,
+                        "a number from 0 to 100",
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -324,6 +363,13 @@ impl fmt::Display for BudgetConfig {
             BudgetConfig::RetryBreaker(c) => {
                 write!(f, "{{ kind = \"retry_breaker\", ratio = {:?} }}", c.ratio)
             }
+            BudgetConfig::Concurrency {
+                percent,
+                min_concurrency,
+            } => write!(
+                f,
+                "{{ kind = \"concurrency\", percent = {percent:?}, min_concurrency = {min_concurrency} }}"
+            ),
         }
     }
 }
@@ -411,6 +457,11 @@ enum State {
     },
     Adaptive(AdaptiveBucket),
     RetryBreaker(RetryBreaker),
+    /// Attempts in flight and retries in flight.
+    Concurrency {
+        active: u64,
+        retries: u64,
+    },
 }
 
 impl Budget {
@@ -437,6 +488,10 @@ impl Budget {
             },
             BudgetConfig::Adaptive(c) => State::Adaptive(AdaptiveBucket::new(c)?),
             BudgetConfig::RetryBreaker(c) => State::RetryBreaker(RetryBreaker::new(c)?),
+            BudgetConfig::Concurrency { .. } => State::Concurrency {
+                active: 0,
+                retries: 0,
+            },
         };
         Ok(Budget { config, state })
     }
@@ -484,6 +539,54 @@ impl Budget {
         }
     }
 
+    /// An attempt is sent (first or retry): a concurrency budget counts it active until
+    /// [`RetryPolicy::decide`] hears its end, or [`Budget::on_abandon`]; the other kinds
+    /// ignore it.
+    ///
+    /// [`RetryPolicy::decide`]: crate::policy::RetryPolicy::decide
+    #[inline]
+    pub fn on_send(&mut self) {
+        if let State::Concurrency { active, .. } = &mut self.state {
+            *active += 1;
+        }
+    }
+
+    /// Attempt number `attempt` (1 = the first) ended: it is no longer active, and a retry's
+    /// place among the retries in flight is free (Envoy's `resetRetry`). Called by `decide`
+    /// with every report; the other kinds ignore it.
+    #[inline]
+    pub(crate) fn on_attempt_end(&mut self, attempt: u32) {
+        if let State::Concurrency { active, retries } = &mut self.state {
+            *active = active.saturating_sub(1);
+            if attempt > 1 {
+                *retries = retries.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Attempt number `attempt`, sent, will never be reported to `decide` (the call was
+    /// cancelled or panicked while it was out): as if it had ended. The other kinds ignore it.
+    #[inline]
+    pub fn on_abandon(&mut self, attempt: u32) {
+        self.on_attempt_end(attempt);
+    }
+
+    /// Retries a concurrency budget allows in flight now: `max(min_concurrency, ⌊percent % ×
+    /// active⌋)`, truncated as Envoy's `std::max<uint64_t>(budget_percent / 100.0 *
+    /// current_active, min_retry_concurrency)`. `None` for the other kinds.
+    pub fn max_concurrent_retries(&self) -> Option<u64> {
+        match (&self.state, &self.config) {
+            (
+                State::Concurrency { active, .. },
+                BudgetConfig::Concurrency {
+                    percent,
+                    min_concurrency,
+                },
+            ) => Some(((percent / 100.0 * *active as f64) as u64).max(u64::from(*min_concurrency))),
+            _ => None,
+        }
+    }
+
     /// Asks for one retry after an attempt that failed with a failure of `class`; withdraws
     /// its cost and returns true when allowed, returns false and changes nothing when denied.
     #[inline]
@@ -494,6 +597,7 @@ impl Budget {
     #[inline]
     pub(crate) fn try_retry_nanos(&mut self, now: u64, class: RetryClass) -> bool {
         let cost = self.config.cost_of(class);
+        let max_retries = self.max_concurrent_retries();
         match (&mut self.state, &self.config) {
             (State::TokenBucket { tokens }, _) => {
                 if *tokens < cost {
@@ -515,6 +619,13 @@ impl Budget {
             (State::Grpc { tokens, max, .. }, _) => *tokens * 2 > *max,
             (State::Adaptive(b), _) => b.try_retry(),
             (State::RetryBreaker(b), _) => b.try_retry(),
+            (State::Concurrency { retries, .. }, _) => {
+                let allowed = max_retries.is_some_and(|max| *retries < max);
+                if allowed {
+                    *retries += 1;
+                }
+                allowed
+            }
             // The state is built from the config, so the kinds always match.
             _ => false,
         }
@@ -537,6 +648,7 @@ impl Budget {
             }
             (State::Ratio { window, .. }, _) => window.remove(at, 0, 1),
             (State::Adaptive(b), _) => b.refund(),
+            (State::Concurrency { retries, .. }, _) => *retries = retries.saturating_sub(1),
             // gRPC's and the retry breaker's permission costs nothing.
             _ => {}
         }
@@ -597,7 +709,7 @@ impl Budget {
     }
 
     /// Tokens left (token bucket, gRPC, adaptive), retries still allowed in the window at `now`
-    /// (ratio), or how far failed attempts per request are below `ratio` (retry breaker). For
+    /// (ratio) or in flight now (concurrency), or how far failed attempts per request are below `ratio` (retry breaker). For
     /// reports and tests.
     pub fn available(&self, now: impl Into<Duration>) -> f64 {
         let now = now.into();
@@ -612,6 +724,9 @@ impl Budget {
             (State::RetryBreaker(b), BudgetConfig::RetryBreaker(c)) => {
                 (c.ratio - b.failure_ratio()).max(0.0)
             }
+            (State::Concurrency { retries, .. }, _) => self
+                .max_concurrent_retries()
+                .map_or(0.0, |max| max.saturating_sub(*retries) as f64),
             _ => 0.0,
         }
     }
@@ -723,6 +838,7 @@ mod tests {
             BudgetConfig::grpc(),
             BudgetConfig::adaptive(),
             BudgetConfig::retry_breaker(),
+            BudgetConfig::concurrency(),
         ];
         for config in kinds {
             for class in [
@@ -803,9 +919,113 @@ mod tests {
         assert_eq!(b.available(now), 0.0, "never below zero");
     }
 
+    fn envoy_with_active(n: u32) -> Budget {
+        let mut b = Budget::new(BudgetConfig::concurrency()).unwrap();
+        for _ in 0..n {
+            b.on_send();
+        }
+        b
+    }
+
+    #[test]
+    fn concurrency_allows_a_fifth_of_active_requests_at_least_three() {
+        // max(3, ⌊0.2 × N⌋): 5 → max(3, 1) = 3; 20 → 4; 100 → 20; 19 → max(3, 3) = 3 (3.8
+        // truncated, as Envoy's cast to uint64_t).
+        for (n, want) in [
+            (0, 3),
+            (5, 3),
+            (19, 3),
+            (20, 4),
+            (24, 4),
+            (25, 5),
+            (100, 20),
+        ] {
+            let mut b = envoy_with_active(n);
+            assert_eq!(b.max_concurrent_retries(), Some(want), "{n} active");
+            let granted = (0..1000)
+                .filter(|_| b.try_retry(at_ms(0), RetryClass::Transient))
+                .count();
+            assert_eq!(granted as u64, want, "{n} active");
+            assert_eq!(b.available(at_ms(0)), 0.0);
+        }
+    }
+
+    #[test]
+    fn concurrency_frees_a_retry_when_its_attempt_ends_or_it_is_given_back() {
+        let now = at_ms(0);
+        // 20 requests' first attempts out: 4 retries may be in flight.
+        let mut b = envoy_with_active(20);
+        // Four first attempts fail: each ends (19, 18, 17, 16 active) and asks for a retry.
+        // At 16 active the limit is max(3, 3) = 3, so the fourth is refused.
+        let mut granted = Vec::new();
+        for _ in 0..4 {
+            b.on_attempt_end(1);
+            granted.push(b.try_retry(now, RetryClass::Transient));
+        }
+        assert_eq!(granted, [true, true, true, false]);
+        assert_eq!(b.available(now), 0.0);
+        // A granted retry is given back (never sent): one place free.
+        b.refund_retry(now, RetryClass::Transient);
+        assert_eq!(b.available(now), 1.0);
+        assert!(b.try_retry(now, RetryClass::Transient));
+        // Retries 2 and 3 are sent (18 active) and end: their places and their activity go.
+        b.on_send();
+        b.on_send();
+        assert_eq!(b.max_concurrent_retries(), Some(3));
+        b.on_attempt_end(2);
+        b.on_attempt_end(2);
+        assert_eq!(b.available(now), 2.0, "16 active, 1 retry in flight");
+        // A retry abandoned while out (a cancelled call) frees its place too.
+        b.on_send();
+        b.on_abandon(2);
+        assert_eq!(b.available(now), 3.0, "16 active, none in flight");
+        // Never below zero, whatever the caller reports.
+        for _ in 0..100 {
+            b.on_attempt_end(3);
+        }
+        assert_eq!(b.max_concurrent_retries(), Some(3));
+        assert_eq!(b.available(now), 3.0);
+    }
+
+    #[test]
+    fn other_kinds_ignore_sends_and_attempt_ends() {
+        let now = at_ms(0);
+        let kinds = [
+            BudgetConfig::token_bucket(),
+            BudgetConfig::ratio(),
+            BudgetConfig::grpc(),
+            BudgetConfig::adaptive(),
+            BudgetConfig::retry_breaker(),
+        ];
+        for config in kinds {
+            let mut b = Budget::new(config).unwrap();
+            b.on_begin(now);
+            let before = b.available(now);
+            b.on_send();
+            b.on_attempt_end(2);
+            b.on_abandon(1);
+            assert_eq!(b.available(now), before, "{config}");
+            assert_eq!(b.max_concurrent_retries(), None);
+        }
+    }
+
     #[test]
     fn configs_are_validated_naming_the_field() {
-        let cases: [(BudgetConfig, &str); 8] = [
+        let cases: [(BudgetConfig, &str); 10] = [
+            (
+                BudgetConfig::Concurrency {
+                    percent: 100.5,
+                    min_concurrency: 3,
+                },
+                "percent",
+            ),
+            (
+                BudgetConfig::Concurrency {
+                    percent: f64::NAN,
+                    min_concurrency: 3,
+                },
+                "percent",
+            ),
             (
                 BudgetConfig::TokenBucket {
                     capacity: 0,
@@ -887,6 +1107,7 @@ mod tests {
             BudgetConfig::grpc(),
             BudgetConfig::adaptive(),
             BudgetConfig::retry_breaker(),
+            BudgetConfig::concurrency(),
         ];
         for (config, kind) in kinds.into_iter().zip(BudgetConfig::KINDS) {
             assert_eq!(config.kind(), kind);

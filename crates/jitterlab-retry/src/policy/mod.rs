@@ -379,10 +379,11 @@ impl RetryPolicy {
         rng: &mut R,
         draw: D,
     ) -> Decision<u64> {
-        if a.attempt <= 1
-            && let Some(b) = budget.as_deref_mut()
-        {
-            b.on_request_nanos(a.now);
+        if let Some(b) = budget.as_deref_mut() {
+            b.on_attempt_end(a.attempt);
+            if a.attempt <= 1 {
+                b.on_request_nanos(a.now);
+            }
         }
         if a.outcome.is_success() {
             if let Some(b) = budget {

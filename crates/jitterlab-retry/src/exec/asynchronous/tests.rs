@@ -804,3 +804,64 @@ async fn each_class_backs_off_and_pays_as_in_the_blocking_executor() {
     // 500 - 5 - 14, and the success of the retry after the 503 gives its 14 back.
     assert_eq!(tokens, 495.0);
 }
+
+#[::tokio::test(start_paused = true)]
+async fn a_dropped_call_frees_its_place_in_a_concurrency_budget() {
+    // Envoy's defaults with no other traffic: 3 retries in flight at most.
+    let budget = Budget::new(BudgetConfig::concurrency()).unwrap();
+    let p = RetryPolicy {
+        timeout: None,
+        ..policy()
+    };
+    let r = AsyncRetrier::new(retrier(p).with_budget(budget));
+    let room =
+        |r: &AsyncRetrier| lock(r.retrier.budget.as_ref().unwrap()).available(Duration::ZERO);
+    // Three calls whose retries hang; a fourth call's retry is refused.
+    let hang = |ctx: AttemptCtx| async move {
+        if ctx.attempt == 1 {
+            return Err(Outcome::Status(503));
+        }
+        pending::<Result<(), Outcome>>().await
+    };
+    let [x, y, z] = [r.call(hang), r.call(hang), r.call(hang)];
+    let fourth = r.call(|_| ready(Err::<(), _>(Outcome::Status(503))));
+    let (a, b, c, d) = ::tokio::join!(
+        timeout(Duration::from_secs(10), x),
+        timeout(Duration::from_secs(10), y),
+        timeout(Duration::from_secs(10), z),
+        async {
+            // After the three retries went out (their sleeps are at most 50 ms).
+            sleep(Duration::from_secs(1)).await;
+            let refused = fourth.await;
+            (refused, room(&r))
+        }
+    );
+    assert!(
+        a.is_err() && b.is_err() && c.is_err(),
+        "the hung calls were dropped"
+    );
+    let (refused, room_then) = d;
+    assert!(matches!(
+        refused,
+        Err(RetryError::Stopped {
+            reason: StopReason::Budget,
+            attempts: 1,
+            ..
+        })
+    ));
+    assert_eq!(room_then, 0.0);
+    // Dropped mid-attempt, they gave back their retries and their attempts.
+    assert_eq!(room(&r), 3.0);
+    assert_eq!(
+        lock(r.retrier.budget.as_ref().unwrap()).max_concurrent_retries(),
+        Some(3)
+    );
+    let ok = r.call(|ctx| {
+        ready(if ctx.attempt == 1 {
+            Err(Outcome::Status(503))
+        } else {
+            Ok(())
+        })
+    });
+    assert!(ok.await.is_ok(), "a retry is allowed again");
+}
