@@ -479,8 +479,13 @@ fn presets_lists_every_preset_and_shows_envoys_keys() {
     let o = jitterlab(dir.path(), &["presets"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    // Two lines each (summary, source), twelve presets.
-    assert_eq!(out.lines().count(), 2 * 12, "{out}");
+    // Two lines each (summary, source), every preset.
+    assert_eq!(
+        out.lines().count(),
+        2 * jitterlab::presets::NAMES.len(),
+        "{out}"
+    );
+    assert_eq!(jitterlab::presets::NAMES.len(), 13, "{out}");
     let names: Vec<&str> = out
         .lines()
         .filter(|l| !l.starts_with(' '))
