@@ -418,6 +418,12 @@ impl Server {
     /// download runs at a time (downloads cannot pile up runs) and the server's stop cancels
     /// it.
     fn download_results(&self, query: &str) -> Response {
+        self.download_results_reporting(query, &crate::sweep::Silent)
+    }
+
+    /// [`Self::download_results`], its run reported to `progress` (where the tests hold a
+    /// download running).
+    fn download_results_reporting(&self, query: &str, progress: &dyn Progress) -> Response {
         let _one = match self.download.try_lock() {
             Ok(one) => one,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -428,10 +434,8 @@ impl Server {
                 );
             }
         };
-        let ran = self.playground.settings(query).and_then(|s| {
-            let silent = crate::sweep::Silent;
-            self.playground.run(&s, false, &self.stopping, &silent)
-        });
+        let ran = (self.playground.settings(query))
+            .and_then(|s| self.playground.run(&s, false, &self.stopping, progress));
         let name = self
             .playground
             .doc()
@@ -617,27 +621,79 @@ mod tests {
         assert_eq!(s.handle(&request(&s, "HEAD", "/", None)).status, 200);
     }
 
+    /// The file names in a tar archive (ustar headers: name at 0, octal size at 124).
+    fn tar_names(tar: &[u8]) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut at = 0;
+        while at + 512 <= tar.len() && tar[at] != 0 {
+            let h = &tar[at..at + 512];
+            let name = h[..100].split(|&b| b == 0).next().unwrap();
+            names.push(String::from_utf8_lossy(name).into_owned());
+            let size = std::str::from_utf8(&h[124..135]).unwrap();
+            at += 512 + usize::from_str_radix(size, 8).unwrap().div_ceil(512) * 512;
+        }
+        names
+    }
+
+    /// A progress that holds its run at the start until the test lets it go.
+    struct Held {
+        started: std::sync::mpsc::SyncSender<()>,
+        release: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl Progress for Held {
+        fn start(&self, _to_run: usize, _finished: usize, _total: usize) {
+            self.started.send(()).unwrap();
+            let release = self.release.lock().unwrap();
+            release.recv_timeout(Duration::from_secs(60)).unwrap();
+        }
+        fn unit_done(&self, _events: u64) {}
+    }
+
     #[test]
-    fn a_download_stops_with_the_server_not_with_a_knob() {
+    fn a_download_runs_alone_and_stops_with_the_server_not_with_a_knob() {
         let s = server("127.0.0.1:0");
-        // Knobs moved (newer run requests) while the download runs leave its run alone.
-        let (ok, moved) = std::thread::scope(|scope| {
-            let download =
-                scope.spawn(|| s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None)));
-            let mut moved = 0;
-            for order in 1.. {
-                if download.is_finished() {
-                    break;
-                }
-                let running = s.download.try_lock().is_err();
+        let (started, on_start) = std::sync::mpsc::sync_channel(1);
+        let (let_go, release) = std::sync::mpsc::sync_channel(1);
+        let held = Held {
+            started,
+            release: Mutex::new(release),
+        };
+        let ok = std::thread::scope(|scope| {
+            // Owned here: a failed check below lets the download go at once.
+            let let_go = let_go;
+            let download = scope.spawn(|| s.download_results_reporting("backoff.cap=5s", &held));
+            on_start
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the download's run started");
+            // Running: a second download is turned away at once.
+            let second = s.handle(&request(&s, "GET", "/results.tar", None));
+            assert_eq!(second.status, 503, "{}", body(&second));
+            assert!(
+                body(&second).contains("another download"),
+                "{}",
+                body(&second)
+            );
+            // Knobs moved (newer page requests) leave its run alone.
+            for order in 1..=3 {
                 s.begin(Some(&format!("page.{order}"))).unwrap();
-                moved += usize::from(running && s.download.try_lock().is_err());
-                std::thread::sleep(Duration::from_millis(2));
             }
-            (download.join().unwrap(), moved)
+            let moved = s.handle(&request(&s, "GET", "/api/chart?backoff.cap=2s", None));
+            assert_eq!(moved.status, 200, "{}", body(&moved));
+            let_go.send(()).unwrap();
+            download.join().unwrap()
         });
         assert_eq!(ok.status, 200, "{}", body(&ok));
-        assert!(moved > 0, "no knob moved while the download ran");
+        assert!(
+            tar_names(&ok.body)
+                .iter()
+                .any(|n| n.ends_with("/summary.csv")),
+            "{:?}",
+            tar_names(&ok.body)
+        );
+        // Done: the next download runs.
+        let next = s.handle(&request(&s, "GET", "/results.tar", None));
+        assert_eq!(next.status, 200, "{}", body(&next));
         s.stopping.cancel();
         let r = s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None));
         assert_eq!(r.status, 503);
