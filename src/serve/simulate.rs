@@ -388,6 +388,22 @@ mod tests {
     }
 
     #[test]
+    fn a_sweep_is_never_drawn_from_replication_0_alone() {
+        // `first_chart` returns before running a sweep; the chart's own check, tested here,
+        // is what keeps that answer right if the early return goes: a sweep's herd shows the
+        // point picked by every replication's means.
+        let p = playground("retry-after-herd");
+        let mut doc = p.doc_at(&p.settings("").unwrap()).unwrap();
+        doc.set_replications(1).unwrap();
+        let points = doc.points_until(&CancelToken::new()).unwrap();
+        assert!(points.len() > 1, "not a sweep");
+        let first = p.run_doc(&doc, points, &CancelToken::new(), &Silent, |dir, _, _| {
+            crate::output::plot::playground_first_herd(dir, &CancelToken::new())
+        });
+        assert!(first.unwrap().is_none());
+    }
+
+    #[test]
     fn words_are_quoted_for_the_shell_when_they_must_be() {
         assert_eq!(quote("backoff.cap=5s"), "backoff.cap=5s");
         assert_eq!(
