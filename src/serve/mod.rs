@@ -322,8 +322,47 @@ impl Server {
     }
 
     /// `/api/run?SETTINGS`: the table, the charts and the command at these settings, or the
-    /// error to show; `superseded` when a newer request cancelled it or came before it.
+    /// error to show.
     fn run(&self, query: &str, order: Option<&str>) -> Response {
+        self.resimulate(query, order, |settings, cancel, progress| {
+            let outcome = self.playground.run(settings, true, cancel, progress)?;
+            Ok(json!({
+                "command": self.playground.command(settings),
+                "header": crate::output::table::header(),
+                "points": points_json(&outcome),
+                "charts": outcome.charts.iter().map(|(stem, title, svg)| json!({
+                    "stem": stem, "title": title, "svg": svg,
+                })).collect::<Vec<_>>(),
+                "warnings": outcome.warnings,
+            }))
+        })
+    }
+
+    /// `/api/chart?SETTINGS`: the first, fast answer to a knob moved, the herd chart from
+    /// replication 0 alone ([`Playground::first_chart`]), `"charts": null` where that chart
+    /// needs every replication; the page asks `/api/run` for the table (and the same chart)
+    /// next.
+    fn first_chart(&self, query: &str, order: Option<&str>) -> Response {
+        self.resimulate(query, order, |settings, cancel, progress| {
+            let chart = self.playground.first_chart(settings, cancel, progress)?;
+            Ok(json!({
+                "charts": chart.map(|(stem, title, svg)| vec![json!({
+                    "stem": stem, "title": title, "svg": svg,
+                })]),
+            }))
+        })
+    }
+
+    /// A re-simulation the page asked for: takes a new generation (the older run stops),
+    /// reads the settings, and answers `work`'s fields with the generation, the query and the
+    /// time taken, or the error to show; `superseded` when a newer request cancelled it or
+    /// came before it.
+    fn resimulate(
+        &self,
+        query: &str,
+        order: Option<&str>,
+        work: impl FnOnce(&Settings, &CancelToken, &dyn Progress) -> Result<Value>,
+    ) -> Response {
         let started = Instant::now();
         // Even a setting refused below is the page's newest: the older run stops.
         let Some((generation, cancel)) = self.begin(order) else {
@@ -337,59 +376,13 @@ impl Server {
             counter: &self.progress,
             generation,
         };
-        match self.playground.run(&settings, true, &cancel, &progress) {
-            Ok(outcome) => json_response(
-                200,
-                &json!({
-                    "generation": generation,
-                    "query": settings.query,
-                    "command": self.playground.command(&settings),
-                    "header": crate::output::table::header(),
-                    "points": points_json(&outcome),
-                    "charts": outcome.charts.iter().map(|(stem, title, svg)| json!({
-                        "stem": stem, "title": title, "svg": svg,
-                    })).collect::<Vec<_>>(),
-                    "warnings": outcome.warnings,
-                    "elapsed_ms": started.elapsed().as_secs_f64() * 1e3,
-                }),
-            ),
-            Err(Error::Interrupted) => json_response(
-                200,
-                &json!({ "generation": generation, "superseded": true }),
-            ),
-            Err(e) => error_json(&e),
-        }
-    }
-
-    /// `/api/chart?SETTINGS`: the first, fast answer to a knob moved, the herd chart from
-    /// replication 0 alone ([`Playground::first_chart`]), `"charts": null` where that chart
-    /// needs every replication; the page asks `/api/run` for the table (and the same chart)
-    /// next. `superseded` as for `/api/run`.
-    fn first_chart(&self, query: &str, order: Option<&str>) -> Response {
-        let started = Instant::now();
-        let Some((generation, cancel)) = self.begin(order) else {
-            return json_response(200, &json!({ "superseded": true }));
-        };
-        let settings = match self.playground.settings(query) {
-            Ok(s) => s,
-            Err(e) => return error_json(&e),
-        };
-        let progress = RunProgress {
-            counter: &self.progress,
-            generation,
-        };
-        match self.playground.first_chart(&settings, &cancel, &progress) {
-            Ok(chart) => json_response(
-                200,
-                &json!({
-                    "generation": generation,
-                    "query": settings.query,
-                    "charts": chart.map(|(stem, title, svg)| vec![json!({
-                        "stem": stem, "title": title, "svg": svg,
-                    })]),
-                    "elapsed_ms": started.elapsed().as_secs_f64() * 1e3,
-                }),
-            ),
+        match work(&settings, &cancel, &progress) {
+            Ok(mut answer) => {
+                answer["generation"] = generation.into();
+                answer["query"] = settings.query.clone().into();
+                answer["elapsed_ms"] = (started.elapsed().as_secs_f64() * 1e3).into();
+                json_response(200, &answer)
+            }
             Err(Error::Interrupted) => json_response(
                 200,
                 &json!({ "generation": generation, "superseded": true }),
