@@ -211,10 +211,11 @@ fn check_units(dir: &Path, plan: &Plan, records: &[UnitRecord]) -> Result<()> {
     }
 }
 
-/// Writes summary, aggregate, compare, attempts and latency CSVs (and a chain's layer files)
-/// into `dir`; [`write_timeseries`] writes the time series. `records` must hold every unit of
-/// `plan`, in unit order, and `values` their metrics ([`PerMetric::measure`]) in the same
-/// order.
+/// Writes summary, aggregate, compare, attempts and latency CSVs (and a chain's layer files, a
+/// hedged run's `hedging.csv`) into `dir`; [`write_timeseries`] writes the time series.
+/// `records` must hold every unit of `plan`, in unit order, and `values` their metrics
+/// ([`PerMetric::measure`]) in the same order. No file takes its name before every file is
+/// complete.
 pub fn write_all(
     dir: &Path,
     plan: &Plan,
@@ -222,56 +223,113 @@ pub fn write_all(
     values: &[PerMetric<f64>],
 ) -> Result<Vec<PathBuf>> {
     check_units(dir, plan, records)?;
-    let keys = plan.sweep.keys();
-    let point_values: Vec<Vec<String>> = plan
-        .points
-        .iter()
-        .map(|p| p.values.iter().map(|(_, v)| format_value(v)).collect())
-        .collect();
-    let strategy_name = |p: usize, s: usize| plan.points[p].scenario.strategies[s].name.clone();
-    let reps = plan.replications as usize;
-
-    let mut summary = Table::<SummaryRow>::new(dir, &keys)?;
+    let unit = Units::of(plan);
+    let mut summary = Table::<SummaryRow>::new(dir, &unit.keys)?;
     for (r, v) in records.iter().zip(values) {
         summary.push(&SummaryRow {
             point: r.point as u32,
-            strategy: strategy_name(r.point, r.strategy),
+            strategy: unit.strategy(r.point, r.strategy),
             replication: r.replication,
             seed: r.seed,
-            sweep: point_values[r.point].clone(),
+            sweep: unit.sweep(r.point),
             metrics: *v,
         })?;
     }
-    // A chain of services (every point has the same layers: sweeps change values, not the
-    // file's tables) also writes `layers.csv`.
-    let chain = plan
-        .points
-        .first()
-        .and_then(|p| p.scenario.model.chain.as_ref());
-    let mut layers = chain
-        .map(|_| Table::<LayersRow>::new(dir, &keys))
-        .transpose()?;
-    let mut layer_series = chain
-        .map(|_| Table::<LayerTimeseriesRow>::new(dir, &keys))
-        .transpose()?;
-    if let (Some(layers), Some(layer_series)) = (layers.as_mut(), layer_series.as_mut()) {
+    let layers = unit.layers(dir, records)?;
+    let hedging = unit.hedging(dir, records)?;
+    let per_strategy = unit.per_strategy(dir, records, values)?;
+    let mut written = vec![summary.finish()?];
+    written.extend(per_strategy.finish()?);
+    if let Some((layers, layer_series)) = layers {
+        written.push(layers.finish()?);
+        written.push(layer_series.finish()?);
+    }
+    if let Some(hedging) = hedging {
+        written.push(hedging.finish()?);
+    }
+    Ok(written)
+}
+
+/// What every row of a unit carries: the sweep keys, each point's values, strategy names.
+struct Units<'a> {
+    plan: &'a Plan,
+    keys: Vec<String>,
+    point_values: Vec<Vec<String>>,
+}
+
+/// The files written from each strategy's replications together, in the order they are named.
+struct PerStrategy {
+    aggregate: Table<AggregateRow>,
+    compare: Table<CompareRow>,
+    attempts: Table<AttemptsRow>,
+    latency: Table<LatencyRow>,
+}
+
+impl PerStrategy {
+    fn finish(self) -> Result<[PathBuf; 4]> {
+        Ok([
+            self.aggregate.finish()?,
+            self.compare.finish()?,
+            self.attempts.finish()?,
+            self.latency.finish()?,
+        ])
+    }
+}
+
+impl<'a> Units<'a> {
+    fn of(plan: &'a Plan) -> Units<'a> {
+        let point_values = (plan.points.iter())
+            .map(|p| p.values.iter().map(|(_, v)| format_value(v)).collect())
+            .collect();
+        Units {
+            plan,
+            keys: plan.sweep.keys(),
+            point_values,
+        }
+    }
+
+    fn strategy(&self, point: usize, strategy: usize) -> String {
+        self.plan.points[point].scenario.strategies[strategy]
+            .name
+            .clone()
+    }
+
+    fn sweep(&self, point: usize) -> Vec<String> {
+        self.point_values[point].clone()
+    }
+
+    /// A chain of services (every point has the same layers: sweeps change values, not the
+    /// file's tables) also writes `layers.csv` and `layer_timeseries.csv`.
+    fn layers(
+        &self,
+        dir: &Path,
+        records: &[UnitRecord],
+    ) -> Result<Option<(Table<LayersRow>, Table<LayerTimeseriesRow>)>> {
+        let first = self.plan.points.first();
+        if first.is_none_or(|p| p.scenario.model.chain.is_none()) {
+            return Ok(None);
+        }
+        let mut layers = Table::<LayersRow>::new(dir, &self.keys)?;
+        let mut layer_series = Table::<LayerTimeseriesRow>::new(dir, &self.keys)?;
         for r in records {
-            let names = &plan.points[r.point].scenario.model.chain.as_ref();
-            let name = |i: usize| names.map_or_else(String::new, |c| c.names[i].clone());
-            let bucket_ns = plan.points[r.point].scenario.model.bucket.as_nanos();
-            for (i, series) in r
-                .layers
-                .iter()
-                .enumerate()
-                .filter_map(|(i, l)| Some((i, l.series.as_ref()?)))
+            let model = &self.plan.points[r.point].scenario.model;
+            let name = |i: usize| {
+                model
+                    .chain
+                    .as_ref()
+                    .map_or_else(String::new, |c| c.names[i].clone())
+            };
+            let bucket_ns = model.bucket.as_nanos();
+            for (i, series) in
+                (r.layers.iter().enumerate()).filter_map(|(i, l)| Some((i, l.series.as_ref()?)))
             {
                 for (b, (&arrivals, &retries)) in
                     series.arrivals.iter().zip(&series.retries).enumerate()
                 {
                     layer_series.push(&LayerTimeseriesRow {
                         point: r.point as u32,
-                        strategy: strategy_name(r.point, r.strategy),
-                        sweep: point_values[r.point].clone(),
+                        strategy: self.strategy(r.point, r.strategy),
+                        sweep: self.sweep(r.point),
                         layer: i as u32 + 1,
                         name: name(i),
                         t_ms: (b as u64 * bucket_ns) as f64 / 1e6,
@@ -284,9 +342,9 @@ pub fn write_all(
             for (i, l) in r.layers.iter().enumerate() {
                 layers.push(&LayersRow {
                     point: r.point as u32,
-                    strategy: strategy_name(r.point, r.strategy),
+                    strategy: self.strategy(r.point, r.strategy),
                     replication: r.replication,
-                    sweep: point_values[r.point].clone(),
+                    sweep: self.sweep(r.point),
                     layer: i as u32 + 1,
                     name: name(i),
                     requests: l.counts.requests,
@@ -302,122 +360,172 @@ pub fn write_all(
                 })?;
             }
         }
+        Ok(Some((layers, layer_series)))
     }
-    // Hedged runs also write `hedging.csv`, one row per hedged run.
-    let mut hedging = records
-        .iter()
-        .any(|r| r.hedging.is_some())
-        .then(|| Table::<HedgingRow>::new(dir, &keys))
-        .transpose()?;
-    if let Some(hedging) = hedging.as_mut() {
+
+    /// Hedged runs also write `hedging.csv`, one row per hedged run.
+    fn hedging(&self, dir: &Path, records: &[UnitRecord]) -> Result<Option<Table<HedgingRow>>> {
+        if !records.iter().any(|r| r.hedging.is_some()) {
+            return Ok(None);
+        }
+        let mut hedging = Table::<HedgingRow>::new(dir, &self.keys)?;
         for r in records {
             let Some(h) = r.hedging else { continue };
             let requests = r.counts.requests;
             hedging.push(&HedgingRow {
                 point: r.point as u32,
-                strategy: strategy_name(r.point, r.strategy),
+                strategy: self.strategy(r.point, r.strategy),
                 replication: r.replication,
-                sweep: point_values[r.point].clone(),
+                sweep: self.sweep(r.point),
                 hedges_per_request: ratio(h.hedges, requests),
                 won_by_hedge_share: ratio(h.won_by_hedge, requests),
                 unread_served_per_request: ratio(h.unread_served, requests),
                 wasted_work_share: r.wasted_work_share,
             })?;
         }
+        Ok(Some(hedging))
     }
-    let mut aggregate = Table::<AggregateRow>::new(dir, &keys)?;
-    let mut compare = Table::<CompareRow>::new(dir, &keys)?;
-    let mut attempts = Table::<AttemptsRow>::new(dir, &keys)?;
-    let mut latency = Table::<LatencyRow>::new(dir, &keys)?;
 
-    // Records are in unit order: point-major, strategy, replication.
-    let mut offset = 0;
-    for (p, point) in plan.points.iter().enumerate() {
-        let strategies = point.scenario.strategies.len();
-        let block = &records[offset..offset + strategies * reps];
-        let block_values = &values[offset..offset + strategies * reps];
-        offset += strategies * reps;
-        let sweep = || point_values[p].clone();
-        for s in 0..strategies {
-            let runs = &block[s * reps..(s + 1) * reps];
-            let estimates = estimates(&block_values[s * reps..(s + 1) * reps]);
-            for (metric, e) in estimates.iter() {
-                aggregate.push(&AggregateRow {
-                    point: p as u32,
-                    strategy: strategy_name(p, s),
-                    sweep: sweep(),
-                    metric,
-                    mean: defined(e.mean),
-                    sd: e.sd,
-                    ci95_low: e.ci95_low,
-                    ci95_high: e.ci95_high,
-                    n: e.n as u32,
-                })?;
+    /// Aggregate, attempts and latency rows of each strategy's replications, and the compare
+    /// rows of each pair of strategies at a point.
+    fn per_strategy(
+        &self,
+        dir: &Path,
+        records: &[UnitRecord],
+        values: &[PerMetric<f64>],
+    ) -> Result<PerStrategy> {
+        let mut files = PerStrategy {
+            aggregate: Table::new(dir, &self.keys)?,
+            compare: Table::new(dir, &self.keys)?,
+            attempts: Table::new(dir, &self.keys)?,
+            latency: Table::new(dir, &self.keys)?,
+        };
+        let reps = self.plan.replications as usize;
+        // Records are in unit order: point-major, strategy, replication.
+        let mut offset = 0;
+        for (p, point) in self.plan.points.iter().enumerate() {
+            let strategies = point.scenario.strategies.len();
+            let block_values = &values[offset..offset + strategies * reps];
+            for s in 0..strategies {
+                let at = offset + s * reps..offset + (s + 1) * reps;
+                self.aggregate(&mut files.aggregate, p, s, &values[at.clone()])?;
+                self.attempts(&mut files.attempts, p, s, &records[at.clone()])?;
+                self.latency(&mut files.latency, p, s, &records[at])?;
             }
-            let requests: u64 = runs.iter().map(|r| r.counts.requests).sum();
-            let longest = runs.iter().map(|r| r.by_attempt.len()).max().unwrap_or(0);
-            for a in 0..longest {
-                let n: u64 = runs
-                    .iter()
-                    .map(|r| r.by_attempt.get(a).copied().unwrap_or(0))
-                    .sum();
-                attempts.push(&AttemptsRow {
-                    point: p as u32,
-                    strategy: strategy_name(p, s),
-                    sweep: sweep(),
-                    attempt: a as u32 + 1,
-                    succeeded: n,
-                    share: if requests == 0 {
-                        f64::NAN
-                    } else {
-                        n as f64 / requests as f64
-                    },
-                })?;
-            }
-            let mut merged: Histogram<u64> = new_latency_histogram();
-            for r in runs {
-                for &(value, count) in &r.latency_us {
-                    merged.saturating_record_n(value, count);
-                }
-            }
-            // The CDF at HDR's percentile ticks (10 per halving of the distance to 100 %):
-            // fine in the tail where the charts look, a few hundred rows per strategy however
-            // many requests there were. Each row is (value, share of requests at or below it).
-            let mut last_value = None;
-            for v in merged.iter_quantiles(10) {
-                let value = v.value_iterated_to();
-                if last_value == Some(value) {
-                    continue;
-                }
-                last_value = Some(value);
-                latency.push(&LatencyRow {
-                    point: p as u32,
-                    strategy: strategy_name(p, s),
-                    sweep: sweep(),
-                    latency_ms: value as f64 / 1000.0,
-                    cdf: v.quantile(),
-                })?;
+            self.compare(&mut files.compare, p, strategies, block_values)?;
+            offset += strategies * reps;
+        }
+        Ok(files)
+    }
+
+    fn aggregate(
+        &self,
+        out: &mut Table<AggregateRow>,
+        p: usize,
+        s: usize,
+        values: &[PerMetric<f64>],
+    ) -> Result<()> {
+        for (metric, e) in estimates(values).iter() {
+            out.push(&AggregateRow {
+                point: p as u32,
+                strategy: self.strategy(p, s),
+                sweep: self.sweep(p),
+                metric,
+                mean: defined(e.mean),
+                sd: e.sd,
+                ci95_low: e.ci95_low,
+                ci95_high: e.ci95_high,
+                n: e.n as u32,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Requests that succeeded at each attempt, over every replication.
+    fn attempts(
+        &self,
+        out: &mut Table<AttemptsRow>,
+        p: usize,
+        s: usize,
+        runs: &[UnitRecord],
+    ) -> Result<()> {
+        let requests: u64 = runs.iter().map(|r| r.counts.requests).sum();
+        let longest = runs.iter().map(|r| r.by_attempt.len()).max().unwrap_or(0);
+        for a in 0..longest {
+            let n: u64 = (runs.iter())
+                .map(|r| r.by_attempt.get(a).copied().unwrap_or(0))
+                .sum();
+            out.push(&AttemptsRow {
+                point: p as u32,
+                strategy: self.strategy(p, s),
+                sweep: self.sweep(p),
+                attempt: a as u32 + 1,
+                succeeded: n,
+                share: ratio(n, requests),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The latency CDF of every replication's requests together, at HDR's percentile ticks
+    /// (10 per halving of the distance to 100 %): fine in the tail where the charts look, a
+    /// few hundred rows per strategy however many requests there were. Each row is (value,
+    /// share of requests at or below it).
+    fn latency(
+        &self,
+        out: &mut Table<LatencyRow>,
+        p: usize,
+        s: usize,
+        runs: &[UnitRecord],
+    ) -> Result<()> {
+        let mut merged: Histogram<u64> = new_latency_histogram();
+        for r in runs {
+            for &(value, count) in &r.latency_us {
+                merged.saturating_record_n(value, count);
             }
         }
+        let mut last_value = None;
+        for v in merged.iter_quantiles(10) {
+            let value = v.value_iterated_to();
+            if last_value == Some(value) {
+                continue;
+            }
+            last_value = Some(value);
+            out.push(&LatencyRow {
+                point: p as u32,
+                strategy: self.strategy(p, s),
+                sweep: self.sweep(p),
+                latency_ms: value as f64 / 1000.0,
+                cdf: v.quantile(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Each pair of strategies at point `p`, paired by replication (`values` holds the
+    /// point's units, strategy-major).
+    fn compare(
+        &self,
+        out: &mut Table<CompareRow>,
+        p: usize,
+        strategies: usize,
+        values: &[PerMetric<f64>],
+    ) -> Result<()> {
+        let reps = self.plan.replications as usize;
         for metric in Metric::ALL {
             for a in 0..strategies {
                 for b in a + 1..strategies {
                     let (xa, xb): (Vec<f64>, Vec<f64>) = (0..reps)
-                        .map(|r| {
-                            (
-                                block_values[a * reps + r][metric],
-                                block_values[b * reps + r][metric],
-                            )
-                        })
+                        .map(|r| (values[a * reps + r][metric], values[b * reps + r][metric]))
                         .filter(|(x, y)| x.is_finite() && y.is_finite())
                         .unzip();
                     let e = paired_difference(&xa, &xb);
-                    compare.push(&CompareRow {
+                    out.push(&CompareRow {
                         point: p as u32,
-                        sweep: sweep(),
+                        sweep: self.sweep(p),
                         metric,
-                        strategy_a: strategy_name(p, a),
-                        strategy_b: strategy_name(p, b),
+                        strategy_a: self.strategy(p, a),
+                        strategy_b: self.strategy(p, b),
                         mean_diff: defined(e.mean),
                         ci95_low: e.ci95_low,
                         ci95_high: e.ci95_high,
@@ -426,22 +534,8 @@ pub fn write_all(
                 }
             }
         }
+        Ok(())
     }
-    let mut written = vec![
-        summary.finish()?,
-        aggregate.finish()?,
-        compare.finish()?,
-        attempts.finish()?,
-        latency.finish()?,
-    ];
-    if let (Some(layers), Some(layer_series)) = (layers, layer_series) {
-        written.push(layers.finish()?);
-        written.push(layer_series.finish()?);
-    }
-    if let Some(hedging) = hedging {
-        written.push(hedging.finish()?);
-    }
-    Ok(written)
 }
 
 /// `n / d`, NaN when `d` is 0 (an empty cell).
