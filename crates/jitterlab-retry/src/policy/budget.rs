@@ -829,18 +829,22 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_refunded_retry_is_as_if_denied() {
-        let now = at_ms(0);
-        let kinds = [
+    /// One budget of each kind, at its defaults.
+    fn every_kind() -> [BudgetConfig; 6] {
+        [
             BudgetConfig::token_bucket(),
             BudgetConfig::ratio(),
             BudgetConfig::grpc(),
             BudgetConfig::adaptive(),
             BudgetConfig::retry_breaker(),
             BudgetConfig::concurrency(),
-        ];
-        for config in kinds {
+        ]
+    }
+
+    #[test]
+    fn a_refunded_retry_is_as_if_denied() {
+        let now = at_ms(0);
+        for config in every_kind() {
             for class in [
                 RetryClass::Transient,
                 RetryClass::Timeout,
@@ -990,14 +994,8 @@ mod tests {
     #[test]
     fn other_kinds_ignore_sends_and_attempt_ends() {
         let now = at_ms(0);
-        let kinds = [
-            BudgetConfig::token_bucket(),
-            BudgetConfig::ratio(),
-            BudgetConfig::grpc(),
-            BudgetConfig::adaptive(),
-            BudgetConfig::retry_breaker(),
-        ];
-        for config in kinds {
+        let kinds = every_kind().into_iter();
+        for config in kinds.filter(|c| !matches!(c, BudgetConfig::Concurrency { .. })) {
             let mut b = Budget::new(config).unwrap();
             b.on_begin(now);
             let before = b.available(now);
@@ -1101,15 +1099,8 @@ mod tests {
             let err = Budget::new(config).unwrap_err();
             assert_eq!(err.field, field, "{config}: {err}");
         }
-        let kinds = [
-            BudgetConfig::token_bucket(),
-            BudgetConfig::ratio(),
-            BudgetConfig::grpc(),
-            BudgetConfig::adaptive(),
-            BudgetConfig::retry_breaker(),
-            BudgetConfig::concurrency(),
-        ];
-        for (config, kind) in kinds.into_iter().zip(BudgetConfig::KINDS) {
+        assert_eq!(every_kind().len(), BudgetConfig::KINDS.len());
+        for (config, kind) in every_kind().into_iter().zip(BudgetConfig::KINDS) {
             assert_eq!(config.kind(), kind);
             assert!(config.to_string().contains(kind));
             assert!(Budget::new(config).is_ok(), "{config}");
