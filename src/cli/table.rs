@@ -21,7 +21,7 @@ pub fn render(points: &[PointSummary]) -> String {
         }
         for strategy in &point.strategies {
             let mut row = vec![shown(&strategy.name)];
-            row.extend(cells(strategy));
+            row.extend(cells(&strategy.estimates));
             rows.push(row);
         }
     }

@@ -2,8 +2,8 @@
 //! strategy, with the decimals each is shown with. `jitterlab run` prints it and the
 //! playground (`jitterlab serve`) shows it, from the same cells, so the two agree to the digit.
 
-use crate::metric::Metric;
-use crate::runner::StrategySummary;
+use crate::metric::{Metric, PerMetric};
+use crate::stats::Estimate;
 
 /// The columns after the strategy: the metric and the decimals it is shown with.
 pub const COLUMNS: [(Metric, usize); 6] = [
@@ -22,13 +22,13 @@ pub fn header() -> Vec<&'static str> {
         .collect()
 }
 
-/// A strategy's cells after its name: each mean with its decimals, `-` where it is undefined
-/// (a latency where nothing succeeded).
-pub fn cells(strategy: &StrategySummary) -> Vec<String> {
+/// A strategy's cells after its name, from its `estimates` over replications: each mean with
+/// its decimals, `-` where it is undefined (a latency where nothing succeeded).
+pub fn cells(estimates: &PerMetric<Estimate>) -> Vec<String> {
     COLUMNS
         .iter()
         .map(|&(metric, digits)| {
-            let mean = strategy.estimates[metric].mean;
+            let mean = estimates[metric].mean;
             if mean.is_finite() {
                 format!("{mean:.digits$}")
             } else {

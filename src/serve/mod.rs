@@ -493,7 +493,7 @@ fn points_json(outcome: &Outcome) -> Vec<Value> {
             let rows: Vec<Vec<String>> = (p.strategies.iter())
                 .map(|s| {
                     let mut row = vec![crate::text::shown(&s.name)];
-                    row.extend(crate::output::table::cells(s));
+                    row.extend(crate::output::table::cells(&s.estimates));
                     row
                 })
                 .collect();
