@@ -1081,6 +1081,20 @@ mod tests {
         assert_eq!(r.counts.gave_up_attempts, 8 - expected);
     }
 
+    /// Eight clients at t = 0 into a server answering 429 to everything for an hour, 1 ms
+    /// each way, retries 10 ms apart, unlimited, 429 a throttling answer.
+    fn throttling_storm() -> Model {
+        let mut m = model(burst(8), queue(1, None, 10), constant(1));
+        m.faults = vec![Fault {
+            kind: FaultKind::Outage(OutageAnswer::Status(429)),
+            start: SimTime::ZERO,
+            end: SimTime::ZERO + SimDuration::from_secs(3600),
+        }];
+        m.client.max_attempts = None;
+        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        m
+    }
+
     #[test]
     fn adaptive_rate_spaces_attempts_at_its_floor_in_a_throttling_storm() {
         // Eight clients at t = 0 into a server answering 429 to everything, 1 ms each way,
@@ -1091,14 +1105,7 @@ mod tests {
         // 12 ms + 0.993 / 0.5 s = 1.998 s, and one more every 2 s (W_max never tops 0.5:
         // one answer per 2 s, smoothed, times 0.7 stays under the floor): retries at
         // 1.998 + 2k s up to the 60 s horizon, k = 0..=29, 30 in all.
-        let mut m = model(burst(8), queue(1, None, 10), constant(1));
-        m.faults = vec![Fault {
-            kind: FaultKind::Outage(OutageAnswer::Status(429)),
-            start: SimTime::ZERO,
-            end: SimTime::ZERO + SimDuration::from_secs(3600),
-        }];
-        m.client.max_attempts = None;
-        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        let mut m = throttling_storm();
         let unlimited = run_immediate(&m).counts.attempts;
         m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Shared));
         let r = run_immediate(&m);
@@ -1119,14 +1126,7 @@ mod tests {
         // As above, shared, with a 5 s deadline: tokens at 1.998 s and 3.998 s carry two
         // retries; the next is due at 5.998 s, past every request's deadline, so all eight
         // end at 5 s (gave up: deadline) without taking it, not one by one as tokens come.
-        let mut m = model(burst(8), queue(1, None, 10), constant(1));
-        m.faults = vec![Fault {
-            kind: FaultKind::Outage(OutageAnswer::Status(429)),
-            start: SimTime::ZERO,
-            end: SimTime::ZERO + SimDuration::from_secs(3600),
-        }];
-        m.client.max_attempts = None;
-        m.client.throttling_on = RetryOn::none().with_status(429).unwrap();
+        let mut m = throttling_storm();
         m.client.deadline = Some(SimDuration::from_secs(5));
         m.client.adaptive_rate = Some((AdaptiveRateConfig::default(), Scope::Shared));
         let r = run_immediate(&m);
