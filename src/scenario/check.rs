@@ -448,6 +448,11 @@ fn hedging_fits(
                 "no hedging with client.concurrency: each copy would need a slot of its own",
             );
         }
+        if !s.client_config(client).idempotency.may_retry() {
+            return refuse(
+                "no hedging with client.idempotent = false (without idempotency_key = true): every copy repeats the request, which only an idempotent one may be (gRFC A6)",
+            );
+        }
         if s.client_config(client).adaptive_rate.is_some() {
             return refuse(
                 "no hedging with adaptive_rate: the rate limiter's token wait holds one attempt per client, and a copy would need a token of its own",

@@ -611,3 +611,50 @@ fn every_preset_resolves_and_reads_back_the_same() -> Result<()> {
     assert!(resolved.contains("deposit = \"success\""), "{resolved}");
     Ok(())
 }
+
+#[test]
+fn hedging_refusals_name_the_key_the_value_and_what_is_allowed() {
+    // (scenario, what the message must hold), one per refusal of a hedging table.
+    let h = "hedging = { delay = \"10ms\" }";
+    let cases = [
+        (format!("[client]\n{h}\nidempotent = false\n"), ["client.hedging", "idempotent = false"]),
+        (
+            format!("[client]\n{h}\n[network]\nlatency = {{ dist = \"constant\", mean = \"1ms\" }}\n"),
+            ["client.hedging", "network.latency"],
+        ),
+        (format!("[client]\n{h}\nconcurrency = 4\n"), ["client.hedging", "client.concurrency"]),
+        (format!("[client]\n{h}\nadaptive_rate = {{}}\n"), ["client.hedging", "adaptive_rate"]),
+        (
+            "[client]\nidempotent = false\n[backoff]\nstrategies = [{ name = \"h\", jitter = \"full\", hedging = { delay = \"p95\" } }]\n".into(),
+            ["backoff.strategies[0].hedging", "idempotent"],
+        ),
+        ("[client]\nhedging = { delay = \"p0\" }\n".into(), ["client.hedging.delay", "\"p0\""]),
+        ("[client]\nhedging = { delay = \"p100\" }\n".into(), ["client.hedging.delay", "below p100"]),
+        ("[client]\nhedging = { delay = \"-1ms\" }\n".into(), ["client.hedging.delay", "-1ms"]),
+        ("[client]\nhedging = { max_attempts = 2 }\n".into(), ["client.hedging.delay", "missing"]),
+        (
+            "[client]\nhedging = { delay = \"1ms\", max_attempts = 1 }\n".into(),
+            ["client.hedging.max_attempts", "2"],
+        ),
+        (
+            "[client]\nhedging = { delay = \"1ms\", max_attempts = 6 }\n".into(),
+            ["client.hedging.max_attempts", "5"],
+        ),
+        (
+            "[client]\nhedging = { delay = \"1ms\", non_fatal = [\"slow\"] }\n".into(),
+            ["client.hedging.non_fatal", "slow"],
+        ),
+        (
+            "[client]\nhedging = { delay = \"1ms\", cancel = \"sometimes\" }\n".into(),
+            ["client.hedging.cancel", "\"never\""],
+        ),
+    ];
+    for (text, wants) in cases {
+        let e = error_of(&text);
+        for want in wants {
+            assert!(e.contains(want), "{want:?} not in: {e}\n{text}");
+        }
+    }
+    let ok = "[client]\nhedging = { delay = \"p99.9\", max_attempts = 5 }\nidempotent = false\nidempotency_key = true\n";
+    assert!(parse(ok).and_then(|d| d.base()).is_ok());
+}

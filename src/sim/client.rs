@@ -871,14 +871,18 @@ impl Clients {
         (self.awaits(c, tag) && h.may_send(c)).then(|| h.delay())?
     }
 
-    /// True when `tag` is still client `c`'s latest copy and its request waits: the delay
-    /// timer set when `tag` left is the current one.
+    /// True when `tag` is still client `c`'s latest copy and its request waits (the delay
+    /// timer set when `tag` left is the current one), and no pushback holds the next copy
+    /// past `now` (its own timer comes then).
     #[inline]
-    pub fn hedge_due(&self, c: u32, tag: u32) -> bool {
+    pub fn hedge_due(&self, c: u32, tag: u32, now: SimTime) -> bool {
         let client = &self.clients[c as usize];
         client.phase == Phase::Waiting
             && client.sends == tag
-            && self.hedging.as_ref().is_some_and(|h| h.may_send(c))
+            && self
+                .hedging
+                .as_ref()
+                .is_some_and(|h| h.may_send(c) && h.released(c, now))
     }
 
     /// Client `c` sends another copy of its request at `now`: its tag and timeout, or why
@@ -909,16 +913,31 @@ impl Clients {
             {
                 break 'check Ending::GaveUpBudget;
             }
-            if let Some(i) = self.guards.throttle_index(owner) {
+            // A copy the throttle or the breaker refuses gives the budget's grant back, as
+            // a refused retry does (`Clients::refuse`).
+            let throttled = self.guards.throttle_index(owner).is_some_and(|i| {
                 let (throttle, rng) = &mut self.guards.throttles[i];
-                if !throttle.admit_nanos(now.as_nanos(), rng) {
-                    break 'check Ending::Throttled;
-                }
-            }
-            if let Some(i) = self.guards.breaker_index(owner)
+                !throttle.admit_nanos(now.as_nanos(), rng)
+            });
+            let refused = if throttled {
+                Some(Ending::Throttled)
+            } else if let Some(i) = self.guards.breaker_index(owner)
                 && !self.guards.breakers[i].allow_nanos(now.as_nanos())
             {
-                break 'check Ending::RejectedByBreaker;
+                Some(Ending::RejectedByBreaker)
+            } else {
+                None
+            };
+            if let Some(i) = self.guards.budget_index(owner) {
+                let budget = &mut self.guards.budgets[i];
+                match refused {
+                    Some(_) => budget.refund_retry_nanos(now.as_nanos(), RetryClass::Transient),
+                    // A concurrency budget counts the copy in flight until it ends.
+                    None => budget.on_send(),
+                }
+            }
+            if let Some(refused) = refused {
+                break 'check refused;
             }
             let client = &mut self.clients[c as usize];
             client.sends = tag;
@@ -940,11 +959,20 @@ impl Clients {
         self.hedging.as_ref().is_some_and(|h| h.any_live(c))
     }
 
-    /// Copy `tag` of client `c` ended at `now` with `outcome`: the guards learn of it as of
-    /// an attempt (the budget's success or failure, gRPC's token), then the policy says what
-    /// follows. The request's phase is left to the engine ([`Clients::end`]).
-    pub fn conclude_copy(&mut self, c: u32, tag: u32, now: SimTime, outcome: Outcome) -> CopyNext {
+    /// Copy `tag` of client `c` ended at `now` with `outcome` (and a Retry-After `hint`): the
+    /// guards learn of it as of an attempt (the budget's success or failure, gRPC's token),
+    /// then the policy says what follows. The request's phase is left to the engine
+    /// ([`Clients::end`]).
+    pub fn conclude_copy(
+        &mut self,
+        c: u32,
+        tag: u32,
+        now: SimTime,
+        outcome: Outcome,
+        hint: Option<SimDuration>,
+    ) -> CopyNext {
         let owner = self.owner(c);
+        let hint = self.heard(hint);
         let n = self.clients[c as usize]
             .attempt_of(tag)
             .expect("only an awaited copy is concluded");
@@ -962,13 +990,62 @@ impl Clients {
             .expect("only a hedged client has copies");
         if let Some(i) = self.guards.budget_index(owner) {
             let budget = &mut self.guards.budgets[i];
+            // The copy is no longer in flight (a concurrency budget's books; `decide`'s
+            // `on_attempt_end` for a retried attempt).
+            budget.on_abandon(n);
             if outcome == Outcome::Success {
-                budget.on_success(Hedging::kind(n));
+                budget.on_success_at(Duration::from_nanos(now.as_nanos()), Hedging::kind(n));
             } else if h.config.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
                 budget.on_failure();
             }
         }
-        h.conclude(c, n, now, outcome)
+        let next = h.conclude(c, n, now, outcome);
+        // A copy timed out by the request's deadline: the request fails as out of time
+        // whatever copies are still out (A6: "Once a deadline has passed, the operation
+        // fails regardless of in-flight RPCs"), as a retried one does.
+        let start = self.clients[c as usize].start.as_nanos();
+        if outcome == Outcome::Timeout
+            && matches!(
+                self.policy.attempt_timeout(start, now.as_nanos()),
+                AttemptTimeout::Expired
+            )
+        {
+            return CopyNext::End(Ending::GaveUpDeadline);
+        }
+        match (next, hint) {
+            (CopyNext::SendNow, Some(hint)) => self.pushback(c, now, hint),
+            _ => next,
+        }
+    }
+
+    /// A non-fatal copy of client `c` answered at `now` with a Retry-After `hint`: the next
+    /// copy waits what `client.retry_after` makes of the hint after a zero backoff (A6's
+    /// pushback; `ignore`: at once), never past the deadline (it then gives up there).
+    fn pushback(&mut self, c: u32, now: SimTime, hint: SimDuration) -> CopyNext {
+        let client = &mut self.clients[c as usize];
+        let policy = self.policy.policy();
+        let hint = Duration::from_nanos(hint.as_nanos());
+        let wait = SimDuration::from(policy.retry_after.sleep(
+            Duration::ZERO,
+            Some(hint),
+            &mut client.rng,
+        ));
+        let left = policy
+            .deadline
+            .map(|d| (client.start + SimDuration::from(d)) - now);
+        let delay = left.map_or(wait, |left| wait.min(left));
+        if delay == SimDuration::ZERO {
+            return CopyNext::SendNow;
+        }
+        let h = self
+            .hedging
+            .as_mut()
+            .expect("only a hedged client has copies");
+        h.hold(c, now + delay);
+        CopyNext::SendAfter {
+            delay,
+            latest: client.sends,
+        }
     }
 
     /// Served copies whose answer nobody read: one more.
@@ -987,9 +1064,19 @@ impl Clients {
             return None;
         }
         client.phase = Phase::Idle;
+        let attempts = client.attempts();
+        // The copies still awaited are cancelled: a concurrency budget no longer counts them.
+        if let Some(h) = self.hedging.as_ref()
+            && let Some(i) = self.guards.budget_index(self.owner(c))
+        {
+            for n in (1..=attempts).filter(|&n| h.live(c, n)) {
+                self.guards.budgets[i].on_abandon(n);
+            }
+        }
+        let client = &self.clients[c as usize];
         Some(Request {
             start: client.start,
-            attempts: client.attempts(),
+            attempts,
             number: client.requests,
         })
     }
@@ -1196,6 +1283,93 @@ mod tests {
         let at = SimTime::ZERO + SimDuration::from_millis(1);
         assert_eq!(c.launch(0, at), Launch::Refused(Ending::RejectedByBreaker));
         assert_eq!(tokens(&c), 10.0, "both tokens back");
+    }
+
+    /// One hedge after 4 ms, 503 non-fatal: a hedged client of `budget` (shared).
+    fn hedged_with(budget: BudgetConfig) -> ClientConfig {
+        ClientConfig {
+            budget: Some((budget, Scope::Shared)),
+            hedging: Some(HedgeConfig {
+                delay: super::super::hedge::HedgeDelay::Fixed(SimDuration::from_millis(4)),
+                max_attempts: 2,
+                non_fatal: RetryOn::none().with_status(503).unwrap(),
+                cancel: Cancel::Waiting,
+            }),
+            ..ClientConfig::bare(None)
+        }
+    }
+
+    /// Client 0 begins a request and sends its first copy at `now`: its tag.
+    fn first_copy(c: &mut Clients, now: SimTime) -> u32 {
+        assert!(c.begin(0, now));
+        match c.launch(0, now) {
+            Launch::Sent { tag, .. } => tag,
+            refused => panic!("{refused:?}"),
+        }
+    }
+
+    #[test]
+    fn a_concurrency_budget_frees_a_hedge_when_its_request_ends() {
+        // Envoy's budget allows max(3, 20 % of active) retries in flight. One client, ten
+        // requests one after the other, each hedged and won by its first copy (the hedge is
+        // cancelled): every hedge is allowed, since the last one is no longer in flight.
+        let mut c = clients_with(hedged_with(BudgetConfig::concurrency()));
+        for k in 0..10 {
+            let now = SimTime::ZERO + SimDuration::from_millis(10 * k);
+            let first = first_copy(&mut c, now);
+            let hedge = c.launch_copy(0, now + SimDuration::from_millis(4));
+            assert!(hedge.is_ok(), "request {k}: {hedge:?}");
+            let done = now + SimDuration::from_millis(5);
+            assert_eq!(
+                c.conclude_copy(0, first, done, Outcome::Success, None),
+                CopyNext::End(Ending::Succeeded)
+            );
+            assert!(c.end(0).is_some());
+            assert_eq!(tokens(&c), 3.0, "request {k}: nothing left in flight");
+        }
+    }
+
+    #[test]
+    fn a_ratio_budget_counting_successes_counts_a_hedged_success() {
+        // 100 % of the requests that succeeded, no reserve: the first request's hedge is
+        // refused (no success yet), the second's allowed by the first's success.
+        let budget = BudgetConfig::Ratio {
+            percent: 100.0,
+            min_per_sec: 0.0,
+            window: std::time::Duration::from_secs(10),
+            deposit: crate::policy::RatioDeposit::Success,
+        };
+        let mut c = clients_with(hedged_with(budget));
+        let at = |ms| SimTime::ZERO + SimDuration::from_millis(ms);
+        let first = first_copy(&mut c, at(0));
+        assert_eq!(c.launch_copy(0, at(4)), Err(Ending::GaveUpBudget));
+        let next = c.conclude_copy(0, first, at(5), Outcome::Success, None);
+        assert_eq!(next, CopyNext::End(Ending::Succeeded));
+        assert!(c.end(0).is_some());
+        first_copy(&mut c, at(10));
+        assert!(c.launch_copy(0, at(14)).is_ok(), "one success deposited");
+    }
+
+    #[test]
+    fn a_hedge_the_breaker_refuses_gives_its_token_back() {
+        // A token bucket of 10 (a retry costs 5) and a breaker opening on two failures: both
+        // first copies fail (503, non-fatal), the breaker opens, and client 0's hedge, granted
+        // by the budget, is refused by the breaker: its 5 tokens go back.
+        let mut config = budget_and_breaker(2);
+        config.hedging = hedged_with(BudgetConfig::grpc()).hedging;
+        let mut c = clients_with(config);
+        let now = SimTime::ZERO;
+        for client in [0, 1] {
+            assert!(c.begin(client, now));
+            assert!(matches!(c.launch(client, now), Launch::Sent { .. }));
+        }
+        for client in [0, 1] {
+            let tag = c.clients[client as usize].sends;
+            let next = c.conclude_copy(client, tag, now, Outcome::Status(503), None);
+            assert_eq!(next, CopyNext::SendNow);
+        }
+        assert_eq!(c.launch_copy(0, now), Err(Ending::RejectedByBreaker));
+        assert_eq!(tokens(&c), 10.0);
     }
 
     /// What the adaptive throttle counts as accepted: any answer but an overload rejection.

@@ -227,7 +227,7 @@ impl<'a> Sim<'a> {
             Event::ReadReply(c, tag) => self.read_reply(c, tag, self.network.version(c)),
             Event::WriteArrive(c, tag) => self.write_arrive(c, tag, self.network.version(c)),
             Event::Hedge(c, tag) => {
-                if self.clients.hedge_due(c, tag) {
+                if self.clients.hedge_due(c, tag, self.now) {
                     self.send_copy(c);
                 }
             }
@@ -414,7 +414,7 @@ impl<'a> Sim<'a> {
     /// then it sleeps or its request ends (a hedged request: see [`Sim::conclude_copy`]).
     fn conclude(&mut self, c: u32, tag: u32, outcome: Outcome, hint: Option<SimDuration>) {
         if self.clients.hedged() {
-            return self.conclude_copy(c, tag, outcome);
+            return self.conclude_copy(c, tag, outcome, hint);
         }
         self.release_slot();
         match self.clients.conclude(c, self.now, outcome, hint) {
@@ -424,11 +424,13 @@ impl<'a> Sim<'a> {
     }
 
     /// Copy `tag` of client `c`'s hedged request ended with `outcome`: wait for the other
-    /// copies, send the next at once, or end the request (cancelling the copies left).
-    fn conclude_copy(&mut self, c: u32, tag: u32, outcome: Outcome) {
-        match self.clients.conclude_copy(c, tag, self.now, outcome) {
+    /// copies, send the next at once or after the server's pushback, or end the request
+    /// (cancelling the copies left).
+    fn conclude_copy(&mut self, c: u32, tag: u32, outcome: Outcome, hint: Option<SimDuration>) {
+        match self.clients.conclude_copy(c, tag, self.now, outcome, hint) {
             CopyNext::Wait => {}
             CopyNext::SendNow => self.send_copy(c),
+            CopyNext::SendAfter { delay, latest } => self.after(delay, Event::Hedge(c, latest)),
             CopyNext::End(ending) => self.end(c, ending),
         }
     }
@@ -997,6 +999,75 @@ mod tests {
         let (_, r) = timeline(&m);
         assert_eq!((r.counts.attempts, r.counts.failed), (1, 1));
         assert_eq!(r.hedging.unwrap().hedges, 0);
+    }
+
+    #[test]
+    fn a_hedged_request_out_of_time_gives_up_on_its_deadline() {
+        // Service 100 ms, a 50 ms deadline, no per-copy timeout: both copies (0 and 4 ms) are
+        // cut to the deadline. The first to time out ends the request as out of time (A6:
+        // the call fails at its deadline whatever is in flight), not as a fatal failure.
+        let mut m = model(burst(1), queue(2, None, 100), constant(0));
+        hedged(&mut m, Cancel::Waiting, RetryOn::none());
+        m.client.timeout = None;
+        m.client.deadline = Some(ms(50));
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (4, Event::Hedge(0, 1)),
+                (50, Event::Timeout(0, 1)),
+                (50, Event::Timeout(0, 2)),
+                (100, Event::ServiceDone(0)),
+                (104, Event::ServiceDone(1)),
+            ]
+        );
+        assert_eq!((r.counts.gave_up_deadline, r.counts.failed), (1, 0));
+    }
+
+    #[test]
+    fn a_pushback_holds_the_next_copy_for_its_delay() {
+        // One worker, no waiting room, 503 with Retry-After 3 ms when busy; three copies,
+        // 503 non-fatal. Client 0 is served 0-10 ms; its hedge (4 ms) is pushed back, so the
+        // third copy leaves at 7 ms, not at once. Client 1 is turned away at 0 and copies at
+        // 3 and 6 ms (A6: the next hedge after the pushback), and gives up.
+        let mut m = model(burst(2), queue(1, Some(0), 10), constant(0));
+        if let ServerConfig::Queue(q) = &mut m.server {
+            q.retry_after = RetryAfterHint::Fixed(ms(3));
+        }
+        hedged(
+            &mut m,
+            Cancel::Waiting,
+            RetryOn::none().with_status(503).unwrap(),
+        );
+        m.client.hedging.as_mut().unwrap().max_attempts = 3;
+        let (events, r) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (3, Event::Hedge(1, 1)),
+                (4, Event::Hedge(0, 1)),
+                (6, Event::Hedge(1, 2)),
+                (7, Event::Hedge(0, 2)),
+                (10, Event::ServiceDone(0)),
+            ]
+        );
+        assert_eq!((r.counts.succeeded, r.counts.gave_up_attempts), (1, 1));
+        assert_eq!(r.counts.attempts, 6);
+        // `retry_after = "ignore"`: the copies leave at once.
+        m.client.retry_after.mode = crate::policy::RetryAfterMode::Ignore;
+        let (events, _) = timeline(&m);
+        assert_eq!(
+            events,
+            [
+                (0, Event::Start(0)),
+                (0, Event::Start(1)),
+                (4, Event::Hedge(0, 1)),
+                (10, Event::ServiceDone(0)),
+            ]
+        );
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub enum Event {
     HopWake(u32),
     /// A caller slot was handed a concurrency-limiter slot.
     HopLaunch(u32),
-    /// The hedging delay after copy `.1` of client `.0` has passed: another copy may leave.
+    /// The hedging delay after copy `.1` of client `.0` has passed, or the pushback after a
+    /// copy's failure: another copy may leave.
     Hedge(u32, u32),
 }
 

@@ -106,6 +106,8 @@ struct Copies {
     stopped: Option<Ending>,
     /// When each copy left, in nanoseconds.
     sent_at: [u64; MAX_COPIES as usize],
+    /// No copy leaves before this time, in nanoseconds: a server's pushback (A6).
+    not_before: u64,
 }
 
 /// What follows a copy's outcome.
@@ -115,6 +117,9 @@ pub(crate) enum CopyNext {
     Wait,
     /// Send the next copy now.
     SendNow,
+    /// Send the next copy after this pushback (A6: "the next hedged request (if any) will be
+    /// issued after the given delay"), `latest` being the tag of the last copy sent.
+    SendAfter { delay: SimDuration, latest: u32 },
     /// The request ends so.
     End(Ending),
 }
@@ -186,6 +191,17 @@ impl Hedging {
         let copies = &self.copies[c as usize];
         let all = ((1u16 << copies.sent) - 1) as u8;
         copies.failed & all != all
+    }
+
+    /// Client `c`'s server pushed back: no copy leaves before `until`.
+    pub fn hold(&mut self, c: u32, until: SimTime) {
+        self.copies[c as usize].not_before = until.as_nanos();
+    }
+
+    /// True when client `c`'s next copy may leave at `now` (no pushback holds it).
+    #[inline]
+    pub fn released(&self, c: u32, now: SimTime) -> bool {
+        now.as_nanos() >= self.copies[c as usize].not_before
     }
 
     /// Client `c` may send no more copies of its request: a refusal that ends it as `why`

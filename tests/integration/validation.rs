@@ -408,6 +408,32 @@ fn check_invariants(label: &str, model: &Model, strategy: &SimStrategy, r: &RunR
         }
         None => assert_eq!(c.gave_up_attempts, 0, "no attempt limit: {}", ctx()),
     }
+    // A hedged run: every request sends at most one first copy; a hedge wins at most once.
+    if let Some(h) = r.hedging {
+        assert!(
+            client.hedging.is_some(),
+            "hedging counts without hedging: {}",
+            ctx()
+        );
+        assert!(h.hedges <= c.attempts, "hedges: {}", ctx());
+        assert!(
+            c.attempts - h.hedges <= c.requests,
+            "first copies: {}",
+            ctx()
+        );
+        assert!(
+            h.won_by_hedge <= h.hedges.min(c.succeeded),
+            "wins: {}",
+            ctx()
+        );
+        assert!(h.unread_served <= c.attempts, "unread: {}", ctx());
+    } else {
+        assert!(
+            client.hedging.is_none(),
+            "a hedged run without counts: {}",
+            ctx()
+        );
+    }
     // Endings only a configured guard can produce.
     if client.budget.is_none() {
         assert_eq!(c.gave_up_budget, 0, "no budget: {}", ctx());
@@ -613,6 +639,62 @@ start = "2s"
 end = "8s"
 share = 0.5
 status = 503
+"#,
+    ),
+    (
+        "hedged requests with a grpc budget, a breaker, errors and a deadline",
+        r#"horizon = "20s"
+[workload]
+kind = "poisson"
+rate = 300.0
+duration = "6s"
+[server]
+workers = 4
+queue = 30
+service = { dist = "exponential", mean = "10ms" }
+retry_after = "drain"
+[client]
+timeout = "60ms"
+deadline = "50ms"
+budget = { kind = "grpc", max_tokens = 20.0, token_ratio = 0.1 }
+breaker = { failure_ratio = 0.5, min_requests = 20, window = "1s", open_for = "300ms" }
+[[faults]]
+kind = "errors"
+start = "1s"
+end = "3s"
+share = 0.6
+status = 503
+[backoff]
+strategies = [
+  { name = "fixed", jitter = "full", hedging = { delay = "8ms", max_attempts = 3, non_fatal = [503, "timeout"] } },
+  { name = "p90_never", jitter = "full", hedging = { delay = "p90", max_attempts = 2, non_fatal = [503], cancel = "never" } },
+]
+"#,
+    ),
+    (
+        "hedged requests, closed loop, concurrency budget and throttle per client",
+        r#"horizon = "10s"
+[workload]
+kind = "closed"
+clients = 40
+think = "20ms"
+[server]
+workers = 3
+queue = 10
+service = { dist = "lognormal", mean = "10ms", sd = "15ms" }
+[client]
+timeout = "off"
+budget = { kind = "concurrency", scope = "client" }
+throttle = { scope = "shared" }
+[[faults]]
+kind = "outage"
+start = "2s"
+end = "4s"
+status = 503
+[backoff]
+strategies = [
+  { name = "hedged", jitter = "full", hedging = { delay = "15ms", max_attempts = 4, non_fatal = [503] } },
+]
 "#,
     ),
     (
@@ -906,6 +988,14 @@ fn diverse_scenarios_reach_the_endings_they_are_built_for() {
         "a request with an idempotency key is retried, not failed"
     );
     assert!(total("drop_expired under a herd", |r| r.counts.gave_up_attempts) > 0);
+    let hedged = "hedged requests with a grpc budget, a breaker, errors and a deadline";
+    assert!(total(hedged, |r| r.counts.gave_up_deadline) > 0);
+    assert!(total(hedged, |r| r.counts.gave_up_budget) > 0);
+    assert!(total(hedged, |r| r.counts.rejected_by_breaker) > 0);
+    assert!(total(hedged, |r| r.hedging.map_or(0, |h| h.won_by_hedge)) > 0);
+    let closed = "hedged requests, closed loop, concurrency budget and throttle per client";
+    assert!(total(closed, |r| r.counts.throttled) > 0);
+    assert!(total(closed, |r| r.counts.gave_up_attempts) > 0);
     let persistent = "persistent clients: throttles and Brooker's budgets per client";
     assert!(total(persistent, |r| r.counts.throttled) > 0);
     assert!(total(persistent, |r| r.counts.gave_up_budget) > 0);
@@ -1034,15 +1124,29 @@ prop_compose! {
                   faults in prop::collection::vec(fault(), 0..3),
                   jitters in prop::sample::subsequence(JITTERS.to_vec(), 1..=2),
                   latency in prop::option::of(ms(5)), horizon in 2..12u32,
+                  hedge in prop::option::of((1..60u32, 2..=5u32, any::<bool>())),
                   seed in any::<u32>()) -> String {
         // The checker refuses unlimited attempts with jitter "none" on an instantaneous
         // network (a client would retry forever at one instant): give such cases a network.
         let latency = if client.contains("\"unlimited\"") { latency.or(Some(1)) } else { latency };
+        // A hedged strategy beside them where the checker allows hedging: an instant
+        // network, no concurrency limiter, idempotent requests.
+        let hedged = match hedge {
+            Some((delay, copies, never))
+                if latency.is_none()
+                    && !client.contains("concurrency")
+                    && !client.contains("idempotent = false") =>
+            {
+                let cancel = if never { "never" } else { "waiting" };
+                format!(", {{ name = \"hedged\", jitter = \"full\", hedging = {{ delay = \"{delay}ms\", max_attempts = {copies}, non_fatal = [503, \"timeout\", \"connection\"], cancel = \"{cancel}\" }} }}")
+            }
+            _ => String::new(),
+        };
         let latency = latency.map_or(
             "{ dist = \"constant\", mean = \"0ms\" }".to_string(),
             |m| format!("{{ dist = \"normal_abs\", mean = \"{m}ms\", sd = \"1ms\" }}"),
         );
-        let strategies = jitters.iter().map(|j| format!("{j:?}")).collect::<Vec<_>>().join(", ");
+        let strategies = jitters.iter().map(|j| format!("{j:?}")).collect::<Vec<_>>().join(", ") + &hedged;
         format!(
             "seed = {seed}\nhorizon = \"{horizon}s\"\nreplications = 1\n{workload}{server}[network]\nlatency = {latency}\n{client}[backoff]\nstrategies = [{strategies}]\nbase = \"10ms\"\ncap = \"500ms\"\n{}[output]\nbucket = \"50ms\"\n",
             faults.concat()
