@@ -129,6 +129,7 @@ impl ClientConfig {
                     Backoff::from_params(p).expect("throttling_backoff is checked by the scenario")
                 }),
             }),
+            hedging: self.hedging.map(|h| h.policy),
         }
     }
 }
@@ -964,7 +965,7 @@ impl Clients {
             let budget = &mut self.guards.budgets[i];
             if outcome == Outcome::Success {
                 budget.on_success(Hedging::kind(n));
-            } else if h.config.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
+            } else if h.config.policy.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
                 budget.on_failure();
             }
         }

@@ -920,13 +920,12 @@ mod tests {
 
     // Hedged requests: hand-computed timelines.
 
-    use crate::sim::hedge::{Cancel, HedgeConfig, HedgeDelay};
+    use crate::policy::HedgingPolicy;
+    use crate::sim::hedge::{Cancel, HedgeConfig};
 
     fn hedged(m: &mut Model, cancel: Cancel, non_fatal: RetryOn) {
         m.client.hedging = Some(HedgeConfig {
-            delay: HedgeDelay::Fixed(ms(4)),
-            max_attempts: 2,
-            non_fatal,
+            policy: HedgingPolicy::fixed(ms(4).to_std()).non_fatal(non_fatal),
             cancel,
         });
     }
