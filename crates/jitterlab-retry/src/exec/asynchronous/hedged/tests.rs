@@ -351,3 +351,24 @@ fn the_blocking_executor_and_a_concurrency_limit_refuse_hedging() {
         .unwrap_err();
     assert!(limit.to_string().contains("`concurrency`"), "{limit}");
 }
+
+#[::tokio::test(start_paused = true)]
+async fn each_copy_is_one_log_line() {
+    let server = FakeServer::new(1, |_| (ms(35), Ok(())));
+    let retrier = hedging(ms(10), 2).build_async().unwrap();
+    let mut log = Vec::new();
+    let answer = retrier
+        .call(|ctx| server.handle(ctx))
+        .on_attempt(|e| log.push(e.to_string()))
+        .await;
+    assert_eq!(answer.unwrap(), 1);
+    assert_eq!(
+        log,
+        [
+            "copy 1: sent at 0ns, next copy in 10ms",
+            "copy 2: sent at 10ms, no more copies",
+            "copy 1: success after 35ms, done",
+            "copy 2: cancelled after 25ms",
+        ]
+    );
+}
