@@ -21,7 +21,7 @@ use crate::policy::BreakerConfig;
 use crate::policy::adaptive::{AdaptiveBucketConfig, RetryBreakerConfig};
 use crate::policy::throttle::ThrottleConfig;
 use crate::policy::{BudgetConfig, RatioDeposit};
-use crate::policy::{Idempotency, RetryOn};
+use crate::policy::{HedgingPolicy, Idempotency, RetryOn};
 use crate::policy::{RetryAfterHeader, RetryAfterPolicy, RetryOnItem};
 use crate::sim::UNLIMITED_WORKERS;
 use crate::sim::dist::{Dist, Empirical};
@@ -877,7 +877,7 @@ fn hedging(table: &str, h: &HedgingFile) -> Result<HedgeConfig> {
                     "a duration above 0 (a copy sent at once is a duplicate, not a hedge)",
                 ));
             }
-            HedgeDelay::Fixed(d)
+            HedgeDelay::Fixed(d.to_std())
         }
     };
     let max_attempts = count(
@@ -898,12 +898,14 @@ fn hedging(table: &str, h: &HedgingFile) -> Result<HedgeConfig> {
             ));
         }
     };
-    Ok(HedgeConfig {
-        delay,
-        max_attempts,
-        non_fatal: outcome_set(&key("non_fatal"), &h.non_fatal, RetryOn::none())?,
-        cancel,
-    })
+    let policy = HedgingPolicy::new(delay)
+        .max_attempts(max_attempts)
+        .non_fatal(outcome_set(
+            &key("non_fatal"),
+            &h.non_fatal,
+            RetryOn::none(),
+        )?);
+    Ok(HedgeConfig { policy, cancel })
 }
 
 /// An adaptive rate limiter table at `table` (`client.adaptive_rate`, or a strategy's

@@ -10,7 +10,9 @@
 use toml::{Table, Value};
 
 use crate::error::{Error, Result};
-use crate::policy::{AdaptiveRateConfig, BreakerConfig, BudgetConfig, RetryOn};
+use crate::policy::{
+    AdaptiveRateConfig, BreakerConfig, BudgetConfig, HedgeDelay, HedgingPolicy, RetryOn,
+};
 use crate::presets::{self, NAMES, Preset};
 use crate::time::{SimDuration, format_limit};
 
@@ -212,12 +214,35 @@ pub fn keys(preset: &Preset) -> Table {
         "breaker".into(),
         preset.breaker.as_ref().map_or_else(|| s("off"), breaker),
     );
+    // Only a preset that hedges writes the key, so the others' strategies stay as they were.
+    if let Some(h) = &p.hedging {
+        t.insert("hedging".into(), hedging(h));
+    }
     // Only a preset with the limiter writes the key, so the others' strategies stay as
     // they were.
     if let Some(r) = &preset.rate_limiter {
         t.insert("adaptive_rate".into(), adaptive_rate(r));
     }
     t
+}
+
+/// A preset's hedging policy as a strategy's `hedging` table: the client cancels its losing
+/// copies, and the server drops those still in its queue (`cancel = "waiting"`, a gRPC
+/// server's cancellation of a call it has not begun).
+fn hedging(h: &HedgingPolicy) -> Value {
+    let mut t = Table::new();
+    let delay = match h.delay {
+        HedgeDelay::Fixed(d) => dur(d),
+        HedgeDelay::Percentile(p) => s(format!("p{p}")),
+    };
+    t.insert("delay".into(), delay);
+    t.insert(
+        "max_attempts".into(),
+        Value::Integer(i64::from(h.max_attempts)),
+    );
+    t.insert("non_fatal".into(), outcome_list(&h.non_fatal));
+    t.insert("cancel".into(), s("waiting"));
+    Value::Table(t)
 }
 
 /// A preset's rate limiter as a strategy's `adaptive_rate` table (shared: one SDK client's).
@@ -392,6 +417,27 @@ budget = { retry_cost = 20 }"#,
         .to_string();
         assert!(e.contains("preset \"envoy\""), "{e}");
         assert!(e.contains("min_concurrency"), "{e}");
+    }
+
+    #[test]
+    fn grpc_hedging_writes_its_hedging_table_and_merges_a_delay() {
+        let out = expand("backoff.strategies[0]", &table("preset = \"grpc-hedging\"")).unwrap();
+        let h = out["hedging"].as_table().unwrap();
+        assert_eq!(h["delay"].as_str(), Some("500ms"));
+        assert_eq!(h["max_attempts"].as_integer(), Some(4));
+        assert_eq!(h["cancel"].as_str(), Some("waiting"));
+        assert_eq!(out["budget"]["kind"].as_str(), Some("grpc"));
+        let out = expand(
+            "backoff.strategies[0]",
+            &table("preset = \"grpc-hedging\"\nhedging = { delay = \"23ms\" }"),
+        )
+        .unwrap();
+        assert_eq!(out["hedging"]["delay"].as_str(), Some("23ms"));
+        assert_eq!(out["hedging"]["max_attempts"].as_integer(), Some(4));
+        assert_eq!(out["hedging"]["non_fatal"], h["non_fatal"]);
+        // The retry preset writes no hedging key.
+        let out = expand("backoff.strategies[0]", &table("preset = \"grpc\"")).unwrap();
+        assert!(!out.contains_key("hedging"));
     }
 
     #[test]

@@ -448,14 +448,17 @@ fn client_table(c: &ClientConfig) -> Value {
 
 /// A hedging table with every key.
 fn hedging(h: &HedgeConfig) -> Value {
-    let delay = match h.delay {
-        HedgeDelay::Fixed(d) => s(d),
+    let delay = match h.policy.delay {
+        HedgeDelay::Fixed(d) => s(SimDuration::from(d)),
         HedgeDelay::Percentile(p) => s(format!("p{p}")),
     };
     table(vec![
         ("delay", delay),
-        ("max_attempts", Value::Integer(i64::from(h.max_attempts))),
-        ("non_fatal", outcome_list(&h.non_fatal)),
+        (
+            "max_attempts",
+            Value::Integer(i64::from(h.policy.max_attempts)),
+        ),
+        ("non_fatal", outcome_list(&h.policy.non_fatal)),
         ("cancel", s(h.cancel.name())),
     ])
 }

@@ -129,6 +129,7 @@ impl ClientConfig {
                     Backoff::from_params(p).expect("throttling_backoff is checked by the scenario")
                 }),
             }),
+            hedging: self.hedging.map(|h| h.policy),
         }
     }
 }
@@ -995,7 +996,7 @@ impl Clients {
             budget.on_abandon(n);
             if outcome == Outcome::Success {
                 budget.on_success_at(Duration::from_nanos(now.as_nanos()), Hedging::kind(n));
-            } else if h.config.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
+            } else if h.config.policy.non_fatal.retries(outcome) || outcome == Outcome::Fatal {
                 budget.on_failure();
             }
         }
@@ -1290,9 +1291,8 @@ mod tests {
         ClientConfig {
             budget: Some((budget, Scope::Shared)),
             hedging: Some(HedgeConfig {
-                delay: super::super::hedge::HedgeDelay::Fixed(SimDuration::from_millis(4)),
-                max_attempts: 2,
-                non_fatal: RetryOn::none().with_status(503).unwrap(),
+                policy: crate::policy::HedgingPolicy::fixed(Duration::from_millis(4))
+                    .non_fatal(RetryOn::none().with_status(503).unwrap()),
                 cancel: Cancel::Waiting,
             }),
             ..ClientConfig::bare(None)

@@ -922,13 +922,12 @@ mod tests {
 
     // Hedged requests: hand-computed timelines.
 
-    use crate::sim::hedge::{Cancel, HedgeConfig, HedgeDelay};
+    use crate::policy::HedgingPolicy;
+    use crate::sim::hedge::{Cancel, HedgeConfig};
 
     fn hedged(m: &mut Model, cancel: Cancel, non_fatal: RetryOn) {
         m.client.hedging = Some(HedgeConfig {
-            delay: HedgeDelay::Fixed(ms(4)),
-            max_attempts: 2,
-            non_fatal,
+            policy: HedgingPolicy::fixed(ms(4).to_std()).non_fatal(non_fatal),
             cancel,
         });
     }
@@ -1040,7 +1039,7 @@ mod tests {
             Cancel::Waiting,
             RetryOn::none().with_status(503).unwrap(),
         );
-        m.client.hedging.as_mut().unwrap().max_attempts = 3;
+        m.client.hedging.as_mut().unwrap().policy.max_attempts = 3;
         let (events, r) = timeline(&m);
         assert_eq!(
             events,

@@ -23,12 +23,13 @@
 //! successes the delay is unknown and no copy beyond the first is sent.
 
 use super::metrics::Ending;
-use crate::policy::{AttemptKind, Outcome, RetryClass, RetryOn};
+pub use crate::policy::HedgeDelay;
+use crate::policy::{AttemptKind, HedgingPolicy, Outcome, RetryClass};
 use crate::time::{SimDuration, SimTime};
 
 /// The most copies of one request (A6: "maxAttempts ... values greater than 5 are treated as
-/// 5").
-pub const MAX_COPIES: u32 = 5;
+/// 5"): the engine's.
+pub const MAX_COPIES: u32 = crate::policy::MAX_HEDGED_ATTEMPTS;
 
 /// Successful copies a percentile delay is computed over: the most recent ones.
 pub const WINDOW: usize = 1000;
@@ -40,15 +41,6 @@ pub const REFRESH: u32 = 16;
 /// Successes observed before a percentile delay is known (with fewer, the 99th percentile
 /// would be the largest of a handful).
 pub const WARM_UP: usize = 100;
-
-/// When the next copy leaves.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HedgeDelay {
-    /// A fixed time after the last copy.
-    Fixed(SimDuration),
-    /// This percentile (0 < p < 100) of the successful copies' latency so far.
-    Percentile(f64),
-}
 
 /// What happens to a cancelled copy still waiting in the server's queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,15 +61,12 @@ impl Cancel {
     }
 }
 
-/// A hedging policy, validated.
+/// A hedging policy, validated: the engine's (the one the async executor runs), and what the
+/// server does with a cancelled copy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HedgeConfig {
-    /// Between copies.
-    pub delay: HedgeDelay,
-    /// Copies including the first, 2 to [`MAX_COPIES`].
-    pub max_attempts: u32,
-    /// Outcomes after which the next copy leaves at once; any other failure ends the request.
-    pub non_fatal: RetryOn,
+    /// The delay, the copies, the non-fatal failures.
+    pub policy: HedgingPolicy,
     /// What the server does with a cancelled copy in its queue.
     pub cancel: Cancel,
 }
@@ -146,8 +135,8 @@ impl Hedging {
             window: Vec::new(),
             next: 0,
             since_refresh: 0,
-            delay: match config.delay {
-                HedgeDelay::Fixed(d) => Some(d),
+            delay: match config.policy.delay {
+                HedgeDelay::Fixed(d) => Some(SimDuration::from(d)),
                 HedgeDelay::Percentile(_) => None,
             },
             counts: HedgeCounts::default(),
@@ -182,7 +171,7 @@ impl Hedging {
     #[inline]
     pub fn may_send(&self, c: u32) -> bool {
         let copies = &self.copies[c as usize];
-        u32::from(copies.sent) < self.config.max_attempts && copies.stopped.is_none()
+        u32::from(copies.sent) < self.config.policy.max_attempts && copies.stopped.is_none()
     }
 
     /// True when some copy of client `c`'s request is still awaited.
@@ -241,7 +230,7 @@ impl Hedging {
             self.observe(latency);
             return CopyNext::End(Ending::Succeeded);
         }
-        if !self.config.non_fatal.retries(outcome) {
+        if !self.config.policy.non_fatal.retries(outcome) {
             return CopyNext::End(Ending::Failed);
         }
         if self.may_send(c) {
@@ -259,7 +248,7 @@ impl Hedging {
 
     /// A successful copy took `latency` nanoseconds: into the window.
     fn observe(&mut self, latency: u64) {
-        let HedgeDelay::Percentile(p) = self.config.delay else {
+        let HedgeDelay::Percentile(p) = self.config.policy.delay else {
             return;
         };
         if self.window.len() < WINDOW {
@@ -288,12 +277,14 @@ pub fn percentile(values: &[u64], p: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::RetryOn;
+    use std::time::Duration;
 
     fn config(max_attempts: u32, delay: HedgeDelay) -> HedgeConfig {
         HedgeConfig {
-            delay,
-            max_attempts,
-            non_fatal: RetryOn::none().with_status(503).unwrap(),
+            policy: HedgingPolicy::new(delay)
+                .max_attempts(max_attempts)
+                .non_fatal(RetryOn::none().with_status(503).unwrap()),
             cancel: Cancel::Waiting,
         }
     }
@@ -311,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_non_fatal_failure_sends_the_next_copy_and_a_fatal_one_ends() {
-        let mut h = Hedging::new(config(3, HedgeDelay::Fixed(SimDuration(10))), 1);
+        let mut h = Hedging::new(config(3, HedgeDelay::Fixed(Duration::from_nanos(10))), 1);
         h.begin(0);
         h.sent(0, 1, T0);
         assert_eq!(
@@ -339,7 +330,7 @@ mod tests {
 
     #[test]
     fn the_winner_is_counted_and_a_stopped_request_sends_nothing_more() {
-        let mut h = Hedging::new(config(2, HedgeDelay::Fixed(SimDuration(10))), 1);
+        let mut h = Hedging::new(config(2, HedgeDelay::Fixed(Duration::from_nanos(10))), 1);
         h.begin(0);
         h.sent(0, 1, T0);
         h.sent(0, 2, T0 + SimDuration(10));

@@ -485,7 +485,7 @@ fn presets_lists_every_preset_and_shows_envoys_keys() {
         2 * jitterlab::presets::NAMES.len(),
         "{out}"
     );
-    assert_eq!(jitterlab::presets::NAMES.len(), 13, "{out}");
+    assert_eq!(jitterlab::presets::NAMES.len(), 14, "{out}");
     let names: Vec<&str> = out
         .lines()
         .filter(|l| !l.starts_with(' '))

@@ -385,7 +385,7 @@ fn check_invariants(label: &str, model: &Model, strategy: &SimStrategy, r: &RunR
     // attempt; a request out of attempts made exactly max_attempts.
     // A hedged request sends up to the hedging table's copies instead (hedging replaces retries).
     let max = match &client.hedging {
-        Some(h) => Some(h.max_attempts),
+        Some(h) => Some(h.policy.max_attempts),
         None => client.max_attempts,
     };
     let floor = c.succeeded

@@ -254,8 +254,29 @@ pub struct AttemptEvent<'a, E> {
     pub start: Duration,
     /// When its outcome was known (or, not sent, when the call stopped).
     pub end: Duration,
-    /// What the policy decided (for a retry, the sleep chosen).
+    /// What the policy decided (for a retry, the sleep chosen). For a hedged call's copy
+    /// (see [`AttemptEvent::copy`]) whose event does not end the call, the decision is about
+    /// the next copy: `Retry { sleep }`, it leaves after `sleep` unless an answer comes first
+    /// (zero: at once); `Stop(reason)`, no more copies leave (the call waits for those in
+    /// flight). A cancelled copy says `Stop(Cancelled)`.
     pub decision: Decision,
+    /// What this event says of a copy of a hedged call (`None`: a call without hedging, whose
+    /// events come one per attempt as it ends).
+    pub copy: Option<CopyEvent>,
+}
+
+/// The event of one copy of a hedged call ([`crate::policy::HedgingPolicy`]): each copy is
+/// `Sent`, then either `Answered` or `Cancelled`, so the copies, the winner (the `Answered`
+/// event whose decision is [`Decision::Done`]) and the cancellations can all be read off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyEvent {
+    /// The copy left (no outcome; `start` = `end` = when).
+    Sent,
+    /// The copy's answer came, or its attempt timeout cut it off (the outcome).
+    Answered,
+    /// The copy was dropped unanswered: another copy won, one failed fatally, the call was
+    /// cancelled or reached its deadline (no outcome; `end` = when).
+    Cancelled,
 }
 
 impl<E> AttemptEvent<'_, E> {
@@ -282,6 +303,43 @@ impl<E> fmt::Display for AttemptEvent<'_, E> {
     /// `attempt 2: 503 after 120ms, retry in 1.2s`, or `attempt 3: not sent, stop: cancelled`
     /// (the error itself is left to the caller).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.copy, self.decision) {
+            (Some(CopyEvent::Sent), decision) => {
+                write!(f, "copy {}: sent at {}, ", self.attempt, Human(self.start))?;
+                return match decision {
+                    Decision::Retry { sleep } => write!(f, "next copy in {}", Human(sleep)),
+                    _ => f.write_str("no more copies"),
+                };
+            }
+            (Some(CopyEvent::Cancelled), _) => {
+                return write!(
+                    f,
+                    "copy {}: cancelled after {}",
+                    self.attempt,
+                    Human(self.took())
+                );
+            }
+            (Some(CopyEvent::Answered), Decision::Retry { sleep }) => {
+                let outcome = NotSent(self.outcome);
+                let took = Human(self.took());
+                return write!(
+                    f,
+                    "copy {}: {outcome} after {took}, next copy in {}",
+                    self.attempt,
+                    Human(sleep)
+                );
+            }
+            (Some(CopyEvent::Answered), _) => {
+                let outcome = NotSent(self.outcome);
+                let took = Human(self.took());
+                return write!(
+                    f,
+                    "copy {}: {outcome} after {took}, {}",
+                    self.attempt, self.decision
+                );
+            }
+            (None, _) => {}
+        }
         match self.outcome {
             Some(outcome) => write!(
                 f,
@@ -296,7 +354,6 @@ impl<E> fmt::Display for AttemptEvent<'_, E> {
 }
 
 /// An event's outcome for logs: the outcome, or `not sent`.
-#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 pub(crate) struct NotSent(pub(crate) Option<Outcome>);
 
 impl fmt::Display for NotSent {
@@ -465,7 +522,25 @@ impl Retrier {
 
     /// As [`Retrier::new`], with the jitter drawn from `rng`: for a caller that hands every
     /// client a stream of its own (jitterlab's live mode gives each the simulator's stream).
+    ///
+    /// A policy with [`RetryPolicy::hedging`] is refused (the error names `hedging`): the
+    /// blocking executor runs one attempt at a time, and a copy sent while another waits needs
+    /// a thread of its own. [`RetrierBuilder::build_async`] makes a hedging retrier.
     pub fn with_rng(policy: RetryPolicy, rng: rand_pcg::Pcg64Mcg) -> Result<Retrier> {
+        if policy.hedging.is_some() {
+            return Err(crate::param::ParamError::new(
+                "hedging",
+                "a hedging policy",
+                "none for the blocking executor, which cannot send a copy while an attempt \
+                 waits: build_async or build_async_on (the async executor) hedges",
+            )
+            .into());
+        }
+        Retrier::hedging_with_rng(policy, rng)
+    }
+
+    /// As [`Retrier::with_rng`], a hedging policy allowed: for the async executor only.
+    fn hedging_with_rng(policy: RetryPolicy, rng: rand_pcg::Pcg64Mcg) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,
@@ -588,6 +663,11 @@ impl Retrier {
     {
         #[cfg(feature = "tracing")]
         let _span = call::call_span().entered();
+        if self.policy.hedging.is_some() {
+            // Only an async retrier's has hedging (`AsyncRetrier::retrier`): its blocking
+            // calls send no copy and so no retry either, the policy's backoff being unused.
+            call = call.idempotency(Idempotency::NonIdempotent);
+        }
         loop {
             while let Some(wait) = call.token_wait(clock.now()) {
                 if clock.sleep(wait, cancel).is_err() {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::exec::RetrierBuilder;
 use crate::policy::{
-    AdaptiveRateConfig, BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterHeader,
+    AdaptiveRateConfig, BreakerConfig, BudgetConfig, HedgingPolicy, RatioDeposit, RetryAfterHeader,
     RetryAfterMode, RetryAfterPolicy, RetryOn, RetryOnItem, RetryPolicy, Throttling,
 };
 
@@ -48,7 +48,8 @@ pub struct Preset {
 
 impl Preset {
     /// A [`RetrierBuilder`] with every value of the preset: change what you need (`.seed`,
-    /// `.deadline`), then `.build()` or `.build_async()`.
+    /// `.deadline`), then `.build()` or `.build_async()` (only `.build_async()` for a preset
+    /// that hedges, [`grpc_hedging`]).
     pub fn builder(&self) -> RetrierBuilder {
         let p = &self.policy;
         let b = p.backoff.params();
@@ -66,7 +67,8 @@ impl Preset {
             .retry_after_header(p.retry_after.header)
             .budget(self.budget)
             .breaker(self.breaker)
-            .rate_limiter(self.rate_limiter);
+            .rate_limiter(self.rate_limiter)
+            .hedging(p.hedging);
         builder = match p.max_attempts {
             Some(n) => builder.max_attempts(n),
             None => builder.unlimited_attempts(),
@@ -79,12 +81,13 @@ impl Preset {
 }
 
 /// Every preset's name, in the order `jitterlab presets` lists them.
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "aws-standard",
     "aws-adaptive",
     "aws-standard-dynamodb",
     "aws-standard-legacy",
     "grpc",
+    "grpc-hedging",
     "polly-v8",
     "dotnet-resilience",
     "google-api-core",
@@ -103,6 +106,7 @@ pub fn by_name(name: &str) -> Option<Preset> {
         "aws-standard-dynamodb" => aws_standard_dynamodb(),
         "aws-standard-legacy" => aws_standard_legacy(),
         "grpc" => grpc(),
+        "grpc-hedging" => grpc_hedging(),
         "polly-v8" => polly_v8(),
         "dotnet-resilience" => dotnet_resilience(),
         "google-api-core" => google_api_core(),
@@ -296,6 +300,30 @@ pub fn grpc() -> Preset {
         }),
         breaker: None,
         rate_limiter: None,
+    }
+}
+
+/// gRPC's hedging policy with the example values of its design (gRPC has no defaults): a
+/// copy every 0.5 s while none has answered, 4 copies at most, the next copy at once after
+/// UNAVAILABLE (A6's `nonFatalStatusCodes` are UNAVAILABLE, INTERNAL and ABORTED; INTERNAL
+/// and ABORTED have no HTTP answer a simulated server gives, see jitterlab's
+/// `docs/presets.md`), and the same retry throttling as [`grpc`] (hedges count against it).
+/// The backoff is [`grpc`]'s, unused: a hedging policy replaces retries.
+pub fn grpc_hedging() -> Preset {
+    let grpc = grpc();
+    Preset {
+        name: "grpc-hedging",
+        summary: "gRPC hedging policy, A6's example values: a copy every 0.5 s, 4 copies, throttling 10 / 0.1",
+        source: "grpc/proposal A6-client-retries.md (commit 1fd061a), the example hedgingPolicy and retryThrottling; grpc/grpc doc/http-grpc-status-mapping.md (commit 3e6851f) for UNAVAILABLE",
+        policy: RetryPolicy {
+            hedging: Some(
+                HedgingPolicy::fixed(ms(500))
+                    .max_attempts(4)
+                    .non_fatal(grpc.policy.retry_on),
+            ),
+            ..grpc.policy
+        },
+        ..grpc
     }
 }
 

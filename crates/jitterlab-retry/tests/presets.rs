@@ -735,12 +735,20 @@ fn every_preset_is_listed_builds_and_keeps_its_values() {
     assert_eq!(presets::all().len(), presets::NAMES.len());
     for p in presets::all() {
         assert!(presets::by_name(p.name).is_some());
-        let built = p
-            .builder()
-            .seed(1)
-            .build()
+        let builder = p.builder().seed(1);
+        if p.policy.hedging.is_some() {
+            // The blocking executor refuses a hedging policy; the async one runs it.
+            let e = builder.build().unwrap_err().to_string();
+            assert!(e.contains("`hedging`"), "{}: {e}", p.name);
+        } else {
+            builder
+                .build()
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+        let q = &builder
+            .policy()
             .unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        let q = built.policy();
+        assert_eq!(q.hedging, p.policy.hedging, "{}", p.name);
         assert_eq!(q.backoff.params(), p.policy.backoff.params(), "{}", p.name);
         assert_eq!(q.max_attempts, p.policy.max_attempts, "{}", p.name);
         assert_eq!(q.retry_after, p.policy.retry_after, "{}", p.name);
@@ -774,4 +782,111 @@ fn aws_adaptive_is_aws_standard_with_botocores_rate_limiter() {
     let _ = built.retry(&clock, &cancel, |_| Ok::<_, Outcome>(()), |_| {});
     let limiter = built.rate_limiter().expect("the builder passes it on");
     assert!(!limiter.enabled(), "a success does not turn it on");
+}
+
+/// The A6 excerpt in tests/vectors: its two JSON examples, as one object.
+fn a6_hedging() -> (Value, String) {
+    let path = format!(
+        "{}/tests/vectors/grpc-a6-hedging.md",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let blocks: Vec<&str> = text.split("```").skip(1).step_by(2).collect();
+    let json = format!("{{{}}}", blocks.join(","));
+    (serde_json::from_str(&json).unwrap(), text)
+}
+
+#[test]
+fn grpc_hedging_is_the_a6_example() {
+    let (a6, text) = a6_hedging();
+    let (h, t) = (&a6["hedgingPolicy"], &a6["retryThrottling"]);
+    let p = presets::grpc_hedging();
+    let hedging = p.policy.hedging.expect("it hedges");
+    // "hedgingDelay": "0.5s" (a proto3 Duration: seconds with an "s").
+    let delay = h["hedgingDelay"]
+        .as_str()
+        .unwrap()
+        .strip_suffix('s')
+        .unwrap();
+    let delay = Duration::from_secs_f64(delay.parse().unwrap());
+    assert_eq!(hedging.fixed_delay(), Some(delay));
+    assert_eq!(
+        u64::from(hedging.max_attempts),
+        h["maxAttempts"].as_u64().unwrap()
+    );
+    // nonFatalStatusCodes as an HTTP client sees them (grpc/grpc
+    // doc/http-grpc-status-mapping.md): UNAVAILABLE is a failed connection or HTTP 429, 502,
+    // 503, 504. INTERNAL (HTTP 400 from a proxy, never retried here) and ABORTED (no HTTP
+    // answer) have nothing a simulated server answers: left out, and said so.
+    let codes: Vec<&str> = h["nonFatalStatusCodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["UNAVAILABLE", "INTERNAL", "ABORTED"]);
+    for code in [429, 502, 503, 504] {
+        assert!(hedging.non_fatal.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(hedging.non_fatal.retries(Outcome::Connection));
+    for code in [400, 500, 501] {
+        assert!(!hedging.non_fatal.retries(Outcome::Status(code)), "{code}");
+    }
+    assert!(!hedging.non_fatal.retries(Outcome::Timeout));
+    // retryThrottling: hedges count against it (grpc's budget).
+    assert_eq!(
+        p.budget,
+        Some(BudgetConfig::Grpc {
+            max_tokens: t["maxTokens"].as_f64().unwrap(),
+            token_ratio: t["tokenRatio"].as_f64().unwrap(),
+        })
+    );
+    // The timeline the text gives: "after 1ms ... one outstanding RPC", "after 501ms ...
+    // two", "after 1001ms ... three", "after 1501ms ... four".
+    let outstanding: Vec<(u64, usize)> = ["one", "two", "three", "four"]
+        .iter()
+        .enumerate()
+        .map(|(i, word)| {
+            let at = text
+                .split(&format!(" {word} outstanding RPC"))
+                .next()
+                .and_then(|before| before.rsplit("after ").next())
+                .and_then(|s| s.split("ms").next())
+                .unwrap_or_else(|| panic!("{word}"));
+            (at.parse().unwrap(), i + 1)
+        })
+        .collect();
+    assert_eq!(outstanding, [(1, 1), (501, 2), (1001, 3), (1501, 4)]);
+    #[cfg(feature = "tokio")]
+    copies_leave_as_a6_says(&p, &outstanding);
+}
+
+/// A hedged call of `p` to a server that never answers: the copies outstanding at each of
+/// A6's instants, and no fifth.
+#[cfg(feature = "tokio")]
+fn copies_leave_as_a6_says(p: &Preset, outstanding: &[(u64, usize)]) {
+    use jitterlab_retry::exec::CopyEvent;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let retrier = p.builder().seed(1).deadline(None).build_async().unwrap();
+        let sent = std::cell::RefCell::new(Vec::new());
+        let call = retrier
+            .call(|_| std::future::pending::<Result<(), Outcome>>())
+            .on_attempt(|e| {
+                if e.copy == Some(CopyEvent::Sent) {
+                    sent.borrow_mut().push(e.start);
+                }
+            });
+        let _ = tokio::time::timeout(secs(60), call).await;
+        let sent = sent.into_inner();
+        for &(at, n) in outstanding {
+            let by = sent.iter().filter(|s| **s <= ms(at)).count();
+            assert_eq!(by, n, "copies sent by {at} ms: {sent:?}");
+        }
+        assert_eq!(sent.len(), 4);
+    });
 }

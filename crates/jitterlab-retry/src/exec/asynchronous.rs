@@ -34,6 +34,13 @@
 //!   Dropping the future is always safe and cancels at once: the slot is given back, a
 //!   half-open breaker's probe in flight is given back, and the budget was only ever charged
 //!   for what already happened.
+//!
+//! A policy with [`hedging`](crate::policy::RetryPolicy::hedging) (set by
+//! [`RetrierBuilder::hedging`]) makes every call a hedged one instead: copies of the operation
+//! as concurrent futures, the first success winning, the others dropped, by the rules of
+//! [`HedgingPolicy`](crate::policy::HedgingPolicy), which are the simulator's. Each copy shows
+//! in the events ([`AttemptEvent::copy`](super::AttemptEvent::copy)): sent, then answered or
+//! cancelled; a copy the budget or the breaker refuses is an event with no outcome. Hedging needs a fixed delay and no concurrency limit.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -49,7 +56,10 @@ use super::{
 };
 use crate::error::Result;
 use crate::param::ParamError;
-use crate::policy::{Idempotency, RetryPolicy};
+use crate::policy::{HedgeDelay, Idempotency, RetryPolicy};
+use hedged::Hedged;
+
+mod hedged;
 
 /// The struct, once with the `tokio` feature's default timer and once without a default: a
 /// default that changed with a feature would break code written without it.
@@ -83,8 +93,18 @@ impl RetrierBuilder {
     /// The retrier for async code on `timer` (any runtime's, see [`Timer`]), or the first
     /// setting not allowed. With the `tokio` feature,
     /// [`build_async`](RetrierBuilder::build_async) is this on tokio's timer.
+    /// A [`hedging`](RetrierBuilder::hedging) policy needs a fixed delay (the error names
+    /// `hedging.delay`).
     pub fn build_async_on<T: Timer>(&self, timer: T) -> Result<AsyncRetrier<T>> {
-        self.build()
+        if let Some(HedgeDelay::Percentile(p)) = self.policy()?.hedging.map(|h| h.delay) {
+            return Err(ParamError::new(
+                "hedging.delay",
+                format!("p{p}"),
+                "a fixed duration: a percentile delay is the simulator's alone",
+            )
+            .into());
+        }
+        self.build_for_async()
             .map(|retrier| AsyncRetrier::with_timer(retrier, timer))
     }
 }
@@ -113,10 +133,19 @@ impl<T: Timer> AsyncRetrier<T> {
     }
 
     /// At most `limit` attempts in flight at once across all calls (at least 1); the others
-    /// wait their turn, first come first served. The error names `concurrency`.
+    /// wait their turn, first come first served. The error names `concurrency` (also for a
+    /// hedging retrier: each copy would need a slot of its own).
     pub fn with_concurrency_limit(mut self, limit: u32) -> Result<AsyncRetrier<T>> {
         if limit == 0 {
             return Err(ParamError::new("concurrency", limit, "an integer of at least 1").into());
+        }
+        if self.policy().hedging.is_some() {
+            return Err(ParamError::new(
+                "concurrency",
+                limit,
+                "no limit with a hedging policy: each copy would need a slot of its own",
+            )
+            .into());
         }
         self.limit = Some(Limit {
             slots: Semaphore::new(limit as usize),
@@ -304,23 +333,42 @@ where
     type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let mut call = Call::new(&self.retrier.retrier, self.on_attempt);
-        if let Some(idempotency) = self.idempotency {
-            call = call.idempotency(idempotency);
-        }
+        let cancel = Signal {
+            future: Box::pin(self.cancel),
+            fired: false,
+        };
+        let retrier = self.retrier;
+        let run = match retrier.policy().hedging {
+            Some(policy) => {
+                let idempotency = self.idempotency.unwrap_or(retrier.retrier.idempotency);
+                let hedged = Hedged::new(
+                    retrier,
+                    policy,
+                    self.op,
+                    self.on_attempt,
+                    cancel,
+                    idempotency,
+                );
+                Mode::Hedged(Box::new(hedged))
+            }
+            None => {
+                let mut call = Call::new(&retrier.retrier, self.on_attempt);
+                if let Some(idempotency) = self.idempotency {
+                    call = call.idempotency(idempotency);
+                }
+                Mode::Retry(Run {
+                    retrier,
+                    call,
+                    op: self.op,
+                    cancel,
+                    step: Step::Next,
+                })
+            }
+        };
         CallFuture {
             #[cfg(feature = "tracing")]
             span: super::call::call_span(),
-            run: Run {
-                retrier: self.retrier,
-                call,
-                op: self.op,
-                cancel: Signal {
-                    future: Box::pin(self.cancel),
-                    fired: false,
-                },
-                step: Step::Next,
-            },
+            run,
         }
     }
 }
@@ -332,7 +380,14 @@ pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C> {
     /// The `tracing` feature's span of the call, entered at each poll.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
-    run: Run<'r, T, E, F, Fut, O, C>,
+    run: Mode<'r, T, E, F, Fut, O, C>,
+}
+
+/// A call retried after failures, or hedged (its policy's
+/// [`hedging`](crate::policy::RetryPolicy::hedging)).
+enum Mode<'r, T: Timer, E, F, Fut, O, C> {
+    Retry(Run<'r, T, E, F, Fut, O, C>),
+    Hedged(Box<Hedged<'r, T, E, F, Fut, O, C>>),
 }
 
 // No field is pinned in place: the futures inside are boxed (`Pin<Box<_>>`).
@@ -353,7 +408,10 @@ where
         let this = self.get_mut();
         #[cfg(feature = "tracing")]
         let _span = this.span.enter();
-        this.run.poll(cx)
+        match &mut this.run {
+            Mode::Retry(run) => run.poll(cx),
+            Mode::Hedged(hedged) => hedged.poll(cx),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::backoff::{Backoff, BackoffParams, Jitter};
 use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{
-    AdaptiveRateConfig, Breaker, BreakerConfig, Budget, BudgetConfig, Idempotency,
+    AdaptiveRateConfig, Breaker, BreakerConfig, Budget, BudgetConfig, HedgingPolicy, Idempotency,
     RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, RetryOn, RetryPolicy, Throttling,
 };
 
@@ -38,6 +38,7 @@ use crate::policy::{
 /// | [`budget`](Self::budget) | token bucket: capacity 500, retry 5, retry after a timeout 10 (after a throttling answer 5), refund 1 | the AWS SDK's standard mode: retries stop when most calls fail |
 /// | [`breaker`](Self::breaker) | none | |
 /// | [`rate_limiter`](Self::rate_limiter) | none | the AWS SDKs' adaptive mode: attempts wait for tokens whose rate falls at throttling answers |
+/// | [`hedging`](Self::hedging) | none | copies of a slow call (gRPC's `hedgingPolicy`), in place of retries: the async executor only |
 /// | [`idempotency`](Self::idempotency) | [`Idempotency::Idempotent`] | say `NonIdempotent` for a POST without a key |
 /// | [`seed`](Self::seed) | entropy from the operating system | a fleet must not draw the same jitter |
 ///
@@ -74,6 +75,7 @@ pub struct RetrierBuilder {
     budget: Option<BudgetConfig>,
     breaker: Option<BreakerConfig>,
     rate_limiter: Option<AdaptiveRateConfig>,
+    hedging: Option<HedgingPolicy>,
     idempotency: Idempotency,
     seed: Option<u64>,
 }
@@ -101,6 +103,7 @@ impl Default for RetrierBuilder {
             budget: Some(BudgetConfig::token_bucket()),
             breaker: None,
             rate_limiter: None,
+            hedging: None,
             idempotency: Idempotency::Idempotent,
             seed: None,
         }
@@ -210,6 +213,15 @@ impl RetrierBuilder {
         self.breaker = breaker.into();
         self
     }
+    /// Hedged calls in place of retries (`None`: none): copies every `delay` while none has
+    /// answered, the first success winning (see [`HedgingPolicy`]). Only the async executor
+    /// runs them: [`build`](Self::build) makes a retrier that the blocking executor refuses to
+    /// run. Not with a [`rate_limiter`](Self::rate_limiter), whose token wait holds one
+    /// attempt per call; errors name `hedging.delay`, `hedging.max_attempts` or `hedging`.
+    pub fn hedging(mut self, hedging: impl Into<Option<HedgingPolicy>>) -> Self {
+        self.hedging = hedging.into();
+        self
+    }
     /// Whether the calls may be repeated (non-idempotent ones are never retried).
     pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
         self.idempotency = idempotency;
@@ -256,19 +268,47 @@ impl RetrierBuilder {
                     Ok::<_, ParamError>(Throttling { on, backoff })
                 })
                 .transpose()?,
+            hedging: self.hedging,
         };
         policy.validate()?;
+        if self.hedging.is_some() && self.rate_limiter.is_some() {
+            return Err(ParamError::new(
+                "hedging",
+                "a hedging policy",
+                "no hedging with a rate_limiter: its token wait holds one attempt per call, \
+                 and a copy would need a token of its own",
+            )
+            .into());
+        }
         Ok(policy)
     }
 
-    /// The retrier, or the first setting that is not allowed.
+    /// The retrier for the blocking executor, or the first setting that is not allowed (a
+    /// [`hedging`](Self::hedging) policy is not: the async executor's
+    /// [`build_async`](Self::build_async) runs it).
     pub fn build(&self) -> Result<Retrier> {
-        let rng = match self.seed {
+        let rng = self.rng();
+        self.with_guards(Retrier::with_rng(self.policy()?, rng)?)
+    }
+
+    /// The retrier for the async executor, a hedging policy allowed.
+    #[cfg(feature = "async")]
+    pub(crate) fn build_for_async(&self) -> Result<Retrier> {
+        let rng = self.rng();
+        self.with_guards(Retrier::hedging_with_rng(self.policy()?, rng)?)
+    }
+
+    /// The jitter's generator: the seed's, or entropy's.
+    fn rng(&self) -> rand_pcg::Pcg64Mcg {
+        match self.seed {
             Some(seed) => from_seed(seed),
             None => entropy_rng(),
-        };
-        let mut retrier =
-            Retrier::with_rng(self.policy()?, rng)?.with_idempotency(self.idempotency);
+        }
+    }
+
+    /// `retrier` with the idempotency, budget, breaker and rate limiter set here.
+    fn with_guards(&self, retrier: Retrier) -> Result<Retrier> {
+        let mut retrier = retrier.with_idempotency(self.idempotency);
         if let Some(config) = self.budget {
             retrier = retrier.with_budget(Budget::new(config)?);
         }

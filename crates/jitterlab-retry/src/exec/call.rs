@@ -63,8 +63,17 @@ pub(crate) enum Failure<E> {
 }
 
 impl<E> Failure<E> {
+    /// The operation's error (`None`: the attempt was cut off).
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
+    pub(crate) fn error(&self) -> Option<&E> {
+        match self {
+            Failure::Error(e) => Some(e),
+            Failure::TimedOut(_) => None,
+        }
+    }
+
     /// The call's error when the policy stops after this failure.
-    fn stopped(self, reason: StopReason, attempts: u32) -> RetryError<E> {
+    pub(crate) fn stopped(self, reason: StopReason, attempts: u32) -> RetryError<E> {
         match self {
             Failure::Error(error) => RetryError::Stopped {
                 reason,
@@ -79,7 +88,7 @@ impl<E> Failure<E> {
         }
     }
 
-    fn into_error(self) -> Option<E> {
+    pub(crate) fn into_error(self) -> Option<E> {
         match self {
             Failure::Error(e) => Some(e),
             Failure::TimedOut(_) => None,
@@ -219,6 +228,7 @@ where
             start: self.sent.saturating_sub(self.start),
             end: now.saturating_sub(self.start),
             decision,
+            copy: None,
         };
         report(&mut self.on_attempt, &event);
         self.next(result, outcome, decision)
@@ -380,6 +390,7 @@ where
             start: at,
             end: at,
             decision: Decision::Stop(reason),
+            copy: None,
         };
         report(&mut self.on_attempt, &event);
     }
@@ -407,7 +418,10 @@ fn read<T, E: Classify>(
 
 /// Shows `event` to the observer, and with the `tracing` feature emits it, inside the call's
 /// span: attempt, outcome (`not sent` for a stop before an attempt), duration, sleep, stop.
-fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(on_attempt: &mut O, event: &AttemptEvent<'_, E>) {
+pub(crate) fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(
+    on_attempt: &mut O,
+    event: &AttemptEvent<'_, E>,
+) {
     #[cfg(feature = "tracing")]
     {
         let (sleep, stop) = match event.decision {

@@ -36,6 +36,7 @@ mod budget;
 mod class;
 mod cubic;
 mod deadline;
+mod hedging;
 mod limiter;
 mod outcome;
 mod rate_bucket;
@@ -53,6 +54,7 @@ pub use class::{RetryClass, Throttling};
 pub use cubic::CubicRate;
 pub use deadline::AttemptTimeout;
 use deadline::Deadline;
+pub use hedging::{HedgeDelay, HedgingPolicy, MAX_HEDGED_ATTEMPTS};
 pub use limiter::ConcurrencyLimiter;
 pub use outcome::{Idempotency, Outcome, RetryOn, RetryOnItem};
 pub use rate_bucket::RateBucket;
@@ -95,6 +97,9 @@ pub struct RetryPolicy {
     /// Throttling answers and their own backoff (`None`: every failure is transient or a
     /// timeout, and uses `backoff`).
     pub throttling: Option<Throttling>,
+    /// Hedged requests in place of retries (`None`: none): see [`HedgingPolicy`]. Only the
+    /// async executor and the simulator run it; [`RetryPolicy::decide`] ignores it.
+    pub hedging: Option<HedgingPolicy>,
 }
 
 /// What happened to one attempt, as [`RetryPolicy::decide`] needs it. Instants are
@@ -243,6 +248,7 @@ impl RetryPolicy {
             retry_after: RetryAfterPolicy::default(),
             fit_last_attempt: None,
             throttling: None,
+            hedging: None,
         }
     }
 
@@ -272,8 +278,11 @@ impl RetryPolicy {
     }
 
     /// Checks the limits: `max_attempts` at least 1; `timeout`, `deadline` and
-    /// `fit_last_attempt` above zero.
+    /// `fit_last_attempt` above zero; the hedging policy's ([`HedgingPolicy::validate`]).
     pub fn validate(&self) -> Result<(), ParamError> {
+        if let Some(hedging) = &self.hedging {
+            hedging.validate()?;
+        }
         if self.max_attempts == Some(0) {
             return Err(ParamError::new(
                 "max_attempts",

@@ -1,0 +1,374 @@
+//! Hedged calls in paused time against a fake server answering slowly at random: the copies,
+//! the winner, the cancellations and their times, checked exactly against a model of the rules.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use ::tokio::time::{Instant, sleep, timeout};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::exec::{AttemptEvent, CopyEvent, RetryError};
+use crate::policy::{BudgetConfig, Decision, HedgingPolicy, Outcome, RetryOn, StopReason};
+use crate::prelude::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// What the tests read of an event: attempt, kind, outcome, start, end, decision.
+type Seen = (
+    u32,
+    Option<CopyEvent>,
+    Option<Outcome>,
+    Duration,
+    Duration,
+    Decision,
+);
+
+fn seen(e: &AttemptEvent<'_, Outcome>) -> Seen {
+    (e.attempt, e.copy, e.outcome, e.start, e.end, e.decision)
+}
+
+/// A server that takes a random time per request (seeded), and counts the requests it was
+/// still working on when their caller dropped them.
+struct FakeServer {
+    rng: Mutex<Pcg64Mcg>,
+    dropped: AtomicU32,
+    /// Every request's answer: the service time and status.
+    answer: fn(&mut Pcg64Mcg) -> (Duration, Result<(), Outcome>),
+}
+
+/// Counts a request dropped before it was answered.
+struct Unanswered<'a>(Option<&'a AtomicU32>);
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(count) = self.0 {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl FakeServer {
+    fn new(seed: u64, answer: fn(&mut Pcg64Mcg) -> (Duration, Result<(), Outcome>)) -> Self {
+        FakeServer {
+            rng: Mutex::new(Pcg64Mcg::seed_from_u64(seed)),
+            dropped: AtomicU32::new(0),
+            answer,
+        }
+    }
+
+    /// One request: the copy's number on success.
+    async fn handle(&self, ctx: AttemptCtx) -> Result<u32, Outcome> {
+        let (service, status) = (self.answer)(&mut self.rng.lock().unwrap());
+        let mut pending = Unanswered(Some(&self.dropped));
+        sleep(service).await;
+        pending.0 = None;
+        status.map(|()| ctx.attempt)
+    }
+}
+
+/// A slow, healthy service: 1 to 39 ms, never a multiple of 10 ms (so an answer never ties
+/// with a 10 ms delay; tokio's timer counts whole milliseconds).
+fn slow(rng: &mut Pcg64Mcg) -> (Duration, Result<(), Outcome>) {
+    let service = ms(10 * rng.random_range(0..4u64) + rng.random_range(1..=9u64));
+    (service, Ok(()))
+}
+
+fn hedging(delay: Duration, copies: u32) -> RetrierBuilder {
+    Retrier::builder()
+        .seed(1)
+        .budget(None)
+        .deadline(None)
+        .hedging(HedgingPolicy::fixed(delay).max_attempts(copies))
+}
+
+/// The events A6's rules give a call whose copies take `service` (drawn in the order they
+/// leave), a copy every `delay`, at most `copies`: the copies sent, the winner, the
+/// cancelled; and the winner's number and the call's time.
+fn model(draws: &mut Pcg64Mcg, delay: Duration, copies: u32) -> (Vec<Seen>, u32, Duration) {
+    let mut ends: Vec<Duration> = Vec::new();
+    let mut events = Vec::new();
+    loop {
+        let n = ends.len() as u32 + 1;
+        let at = delay * (n - 1);
+        let service = slow(draws).0;
+        ends.push(at + service);
+        let next = if n < copies {
+            Decision::Retry { sleep: delay }
+        } else {
+            Decision::Stop(StopReason::Attempts)
+        };
+        events.push((n, Some(CopyEvent::Sent), None, at, at, next));
+        let first = *ends.iter().min().unwrap();
+        if n == copies || first < at + delay {
+            break;
+        }
+    }
+    let end = *ends.iter().min().unwrap();
+    let winner = ends.iter().position(|e| *e == end).unwrap() as u32 + 1;
+    let sent = |n: u32| delay * (n - 1);
+    events.push((
+        winner,
+        Some(CopyEvent::Answered),
+        Some(Outcome::Success),
+        sent(winner),
+        end,
+        Decision::Done,
+    ));
+    for n in (1..=ends.len() as u32).filter(|n| *n != winner) {
+        let cancelled = Decision::Stop(StopReason::Cancelled);
+        events.push((n, Some(CopyEvent::Cancelled), None, sent(n), end, cancelled));
+    }
+    (events, winner, end)
+}
+
+#[::tokio::test(start_paused = true)]
+async fn copies_winner_and_cancellations_are_the_models_exactly() {
+    let (delay, copies, seed) = (ms(10), 3, 7);
+    let server = FakeServer::new(seed, slow);
+    let retrier = hedging(delay, copies).build_async().unwrap();
+    let mut draws = Pcg64Mcg::seed_from_u64(seed);
+    let (mut hedged, mut won_by_hedge, mut cancelled) = (0, 0, 0);
+    for call in 0..200 {
+        let (expected, winner, took) = model(&mut draws, delay, copies);
+        let mut events = Vec::new();
+        let began = Instant::now();
+        let answer = retrier
+            .call(|ctx| server.handle(ctx))
+            .on_attempt(|e| events.push(seen(e)))
+            .await;
+        assert_eq!(answer.unwrap(), winner, "call {call}");
+        assert_eq!(began.elapsed(), took, "call {call}");
+        assert_eq!(events, expected, "call {call}");
+        let sent = events
+            .iter()
+            .filter(|e| e.1 == Some(CopyEvent::Sent))
+            .count();
+        hedged += sent - 1;
+        won_by_hedge += usize::from(winner > 1);
+        cancelled += sent - 1;
+    }
+    assert_eq!(server.dropped.load(Ordering::Relaxed) as usize, cancelled);
+    // The seed exercises every case: hedges, hedges that win, and all three copies.
+    assert!(
+        hedged > 100 && won_by_hedge > 50,
+        "{hedged} hedges, {won_by_hedge} won"
+    );
+}
+
+/// Copy 1 answers `first` after 15 ms; the others never answer.
+fn first_answers(
+    first: Outcome,
+) -> impl Fn(AttemptCtx) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, Outcome>>>> {
+    move |ctx| {
+        Box::pin(async move {
+            if ctx.attempt == 1 {
+                sleep(ms(15)).await;
+                Err(first)
+            } else {
+                std::future::pending().await
+            }
+        })
+    }
+}
+
+#[::tokio::test(start_paused = true)]
+async fn a_fatal_answer_ends_the_call_and_cancels_the_copies() {
+    let non_fatal = RetryOn::none().with_status(503).unwrap();
+    let retrier = Retrier::builder()
+        .seed(1)
+        .hedging(
+            HedgingPolicy::fixed(ms(10))
+                .max_attempts(3)
+                .non_fatal(non_fatal),
+        )
+        .build_async()
+        .unwrap();
+    let mut events = Vec::new();
+    let result = retrier
+        .call(first_answers(Outcome::Status(500)))
+        .on_attempt(|e| events.push(seen(e)))
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::NotRetryable,
+                error: Outcome::Status(500),
+                attempts: 2
+            })
+        ),
+        "{result:?}"
+    );
+    let stop = Decision::Stop(StopReason::NotRetryable);
+    assert_eq!(
+        events[2],
+        (
+            1,
+            Some(CopyEvent::Answered),
+            Some(Outcome::Status(500)),
+            ms(0),
+            ms(15),
+            stop
+        )
+    );
+    assert_eq!(
+        events[3],
+        (
+            2,
+            Some(CopyEvent::Cancelled),
+            None,
+            ms(10),
+            ms(15),
+            Decision::Stop(StopReason::Cancelled)
+        )
+    );
+    assert_eq!(events.len(), 4, "no third copy: {events:?}");
+
+    // A non-fatal 503 sends the next copy at once, not at the next tick.
+    let mut events = Vec::new();
+    let result = timeout(
+        ms(100),
+        retrier
+            .call(first_answers(Outcome::Status(503)))
+            .on_attempt(|e| events.push(seen(e))),
+    )
+    .await;
+    assert!(result.is_err(), "copies 2 and 3 never answer");
+    let sent: Vec<_> = events
+        .iter()
+        .filter(|e| e.1 == Some(CopyEvent::Sent))
+        .map(|e| e.3)
+        .collect();
+    assert_eq!(sent, [ms(0), ms(10), ms(15)]);
+}
+
+#[::tokio::test(start_paused = true)]
+async fn a_dropped_call_cancels_every_copy() {
+    let server = FakeServer::new(1, |_| (Duration::from_secs(3600), Ok(())));
+    let retrier = hedging(ms(10), 3).build_async().unwrap();
+    let mut sent = 0;
+    let call = retrier
+        .call(|ctx| server.handle(ctx))
+        .on_attempt(|e| sent += u32::from(e.copy == Some(CopyEvent::Sent)));
+    assert!(timeout(ms(25), call).await.is_err());
+    assert_eq!(sent, 3);
+    assert_eq!(
+        server.dropped.load(Ordering::Relaxed),
+        3,
+        "every copy in flight dropped"
+    );
+}
+
+#[::tokio::test(start_paused = true)]
+async fn a_budget_refusal_sends_no_more_copies() {
+    // 5 tokens: one hedge (cost 5), then the bucket is empty.
+    let bucket = BudgetConfig::TokenBucket {
+        capacity: 5,
+        retry_cost: 5,
+        timeout_cost: 5,
+        throttling_cost: 5,
+        success_refund: 1,
+    };
+    let retrier = hedging(ms(10), 5).budget(bucket).build_async().unwrap();
+    let server = FakeServer::new(1, |_| (ms(35), Ok(())));
+    let mut events = Vec::new();
+    let answer = retrier
+        .call(|ctx| server.handle(ctx))
+        .on_attempt(|e| events.push(seen(e)))
+        .await;
+    assert_eq!(answer.unwrap(), 1, "the first copy wins at 35 ms");
+    let sent: Vec<_> = events
+        .iter()
+        .filter(|e| e.1 == Some(CopyEvent::Sent))
+        .map(|e| e.3)
+        .collect();
+    assert_eq!(sent, [ms(0), ms(10)]);
+    assert_eq!(
+        events[2],
+        (
+            3,
+            None,
+            None,
+            ms(20),
+            ms(20),
+            Decision::Stop(StopReason::Budget)
+        )
+    );
+    assert_eq!(server.dropped.load(Ordering::Relaxed), 1);
+}
+
+#[::tokio::test(start_paused = true)]
+async fn the_deadline_bounds_the_whole_call() {
+    let server = FakeServer::new(1, |_| (Duration::from_secs(3600), Ok(())));
+    let retrier = hedging(ms(10), 3).deadline(ms(25)).build_async().unwrap();
+    let began = Instant::now();
+    let result = retrier.call(|ctx| server.handle(ctx)).await;
+    assert_eq!(began.elapsed(), ms(25));
+    assert!(
+        matches!(
+            result,
+            Err(RetryError::TimedOut {
+                reason: StopReason::Deadline,
+                attempts: 3,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(server.dropped.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn the_blocking_executor_and_a_concurrency_limit_refuse_hedging() {
+    let err = hedging(ms(10), 2).build().unwrap_err();
+    assert!(
+        err.to_string().starts_with("invalid value for `hedging`"),
+        "{err}"
+    );
+    let percentile = Retrier::builder()
+        .hedging(HedgingPolicy::new(crate::policy::HedgeDelay::Percentile(
+            95.0,
+        )))
+        .build_async_on(crate::exec::timer::ThreadTimer::new())
+        .unwrap_err();
+    assert!(
+        percentile.to_string().contains("`hedging.delay`: p95"),
+        "{percentile}"
+    );
+    let runtime = ::tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+    let limit = hedging(ms(10), 2)
+        .build_async()
+        .unwrap()
+        .with_concurrency_limit(4)
+        .unwrap_err();
+    assert!(limit.to_string().contains("`concurrency`"), "{limit}");
+}
+
+#[::tokio::test(start_paused = true)]
+async fn each_copy_is_one_log_line() {
+    let server = FakeServer::new(1, |_| (ms(35), Ok(())));
+    let retrier = hedging(ms(10), 2).build_async().unwrap();
+    let mut log = Vec::new();
+    let answer = retrier
+        .call(|ctx| server.handle(ctx))
+        .on_attempt(|e| log.push(e.to_string()))
+        .await;
+    assert_eq!(answer.unwrap(), 1);
+    assert_eq!(
+        log,
+        [
+            "copy 1: sent at 0ns, next copy in 10ms",
+            "copy 2: sent at 10ms, no more copies",
+            "copy 1: success after 35ms, done",
+            "copy 2: cancelled after 25ms",
+        ]
+    );
+}
