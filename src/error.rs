@@ -15,6 +15,11 @@
 //! The engine's constructors answer with the smaller [`ParamError`] and [`ValueError`], which
 //! name a parameter but not a key; `From<ParamError>` names the bare field (`cap`), and
 //! [`Error::for_key`] names whatever key or flag the caller knows the value by.
+//!
+//! A message that asks for another option of a call (`RunOptions::force`, to go ahead
+//! anyway) names it as a [`Setting`], by its field: the library knows its own fields, not the
+//! flags of a command line. A front end with names of its own for them renders the message
+//! with [`Error::naming`]; the CLI's are its flags (`--force`).
 
 #[cfg(feature = "sim")]
 use std::fmt;
@@ -81,7 +86,10 @@ pub enum Error {
     Engine(jitterlab_retry::Error),
     #[cfg(feature = "sim")]
     /// The run was interrupted (Ctrl-C); finished work units are kept for `--resume`.
-    #[error("interrupted; finished work is kept, continue with --resume")]
+    #[error(
+        "interrupted; finished work is kept, continue with {}",
+        Setting::Resume
+    )]
     Interrupted,
     #[cfg(feature = "sim")]
     /// Drawing the charts of a result folder was interrupted (Ctrl-C) before they were written:
@@ -178,6 +186,15 @@ impl Error {
         }
     }
 
+    /// The message with every [`Setting`] it names called `name(setting)` instead of its
+    /// field: the CLI's flags (`--threads` for `RunOptions::threads`).
+    #[cfg(feature = "sim")]
+    pub fn naming(&self, name: impl Fn(Setting) -> &'static str) -> String {
+        Setting::ALL.iter().fold(self.to_string(), |text, &s| {
+            text.replace(s.field(), name(s))
+        })
+    }
+
     /// True when the error comes from bad input (exit code 2), false otherwise (exit code 1).
     pub fn is_user_error(&self) -> bool {
         match self {
@@ -212,6 +229,72 @@ impl From<ParamError> for Error {
     /// Names the parameter by its field (`cap`), for callers of the engine's constructors.
     fn from(e: ParamError) -> Error {
         Error::for_key(e.field.to_string(), e)
+    }
+}
+
+#[cfg(feature = "sim")]
+/// An option of a library call that an error's message asks for or refuses, named by its
+/// field ([`Setting::field`]); [`Error::naming`] names it otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// Resuming an interrupted run as the same share: [`crate::runner::run`] with
+    /// `RunOptions::resume` and the `shard` it was run with.
+    ResumeRun,
+    /// The result folder (`RunOptions::out`, `LiveOptions::out`, `merge`'s `out`).
+    Out,
+    /// Worker threads (`RunOptions::threads`).
+    Threads,
+    /// The share of the units (`RunOptions::shard`).
+    Shard,
+    /// Continuing an interrupted run (`RunOptions::resume`).
+    Resume,
+    /// Going ahead over the work limits and beside foreign files (`RunOptions::force`,
+    /// `LiveOptions::force`, `merge`'s `force`).
+    Force,
+    /// The chart file of the jitter picture ([`crate::output::plot::draw_delays_new`]'s
+    /// `path`).
+    DelaysPlot,
+    /// Replacing an existing chart file: [`crate::output::plot::draw_delays`] rather than
+    /// `draw_delays_new`.
+    ReplacePlot,
+}
+
+#[cfg(feature = "sim")]
+impl Setting {
+    /// Every setting; one whose field holds another's comes first.
+    pub const ALL: [Setting; 8] = [
+        Setting::ResumeRun,
+        Setting::Out,
+        Setting::Threads,
+        Setting::Shard,
+        Setting::Resume,
+        Setting::Force,
+        Setting::DelaysPlot,
+        Setting::ReplacePlot,
+    ];
+
+    /// The setting as the library's messages name it: by its field, qualified so that no
+    /// other words of a message read the same.
+    pub fn field(self) -> &'static str {
+        match self {
+            Setting::ResumeRun => "`runner::run` with RunOptions::resume",
+            Setting::Out => "RunOptions::out",
+            Setting::Threads => "RunOptions::threads",
+            Setting::Shard => "RunOptions::shard",
+            Setting::Resume => "RunOptions::resume",
+            Setting::Force => "RunOptions::force",
+            Setting::DelaysPlot => "plot::draw_delays_new",
+            Setting::ReplacePlot => "plot::draw_delays",
+        }
+    }
+}
+
+#[cfg(feature = "sim")]
+impl fmt::Display for Setting {
+    /// [`Setting::field`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.field())
     }
 }
 

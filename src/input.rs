@@ -36,7 +36,7 @@ pub const SCENARIO: Limit = Limit {
 /// `meta.json` of a result folder: 1 MiB.
 pub const META: Limit = Limit {
     bytes: MIB,
-    what: "meta.json",
+    what: crate::folder::names::META,
 };
 
 /// A CSV file of a result folder (`summary.csv`, `timeseries.csv`, ...): 1 GiB.
@@ -55,7 +55,7 @@ pub const SAMPLES: Limit = Limit {
 /// The journal of a run (`units.jsonl`): 1 GiB.
 pub const JOURNAL: Limit = Limit {
     bytes: 1024 * MIB,
-    what: "a journal (units.jsonl)",
+    what: crate::folder::names::JOURNAL_DESCRIBED,
 };
 
 impl Limit {

@@ -56,6 +56,8 @@ pub mod atomic;
 #[cfg(feature = "sim")]
 pub mod delays;
 #[cfg(feature = "sim")]
+pub mod folder;
+#[cfg(feature = "sim")]
 pub mod input;
 // `jitterlab live` (feature `live`): the scenario for real, on tokio and hyper.
 #[cfg(feature = "live")]

@@ -343,7 +343,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // Complete as is: every variant that has a cause includes its message, so walking
             // `source()` would print it again.
-            say(&format!("error: {err}"));
+            say(&format!("error: {}", err.naming(cli::flag)));
             ExitCode::from(match err {
                 // The shell's convention for a run stopped by SIGINT.
                 Error::Interrupted | Error::ChartsInterrupted(_) => 130,

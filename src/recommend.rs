@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::folder::Folder;
 use crate::metric::{Better, Metric, PerMetric, names};
 use crate::output::csv::write_rows;
 use crate::output::design::Design;
@@ -460,9 +461,9 @@ pub fn recommend_at(
     objective: Objective,
     at: &[At],
 ) -> Result<Recommendation> {
-    crate::output::stage::recover(dir)?;
+    let result = Folder::open(dir)?;
     let folder = ResultFolder::read(dir)?;
-    crate::output::owned::guard(dir, [ParetoRow::FILE])?;
+    result.guard([ParetoRow::FILE])?;
     let design = Design::of(&folder);
     let kept = select(&folder, at)?;
     let (constraints, floor) = match constraints.min_success {
@@ -536,7 +537,7 @@ pub fn recommend_at(
         })
         .collect();
     // Recorded before it is written: cut short, it is still proven jitterlab's.
-    crate::output::owned::record(dir, &[dir.join(ParetoRow::FILE)], false)?;
+    result.record(&[dir.join(ParetoRow::FILE)], false)?;
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
     let names = |keys: &[usize]| keys.iter().map(|&k| folder.sweep_keys[k].clone()).collect();
     Ok(Recommendation {

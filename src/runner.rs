@@ -5,19 +5,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-
 use crate::atomic::write_atomic;
 use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
-use crate::metric::{PerMetric, estimates};
-use crate::output::stage::Stage;
-use crate::output::{csv, owned};
-use crate::scenario::{Point, Scenario, ScenarioDoc};
-use crate::sim::{DelaySource, Model, Strategy};
-use crate::stats::Estimate;
-use crate::sweep::journal::{self, Header, JournalWriter, UnitRecord, Written};
-use crate::sweep::{self, Plan, Progress, Shard};
+use crate::error::{Error, Result, Setting};
+use crate::folder::Folder;
+use crate::folder::names::{JOURNAL, SCENARIO, STAGE};
+use crate::folder::stage::Stage;
+use crate::output::publish::{Meta, Prepared, commit};
+pub use crate::output::publish::{PointSummary, RunReport, StrategySummary};
+use crate::scenario::{Point, ScenarioDoc};
+use crate::sim::DelaySource;
+use crate::sweep::journal::{self, JournalWriter, UnitRecord, Written};
+use crate::sweep::{self, Progress, Shard};
 
 /// Options of `jitterlab run`.
 #[derive(Debug, Clone)]
@@ -31,307 +30,18 @@ pub struct RunOptions {
     pub shard: Shard,
     /// Continue a partial run in `out`.
     pub resume: bool,
-    /// Go ahead even when the work estimate is over its limits ([`Plan::check_work`]), and
+    /// Go ahead even when the work estimate is over its limits ([`crate::sweep::Plan::check_work`]), and
     /// write into `out` even when it holds files and is not a result folder (replacing only
-    /// the files jitterlab owns, [`crate::output::owned`]).
+    /// the files jitterlab owns, [`crate::folder::owned`]).
     pub force: bool,
     /// The command line, for meta.json.
     pub command: String,
 }
 
-/// What a run did.
-#[derive(Debug)]
-pub struct RunReport {
-    /// The result folder.
-    pub dir: PathBuf,
-    /// True when every unit of the scenario is in the folder (CSV files written).
-    pub complete: bool,
-    /// Every point with its strategies' results (complete runs; empty for a shard).
-    pub points: Vec<PointSummary>,
-    /// Files written.
-    pub files: Vec<PathBuf>,
-}
-
-/// One sweep point of a complete run.
-#[derive(Debug, Clone)]
-pub struct PointSummary {
-    /// 0-based, in grid order.
-    pub index: usize,
-    /// `(dotted key, value)` for each sweep key (empty without a sweep).
-    pub values: Vec<(String, toml::Value)>,
-    /// Its strategies, in scenario order.
-    pub strategies: Vec<StrategySummary>,
-}
-
-/// One strategy at one point: every metric across replications.
-#[derive(Debug, Clone)]
-pub struct StrategySummary {
-    /// Strategy name.
-    pub name: String,
-    /// Mean and 95 % interval of every metric, as in `aggregate.csv`.
-    pub estimates: PerMetric<Estimate>,
-}
-
-#[derive(Serialize)]
-struct Meta<'a> {
-    version: &'a str,
-    command: &'a str,
-    scenario: String,
-    seed: u64,
-    replications: u32,
-    points: usize,
-    strategies: usize,
-    units: usize,
-    units_run: usize,
-    shard: String,
-    threads: usize,
-    wall_seconds: f64,
-    events: u64,
-    events_per_second: f64,
-    /// The files of the result, `meta.json` included: what jitterlab can prove it wrote
-    /// there ([`owned::Ownership`]); `plot` and `recommend` add theirs.
-    files: Vec<String>,
-    /// The delay sources of [`run_with_sources`], in scenario order; absent without any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    sources: Vec<SourceMeta>,
-}
-
-/// A strategy's delay source, as meta.json records it.
-#[derive(Serialize, Clone)]
-struct SourceMeta {
-    strategy: String,
-    /// [`DelaySource::describe`].
-    source: String,
-}
-
-/// A scenario document ready to run: its checked points, the resolved text and the journal
-/// header that identifies the work.
-struct Prepared {
-    base: Scenario,
-    plan: Plan,
-    resolved: String,
-    units: Vec<sweep::Unit>,
-    header: Header,
-    /// The delay sources attached ([`Prepared::attach`]).
-    sources: Vec<SourceMeta>,
-}
-
-impl Prepared {
-    fn new(doc: &ScenarioDoc, cancel: &CancelToken) -> Result<Prepared> {
-        Prepared::of_points(doc, doc.points_until(cancel)?)
-    }
-
-    /// The work of `doc`, whose points are `points` (checked already).
-    fn of_points(doc: &ScenarioDoc, points: Vec<Point>) -> Result<Prepared> {
-        let base = doc.base()?;
-        let plan = Plan::new(doc.sweep()?, points)?;
-        let resolved = base.to_toml(doc.sweep_table());
-        let units = plan.units();
-        let header = Header {
-            jitterlab_journal: 1,
-            fingerprint: journal::fingerprint(&base.to_toml_for_runs(doc.sweep_table())),
-            units: units.len(),
-            shard: None,
-        };
-        Ok(Prepared {
-            base,
-            plan,
-            resolved,
-            units,
-            header,
-            sources: Vec::new(),
-        })
-    }
-
-    /// The strategies named in `sources` draw their sleeps from their source, at every
-    /// point; a name that is no strategy of the scenario is refused. The sources'
-    /// descriptions join the journal's fingerprint, so that a resume with other sources is
-    /// refused, and meta.json's `sources`.
-    fn attach(&mut self, sources: &[(&str, Arc<dyn DelaySource>)]) -> Result<()> {
-        for (name, source) in sources {
-            let scenarios = std::iter::once(&mut self.base)
-                .chain(self.plan.points.iter_mut().map(|p| &mut p.scenario));
-            for scenario in scenarios {
-                let found = scenario.strategies.iter().position(|s| s.name == *name);
-                let Some(i) = found else {
-                    let names: Vec<&str> = scenario
-                        .strategies
-                        .iter()
-                        .map(|s| s.name.as_str())
-                        .collect();
-                    return Err(Error::invalid(
-                        "delay source",
-                        format!("{name:?}"),
-                        format!(
-                            "the name of a strategy of the scenario: {}",
-                            names.join(", ")
-                        ),
-                    ));
-                };
-                zero_delays_end(&scenario.model, &scenario.strategies[i], i)?;
-                scenario.strategies[i].source = Some(source.clone());
-            }
-        }
-        let described = |s: &crate::sim::Strategy| {
-            let source = s.source.as_ref()?;
-            Some(SourceMeta {
-                strategy: s.name.clone(),
-                source: source.describe(),
-            })
-        };
-        self.sources = self.base.strategies.iter().filter_map(described).collect();
-        if !self.sources.is_empty() {
-            let text: String = self
-                .sources
-                .iter()
-                .map(|s| format!("\nsource {:?} = {:?}", s.strategy, s.source))
-                .collect();
-            self.header.fingerprint =
-                journal::fingerprint(&format!("{}{text}", self.header.fingerprint));
-        }
-        Ok(())
-    }
-
-    /// `palette.json`: the colour of each strategy, in the scenario's order.
-    fn write_palette(&self, dir: &Path) -> Result<PathBuf> {
-        let names: Vec<String> = self
-            .base
-            .strategies
-            .iter()
-            .map(|s| s.name.clone())
-            .collect();
-        crate::output::palette::write(dir, &names)
-    }
-
-    /// meta.json with the fields every command fills the same way.
-    fn meta<'a>(&self, command: &'a str, scenario: String) -> Meta<'a> {
-        Meta {
-            version: env!("CARGO_PKG_VERSION"),
-            command,
-            scenario,
-            seed: self.plan.seed,
-            replications: self.plan.replications,
-            points: self.plan.points.len(),
-            strategies: self.base.strategies.len(),
-            units: self.units.len(),
-            units_run: 0,
-            shard: String::new(),
-            threads: 0,
-            wall_seconds: 0.0,
-            events: 0,
-            events_per_second: 0.0,
-            files: Vec::new(),
-            sources: self.sources.clone(),
-        }
-    }
-
-    /// Writes the result files of `records` into `dir`: the journal in unit order (reusing
-    /// what this run `written`) and, when it holds every unit, the CSV files; returns the files
-    /// written and the summary of every point (empty for a partial folder). With `threads`
-    /// above 1 the journal and the time series are written on a thread of their own beside
-    /// the other CSV files, which take about as long (after the 2015 sweep: 60 + 50 ms against
-    /// 100 ms, mostly the kernel copying megabytes into files).
-    fn write_results(
-        &self,
-        dir: &Path,
-        header: &Header,
-        records: &[UnitRecord],
-        written: &Written,
-        threads: usize,
-    ) -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
-        let complete = records.len() == self.units.len();
-        let journal = || journal::finalize(dir, header, records, written);
-        let series = || {
-            complete
-                .then(|| csv::write_timeseries(dir, &self.plan, records))
-                .transpose()
-        };
-        // The other CSV files and every unit's metrics; none for a partial folder.
-        type Tables = Option<(Vec<PathBuf>, Vec<PerMetric<f64>>)>;
-        let tables = || -> Result<Tables> {
-            if !complete {
-                return Ok(None);
-            }
-            let values: Vec<PerMetric<f64>> = records.iter().map(PerMetric::measure).collect();
-            let files = csv::write_all(dir, &self.plan, records, &values)?;
-            Ok(Some((files, values)))
-        };
-        let (series, tables) = if threads > 1 && complete {
-            let (journal_and_series, tables) = std::thread::scope(|s| {
-                let other = s.spawn(|| journal().and_then(|()| series()));
-                let tables = tables();
-                let other = other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (other, tables)
-            });
-            (journal_and_series?, tables?)
-        } else {
-            journal()?;
-            let tables = tables()?;
-            (series()?, tables)
-        };
-        let mut files = vec![dir.join("scenario.toml"), dir.join(journal::JOURNAL)];
-        let Some((csvs, values)) = tables else {
-            return Ok((files, Vec::new()));
-        };
-        files.extend(csvs);
-        files.extend(series);
-        Ok((files, summarize(&self.plan, &values)))
-    }
-}
-
-/// Refuses a delay source for `strategy` when nothing would end a request whose source
-/// sleeps zero: with zero network latency and unlimited attempts the client would retry
-/// forever at one instant (virtual time would never advance), as the scenario check refuses
-/// for jitter "none".
-fn zero_delays_end(model: &Model, strategy: &Strategy, i: usize) -> Result<()> {
-    if !model.latency.is_zero() || strategy.client_config(&model.client).max_attempts.is_some() {
-        return Ok(());
-    }
-    let key = if strategy.client.max_attempts.is_some() {
-        format!("backoff.strategies[{i}].max_attempts")
-    } else {
-        "client.max_attempts".to_string()
-    };
-    Err(Error::invalid(
-        key,
-        "\"unlimited\"",
-        format!(
-            "a number when strategy {:?} draws its sleeps from a delay source and network.latency is zero: a source that sleeps zero would retry forever at one instant",
-            strategy.name
-        ),
-    ))
-}
-
-/// Writes `meta` (with `extra`'s fields added) as the staged `meta.json`, listing `files` and
-/// itself, then commits the stage: the new results replace the old ones whole. Returns the
-/// files in the result folder.
-fn commit(
-    stage: Stage,
-    mut meta: Meta<'_>,
-    files: &[PathBuf],
-    extra: serde_json::Map<String, serde_json::Value>,
-) -> Result<Vec<PathBuf>> {
-    let path = stage.path().join("meta.json");
-    meta.files = files
-        .iter()
-        .filter_map(|f| f.file_name()?.to_str().map(str::to_string))
-        .chain(["meta.json".to_string()])
-        .collect();
-    let mut value = serde_json::to_value(&meta).map_err(|e| Error::io(&path, e.into()))?;
-    if let serde_json::Value::Object(map) = &mut value {
-        map.extend(extra);
-    }
-    let text = serde_json::to_string_pretty(&value).map_err(|e| Error::io(&path, e.into()))?;
-    write_atomic(&path, text.as_bytes())?;
-    stage.commit()
-}
-
 /// Why a journal of a result folder is not of `prep`'s work: the first line where the
 /// resolved scenario it was run with (the `scenario.toml` beside it) differs.
 fn other_work(dir: &Path, prep: &Prepared) -> Error {
-    let before = crate::input::read_text(&dir.join("scenario.toml"), crate::input::SCENARIO);
+    let before = crate::input::read_text(&dir.join(SCENARIO), crate::input::SCENARIO);
     let difference = before.ok().and_then(|old| {
         let (mut a, mut b) = (old.lines(), prep.resolved.lines());
         (1..).find_map(|n| match (a.next(), b.next()) {
@@ -348,7 +58,8 @@ fn other_work(dir: &Path, prep: &Prepared) -> Error {
     Error::ResultFolder {
         path: dir.to_path_buf(),
         message: format!(
-            "its journal is of a different scenario or options{difference}; run without --resume to start over"
+            "its journal is of a different scenario or options{difference}; run without {} to start over",
+            Setting::Resume
         ),
     }
 }
@@ -370,7 +81,7 @@ fn other_sources(dir: &Path, prep: &Prepared) -> String {
             .iter()
             .map(|s| (s.strategy.clone(), s.source.clone())),
     );
-    let recorded = crate::output::owned::read_meta(dir).map(|meta| {
+    let recorded = crate::folder::owned::read_meta(dir).map(|meta| {
         let sources = meta.get("sources").and_then(|s| s.as_array()).cloned();
         let text = |v: &serde_json::Value, k: &str| v.get(k)?.as_str().map(str::to_string);
         let pairs = sources.unwrap_or_default().into_iter();
@@ -408,7 +119,7 @@ fn resumed(
 ) -> Result<(Vec<UnitRecord>, bool)> {
     let staged = stage.has_journal();
     let from = if staged { stage.path() } else { dir };
-    if from.join(journal::JOURNAL).symlink_metadata().is_err() {
+    if from.join(JOURNAL).symlink_metadata().is_err() {
         return Ok((Vec::new(), false));
     }
     let (found, records) = journal::read_checked(from, &prep.header, &prep.plan)?
@@ -431,9 +142,17 @@ fn not_this_shard(
     // A header without a shard is the whole run's, or a shard's from before headers named
     // theirs: its records say which units it holds, not which shard it was.
     let advice = if found.is_all() {
-        "resume with the --shard it was run with (its meta.json says which)".to_string()
+        format!(
+            "resume with the {} it was run with (its meta.json says which)",
+            Setting::Shard
+        )
     } else {
-        format!("resume with --shard {}/{}", found.index, found.count)
+        format!(
+            "resume with {} {}/{}",
+            Setting::Shard,
+            found.index,
+            found.count
+        )
     };
     Error::ResultFolder {
         path: dir.to_path_buf(),
@@ -516,10 +235,12 @@ fn run_prepared(
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&prep.base.name));
-    owned::claim(&dir, "--out", options.force)?;
-    let created = create_folder(&dir)?;
+    let folder = Folder::claim(dir.clone(), options.force)?;
+    let created = folder.create()?;
     // A resume keeps every finished unit, or refuses; anything else starts a new stage.
-    let stage = Stage::open(&dir, options.resume).inspect_err(|_| remove_created(&dir, created))?;
+    let stage = folder
+        .stage(options.resume)
+        .inspect_err(|_| remove_created(&dir, created))?;
     match run_staged(&prep, &dir, &stage, threads, options, cancel, progress) {
         Ok((meta, files, points)) => {
             let meta = Meta {
@@ -543,13 +264,6 @@ fn run_prepared(
             Err(e)
         }
     }
-}
-
-/// Creates the folder `dir`; true when it was not there.
-fn create_folder(dir: &Path) -> Result<bool> {
-    let created = dir.symlink_metadata().is_err();
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    Ok(created)
 }
 
 /// Removes `dir` when this run `created` it and it is empty (a run that failed).
@@ -611,10 +325,7 @@ fn run_staged(
         .filter(|u| options.shard.owns(u.index) && !done.contains_key(&u.index))
         .collect();
     let threads = sweep::threads_for(threads, todo.len())?;
-    write_atomic(
-        &stage.path().join("scenario.toml"),
-        prep.resolved.as_bytes(),
-    )?;
+    write_atomic(&stage.path().join(SCENARIO), prep.resolved.as_bytes())?;
     let mut writer = JournalWriter::open(stage.path(), &header, !staged)?;
     if !staged {
         // Units of the folder's own journal, or of a staged one whose header names another
@@ -654,108 +365,20 @@ fn run_staged(
     Ok((figures, files, points))
 }
 
-/// A result folder claimed for results computed elsewhere (`jitterlab live`): checked before
-/// the work, as `run` does, and written after it, whole.
-#[cfg(feature = "live")]
-pub(crate) struct Folder {
-    prep: Prepared,
-    /// The folder.
-    pub dir: PathBuf,
-}
-
-#[cfg(feature = "live")]
-impl Folder {
-    /// Claims `out` (default `out/<name>`) for `doc`; refusals as for `run`.
-    pub(crate) fn claim(doc: &ScenarioDoc, out: Option<PathBuf>, force: bool) -> Result<Folder> {
-        let prep = Prepared::new(doc, &CancelToken::new())?;
-        let dir = out.unwrap_or_else(|| Path::new("out").join(&prep.base.name));
-        owned::claim(&dir, "--out", force)?;
-        Ok(Folder { prep, dir })
-    }
-
-    /// The plan of the scenario.
-    pub(crate) fn plan(&self) -> &Plan {
-        &self.prep.plan
-    }
-
-    /// Writes the scenario, the journal, the CSV files, the files of `more` (which writes
-    /// into the folder it is given and returns their paths) and `meta.json` (with `extra`'s
-    /// fields added) for every unit's record, then replaces the files of an earlier run whole.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn write(
-        &self,
-        records: &[UnitRecord],
-        command: &str,
-        origin: &str,
-        threads: usize,
-        wall_seconds: f64,
-        extra: serde_json::Map<String, serde_json::Value>,
-        more: &dyn Fn(&Path) -> Result<Vec<PathBuf>>,
-    ) -> Result<RunReport> {
-        let dir = &self.dir;
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let stage = Stage::open(dir, false)?;
-        let staged = || -> Result<(Vec<PathBuf>, Vec<PointSummary>)> {
-            write_atomic(
-                &stage.path().join("scenario.toml"),
-                self.prep.resolved.as_bytes(),
-            )?;
-            let (mut files, points) = self.prep.write_results(
-                stage.path(),
-                &self.prep.header,
-                records,
-                &Written::default(),
-                threads,
-            )?;
-            files.extend(more(stage.path())?);
-            files.push(self.prep.write_palette(stage.path())?);
-            Ok((files, points))
-        };
-        let (files, points) = match staged() {
-            Ok(written) => written,
-            Err(e) => {
-                stage.abandon(false);
-                return Err(e);
-            }
-        };
-        let events: u64 = records.iter().map(UnitRecord::events).sum();
-        let meta = Meta {
-            units_run: records.len(),
-            shard: "0/1".into(),
-            threads,
-            wall_seconds,
-            events,
-            events_per_second: if wall_seconds > 0.0 {
-                events as f64 / wall_seconds
-            } else {
-                0.0
-            },
-            ..self.prep.meta(command, origin.to_string())
-        };
-        let files = commit(stage, meta, &files, extra)?;
-        Ok(RunReport {
-            dir: dir.clone(),
-            complete: records.len() == self.prep.units.len(),
-            points,
-            files,
-        })
-    }
-}
-
 /// Merges shard folders into `out`, identical to an unsharded run (meta.json aside). `out`
-/// must be new, empty or a result folder unless `force` is given ([`owned::claim`]).
+/// must be new, empty or a result folder unless `force` is given ([`Folder::claim`]).
 pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result<RunReport> {
     let first = dirs.first().ok_or_else(|| Error::Usage {
         arg: "merge".into(),
         message: "name at least one shard folder".into(),
     })?;
-    owned::claim(out, "--out", force)?;
+    let folder = Folder::claim(out.to_path_buf(), force)?;
     // Each shard is checked before any is read, the first one's scenario included.
     for dir in dirs {
         finished_shard(dir)?;
     }
     let prep = Prepared::new(
-        &ScenarioDoc::load(&first.join("scenario.toml"))?,
+        &ScenarioDoc::load(&first.join(SCENARIO))?,
         &CancelToken::new(),
     )?;
     let mut all: BTreeMap<usize, UnitRecord> = BTreeMap::new();
@@ -783,14 +406,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
             ),
         });
     }
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    folder.create()?;
     let records: Vec<UnitRecord> = all.into_values().collect();
-    let stage = Stage::open(out, false)?;
+    let stage = folder.stage(false)?;
     let staged = || {
-        write_atomic(
-            &stage.path().join("scenario.toml"),
-            prep.resolved.as_bytes(),
-        )?;
+        write_atomic(&stage.path().join(SCENARIO), prep.resolved.as_bytes())?;
         let (mut files, points) =
             prep.write_results(stage.path(), &prep.header, &records, &Written::default(), 1)?;
         files.push(prep.write_palette(stage.path())?);
@@ -806,7 +426,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
     let meta = Meta {
         shard: "merged".into(),
         events: records.iter().map(UnitRecord::events).sum(),
-        ..prep.meta(command, first.join("scenario.toml").display().to_string())
+        ..prep.meta(command, first.join(SCENARIO).display().to_string())
     };
     let files = commit(stage, meta, &files, serde_json::Map::new())?;
     Ok(RunReport {
@@ -820,40 +440,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
 /// Refuses a shard folder for `merge` whose run was interrupted before its first result:
 /// its units are in its staging folder, and its own files are none or an earlier run's.
 fn finished_shard(dir: &Path) -> Result<()> {
-    if dir.join(journal::JOURNAL).symlink_metadata().is_err()
-        && journal::is_journal(&dir.join(owned::STAGE))
-    {
+    if dir.join(JOURNAL).symlink_metadata().is_err() && journal::is_journal(&dir.join(STAGE)) {
         return Err(Error::ResultFolder {
             path: dir.to_path_buf(),
-            message: "holds a run that was interrupted (its units are in the staging folder .jitterlab-partial): finish it with `jitterlab run ... --resume` and the same --shard, then merge".into(),
+            message: format!(
+                "holds a run that was interrupted (its units are in the staging folder {STAGE}): finish it with {} and the same {}, then merge",
+                Setting::ResumeRun,
+                Setting::Shard
+            ),
         });
     }
     Ok(())
-}
-
-/// Means and intervals across replications of every (point, strategy), as `aggregate.csv`
-/// holds them, from the metric values of every unit in unit order.
-fn summarize(plan: &Plan, values: &[PerMetric<f64>]) -> Vec<PointSummary> {
-    let reps = plan.replications as usize;
-    let mut offset = 0;
-    plan.points
-        .iter()
-        .map(|point| PointSummary {
-            index: point.index,
-            values: point.values.clone(),
-            strategies: point
-                .scenario
-                .strategies
-                .iter()
-                .map(|strategy| {
-                    let runs = &values[offset..offset + reps];
-                    offset += reps;
-                    StrategySummary {
-                        name: strategy.name.clone(),
-                        estimates: estimates(runs),
-                    }
-                })
-                .collect(),
-        })
-        .collect()
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::atomic::write_atomic;
 use crate::error::Result;
 
-pub use crate::output::owned::{
+pub use crate::folder::names::{
     OBSERVED_LATENCY as LATENCY_FILE, OBSERVED_SERVICE as SERVICE_FILE,
 };
 

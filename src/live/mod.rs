@@ -41,8 +41,8 @@ use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::metric::PerMetric;
 use crate::output::csv::write_rows;
+use crate::output::publish::{Claimed, RunReport};
 use crate::output::rows::LiveVsSimRow;
-use crate::runner::{Folder, RunReport};
 use crate::scenario::{Scenario, ScenarioDoc};
 use crate::sim::workload::Workload;
 use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
@@ -222,7 +222,8 @@ fn meta_extra<T: serde::Serialize>(
     extra.insert("mode".into(), "live".into());
     extra.insert(
         "timers".into(),
-        serde_json::to_value(timers).map_err(|e| Error::io("meta.json", e.into()))?,
+        serde_json::to_value(timers)
+            .map_err(|e| Error::io(crate::folder::names::META, e.into()))?,
     );
     extra.insert("replications_run".into(), 1.into());
     extra.insert(
@@ -254,7 +255,7 @@ pub fn live(
         // Placed where the user wrote the value, as the checker's own refusals are.
         check_limits(model, points.len()).map_err(|e| doc.place_value_error(e))?;
     }
-    let folder = Folder::claim(&doc, options.out.clone(), options.force)?;
+    let folder = Claimed::claim(&doc, options.out.clone(), options.force)?;
     let plan = folder.plan();
     let seed = plan.seed;
     let lag = Arc::new(Lag::new());

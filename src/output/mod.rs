@@ -12,8 +12,9 @@
 //! - [`labels`]: sweep keys and values as a reader reads them.
 //! - [`palette`]: the one palette (Okabe–Ito per strategy, viridis for heat maps) and
 //!   `palette.json`.
-//! - [`owned`]: which files of a result folder are jitterlab's; the `--out` guard.
-//! - [`stage`]: a result folder's files written aside and moved in whole (commit).
+//! - [`publish`]: a scenario's unit records written as a result folder (journal, CSV files,
+//!   palette, `meta.json`) through its stage, for `run`, `merge` and `live`. The folder
+//!   itself (file names, ownership, staging) is [`crate::folder`]'s.
 //! - [`results`]: reads a result folder into typed rows, with errors that name the file and row.
 //! - [`plot`]: the charts (PNG and SVG) and the jitter picture of `jitterlab delays --plot`.
 //! - [`table`]: the headline table's columns and cells (`run` prints it, `serve` shows it).
@@ -23,11 +24,10 @@
 pub mod csv;
 pub mod design;
 pub mod labels;
-pub mod owned;
 pub mod palette;
 pub mod plot;
+pub(crate) mod publish;
 pub mod report;
 pub mod results;
 pub mod rows;
-pub mod stage;
 pub mod table;

@@ -12,7 +12,7 @@ use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 
 /// `palette.json`.
-pub const FILE: &str = "palette.json";
+pub const FILE: &str = crate::folder::names::PALETTE;
 
 /// Okabe & Ito (2008), reordered so that the first colours are the most distinct on white;
 /// yellow last. A strategy takes the colour of its place in the run, modulo 8.

@@ -67,7 +67,7 @@ use plotters::prelude::*;
 use crate::atomic::write_atomic;
 use crate::backoff::Jitter;
 use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::output::design::Design;
 use crate::output::results::ResultFolder;
 use style::{DrawErr, DrawResult};
@@ -454,7 +454,7 @@ impl Drawing {
         for (path, bytes) in paths.iter().zip(contents) {
             write_atomic(path, bytes)?;
         }
-        crate::output::owned::record(dir, &paths, true)?;
+        crate::folder::owned::record(dir, &paths, true)?;
         // The palette the charts used, for what else draws from the folder (a folder written
         // before palette.json existed gets one here).
         crate::output::palette::write(dir, &self.strategies)?;
@@ -465,8 +465,7 @@ impl Drawing {
 /// Before a draw renders into `dir`: a commit cut short is finished and killed processes'
 /// temporary files go; then the plan is made.
 fn prepare(dir: &Path) -> Result<Plan> {
-    crate::output::stage::recover(dir)?;
-    crate::output::owned::remove_leftovers(dir)?;
+    crate::folder::Folder::open(dir)?.remove_leftovers()?;
     Plan::of(dir)
 }
 
@@ -478,13 +477,13 @@ fn claim(dir: &Path, plan: &Plan, report: bool) -> Result<Vec<PathBuf>> {
     let charts = plan.paths(dir);
     let mut others = vec![crate::output::palette::FILE];
     if report {
-        others.push("report.html");
+        others.push(crate::folder::names::REPORT);
     }
     let names = (charts.iter().filter_map(|p| p.file_name()?.to_str())).chain(others.clone());
-    crate::output::owned::guard(dir, names)?;
+    crate::folder::owned::guard(dir, names)?;
     let mut recorded = charts.clone();
     recorded.extend(others.iter().map(|n| dir.join(n)));
-    crate::output::owned::record(dir, &recorded, false)?;
+    crate::folder::owned::record(dir, &recorded, false)?;
     Ok(charts)
 }
 
@@ -631,11 +630,12 @@ pub fn draw_delays_new(samples: &[(Jitter, u32, f64)], path: &Path) -> Result<()
 }
 
 fn draw_delays_to(samples: &[(Jitter, u32, f64)], path: &Path, replace: bool) -> Result<()> {
-    let exists = || {
-        Error::Usage {
-        arg: format!("--plot {}", path.display()),
-        message: "exists; jitterlab never replaces a file it was not told to: name a new file, or add --force to replace it".into(),
-    }
+    let exists = || Error::Usage {
+        arg: format!("{} {}", Setting::DelaysPlot, path.display()),
+        message: format!(
+            "exists; jitterlab never replaces a file it was not told to: name a new file, or add {} to replace it",
+            Setting::ReplacePlot
+        ),
     };
     if !replace && path.symlink_metadata().is_ok() && !path.is_dir() {
         return Err(exists());

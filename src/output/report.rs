@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::atomic::write_atomic;
 use crate::cancel::CancelToken;
 use crate::error::Result;
+use crate::folder::names;
 use crate::metric::{Metric, Unit};
 use crate::output::design::{Candidate, Design};
 use crate::output::labels;
@@ -200,7 +201,7 @@ fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
             " Shown: the {} candidates at {} (the world point the charts show); {} holds all {} (point, strategy) pairs.",
             rows.len(),
             esc(&design.world_label(folder, world)),
-            file_link("aggregate.csv"),
+            file_link(names::AGGREGATE),
             all.len()
         );
     }
@@ -316,7 +317,7 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
         let _ = write!(
             out,
             " The top {MAX_DIFFERENCES} of {total}; {} holds every pair, metric and point.",
-            file_link("compare.csv")
+            file_link(names::COMPARE)
         );
     }
     out.push_str("</p>\n");
@@ -437,7 +438,7 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
             let _ = writeln!(
                 out,
                 "<p>The resolved scenario (every default written out), as in {}:</p>",
-                file_link("scenario.toml")
+                file_link(names::SCENARIO)
             );
             let _ = writeln!(out, "<pre>{}</pre>", esc(&s.text));
         }
@@ -469,7 +470,7 @@ fn facts(folder: &ResultFolder, design: &Design, dir: &Path, out: &mut String) {
         facts.push(format!("your choice: {}", names(&design.choice_keys)));
     }
     facts.push(format!("success target {}", pct(design.target)));
-    if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
+    if let Ok(meta) = crate::input::read_text(&dir.join(names::META), crate::input::META)
         && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
     {
         if let Some(v) = meta.get("version").and_then(|v| v.as_str()) {
@@ -492,7 +493,7 @@ fn live_table(folder: &ResultFolder, dir: &Path, out: &mut String) {
         return;
     };
     out.push_str("<h2 id=\"live\">Live against the simulation</h2>\n<p>Measured on a real HTTP server on 127.0.0.1 with real clients and timers (the charts above show real arrivals), beside the simulator's prediction for the same seed and streams (<code>live_vs_sim.csv</code> holds every metric).</p>\n");
-    if let Ok(meta) = crate::input::read_text(&dir.join("meta.json"), crate::input::META)
+    if let Ok(meta) = crate::input::read_text(&dir.join(names::META), crate::input::META)
         && let Ok(meta) = serde_json::from_str::<serde_json::Value>(&meta)
         && let Some(t) = meta.get("timers")
     {
@@ -536,9 +537,9 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
 /// Writes `dir/report.html` (atomically): never over a file jitterlab did not write, and
 /// recorded in `meta.json` before it is written (cut short, it is still proven jitterlab's).
 pub(crate) fn write_html(dir: &Path, html: &str) -> Result<PathBuf> {
-    let path = dir.join("report.html");
-    crate::output::owned::guard(dir, ["report.html"])?;
-    crate::output::owned::record(dir, std::slice::from_ref(&path), false)?;
+    let path = dir.join(names::REPORT);
+    crate::folder::owned::guard(dir, [names::REPORT])?;
+    crate::folder::owned::record(dir, std::slice::from_ref(&path), false)?;
     write_atomic(&path, html.as_bytes())?;
     Ok(path)
 }

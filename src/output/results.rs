@@ -28,7 +28,7 @@ use crate::sim::{Model, ServerConfig, UNLIMITED_WORKERS};
 use crate::time::parse_duration;
 
 /// `scenario.toml`: the resolved scenario.
-pub const SCENARIO: &str = "scenario.toml";
+pub const SCENARIO: &str = crate::folder::names::SCENARIO;
 
 /// The CSV files every result folder holds; a folder without one of them is refused.
 pub const REQUIRED: [&str; 5] = [

@@ -11,6 +11,7 @@
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::folder::names;
 use crate::metric::{Metric, PerMetric};
 use crate::sim::MAX_LAYERS;
 
@@ -99,7 +100,7 @@ pub struct SummaryRow {
 }
 
 impl Row for SummaryRow {
-    const FILE: &'static str = "summary.csv";
+    const FILE: &'static str = names::SUMMARY;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -134,7 +135,7 @@ pub struct AggregateRow {
 }
 
 impl Row for AggregateRow {
-    const FILE: &'static str = "aggregate.csv";
+    const FILE: &'static str = names::AGGREGATE;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -168,7 +169,7 @@ pub struct CompareRow {
 }
 
 impl Row for CompareRow {
-    const FILE: &'static str = "compare.csv";
+    const FILE: &'static str = names::COMPARE;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -211,7 +212,7 @@ impl LiveVsSimRow {
 }
 
 impl Row for LiveVsSimRow {
-    const FILE: &'static str = "live_vs_sim.csv";
+    const FILE: &'static str = names::LIVE_VS_SIM;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -251,7 +252,7 @@ pub struct TimeseriesRow {
 }
 
 impl Row for TimeseriesRow {
-    const FILE: &'static str = "timeseries.csv";
+    const FILE: &'static str = names::TIMESERIES;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -277,7 +278,7 @@ pub struct AttemptsRow {
 }
 
 impl Row for AttemptsRow {
-    const FILE: &'static str = "attempts.csv";
+    const FILE: &'static str = names::ATTEMPTS;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -331,7 +332,7 @@ pub struct LayersRow {
 }
 
 impl Row for LayersRow {
-    const FILE: &'static str = "layers.csv";
+    const FILE: &'static str = names::LAYERS;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -365,7 +366,7 @@ pub struct HedgingRow {
 }
 
 impl Row for HedgingRow {
-    const FILE: &'static str = "hedging.csv";
+    const FILE: &'static str = names::HEDGING;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -399,7 +400,7 @@ pub struct LayerTimeseriesRow {
 }
 
 impl Row for LayerTimeseriesRow {
-    const FILE: &'static str = "layer_timeseries.csv";
+    const FILE: &'static str = names::LAYER_TIMESERIES;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -424,7 +425,7 @@ pub struct LatencyRow {
 }
 
 impl Row for LatencyRow {
-    const FILE: &'static str = "latency.csv";
+    const FILE: &'static str = names::LATENCY;
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -460,7 +461,7 @@ pub struct ParetoRow {
 }
 
 impl Row for ParetoRow {
-    const FILE: &'static str = "pareto.csv";
+    const FILE: &'static str = names::PARETO;
     const ADDED_LATER: &'static [&'static str] = &["success_rate", "eligible"];
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep

@@ -399,7 +399,7 @@ impl Server {
         match toml {
             Ok(text) => attachment(
                 Response::new(200, "application/toml; charset=utf-8", text),
-                "scenario.toml",
+                crate::folder::names::SCENARIO,
             ),
             Err(e) => Response::error(status_of(&e), &e.to_string()),
         }

@@ -252,7 +252,7 @@ fn result_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".csv") || name == "scenario.toml")
+        .filter(|name| name.ends_with(".csv") || name == crate::folder::names::SCENARIO)
         .collect();
     names.sort();
     names

@@ -51,7 +51,7 @@ pub fn run_until(spec: RunSpec<'_>, cancel: &CancelToken) -> Option<RunResult> {
 }
 
 /// One simulation in progress.
-struct Sim<'a> {
+pub(crate) struct Sim<'a> {
     model: &'a Model,
     /// The clock stops here.
     horizon: SimTime,
@@ -74,7 +74,7 @@ struct Sim<'a> {
 
 impl<'a> Sim<'a> {
     /// A run at time zero with the workload's first events scheduled.
-    fn new(spec: RunSpec<'a>) -> Self {
+    pub(crate) fn new(spec: RunSpec<'a>) -> Self {
         let model = spec.model;
         let (seed, rep) = (spec.seed, spec.replication);
         let family = |kind| StreamFamily::new(seed, rep, kind);
@@ -190,7 +190,7 @@ impl<'a> Sim<'a> {
 
     /// Processes the next event before the horizon and returns it; `None` when there is none.
     #[inline]
-    fn step(&mut self) -> Option<(SimTime, Event)> {
+    pub(crate) fn step(&mut self) -> Option<(SimTime, Event)> {
         let (now, event) = self.queue.pop_until(self.horizon)?;
         if self.clients.outgrow_the_cache() {
             for c in self.queue.upcoming().filter_map(Event::client) {
@@ -241,7 +241,7 @@ impl<'a> Sim<'a> {
     }
 
     /// The tally, once the queue is empty or the horizon reached.
-    fn finish(self, keep_series: bool) -> RunResult {
+    pub(crate) fn finish(self, keep_series: bool) -> RunResult {
         let end = if self.queue.is_empty() {
             self.now
         } else {
@@ -581,8 +581,6 @@ impl<'a> Sim<'a> {
 }
 
 mod chain;
-#[cfg(test)]
-mod props;
 
 #[cfg(test)]
 mod tests {

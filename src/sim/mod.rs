@@ -45,6 +45,10 @@ mod spare;
 
 pub use client::{ClientConfig, Scope};
 pub use engine::{run, run_until};
+// Event by event, for the property tests of `crate::sweep` (the simulator's own tests build
+// no scenario files).
+#[cfg(test)]
+pub(crate) use engine::Sim;
 pub use metrics::{Counts, Ending, LayerResult, LayerSeries, RunResult, TimeSeries};
 pub use model::{
     Chain, ClientOverrides, GiveUp, Hop, LayerOverrides, MAX_CALLING_WORKERS, MAX_LAYERS, Model,

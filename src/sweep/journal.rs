@@ -19,12 +19,10 @@ use serde::{Deserialize, Serialize};
 use super::{Plan, Shard, Unit};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::folder::names::JOURNAL;
 use crate::rng::mix_key;
 use crate::sim::recovery::Recovery;
 use crate::sim::{Counts, LayerResult, LayerSeries, RunResult, TimeSeries};
-
-/// The journal's file name in a result folder.
-pub const JOURNAL: &str = "units.jsonl";
 
 /// The first line of a journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::cancel::CancelToken;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::scenario::{Point, Sweep};
 use crate::sim::{self, RunSpec};
 use journal::UnitRecord;
@@ -49,7 +49,7 @@ impl Shard {
     /// Parses `I/N` with `0 <= I < N`.
     pub fn parse(text: &str) -> Result<Shard> {
         let bad = || Error::Usage {
-            arg: format!("--shard {text}"),
+            arg: format!("{} {text}", Setting::Shard),
             message: "expected I/N with 0 <= I < N, for example 0/4".into(),
         };
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
@@ -98,7 +98,7 @@ pub const MAX_THREADS: usize = 1024;
 pub fn threads_for(requested: usize, units: usize) -> Result<usize> {
     if requested > MAX_THREADS {
         return Err(Error::Usage {
-            arg: format!("--threads {requested}"),
+            arg: format!("{} {requested}", Setting::Threads),
             message: format!("at most {MAX_THREADS} threads"),
         });
     }
@@ -242,7 +242,7 @@ impl Plan {
             };
             return Err(Error::TooMuchWork {
                 message: format!(
-                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts{deepest} if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline{}, or lengthen the sleeps (backoff.base, backoff.jitter); or run with --force",
+                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts{deepest} if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline{}, or lengthen the sleeps (backoff.base, backoff.jitter); or run with {}",
                     approx(work.events),
                     approx(MAX_EVENTS_PER_RUN),
                     self.describe_pair(p, s),
@@ -253,6 +253,7 @@ impl Plan {
                     } else {
                         ""
                     },
+                    Setting::Force,
                 ),
             });
         }
@@ -262,15 +263,19 @@ impl Plan {
             let shards = (total * shard.count as f64 / MAX_EVENTS_PER_SWEEP).ceil();
             let split = if total.is_finite() && shards <= u32::MAX as f64 {
                 format!(
-                    "split the work with --shard I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
+                    "split the work with {} I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
+                    Setting::Shard,
                     exact(total * shard.count as f64 / shards)
                 )
             } else {
-                "split the work with --shard I/N (each shard is checked alone)".to_string()
+                format!(
+                    "split the work with {} I/N (each shard is checked alone)",
+                    Setting::Shard
+                )
             };
             return Err(Error::TooMuchWork {
                 message: format!(
-                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with --force",
+                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with {}",
                     self.units_count(),
                     self.points.len(),
                     self.replications,
@@ -281,6 +286,7 @@ impl Plan {
                     },
                     exact(total),
                     exact(MAX_EVENTS_PER_SWEEP),
+                    Setting::Force,
                 ),
             });
         }
@@ -289,10 +295,12 @@ impl Plan {
             let gib = |b: f64| format!("{:.1} GiB", b / (1u64 << 30) as f64);
             return Err(Error::TooMuchWork {
                 message: format!(
-                    "too much memory: {threads} runs at once could hold up to {}, more than the {} allowed ({} per run). Lower --threads, workload.clients or workload.rate; or run with --force",
+                    "too much memory: {threads} runs at once could hold up to {}, more than the {} allowed ({} per run). Lower {}, workload.clients or workload.rate; or run with {}",
                     gib(most_bytes * at_once),
                     gib(MAX_MEMORY_BYTES),
                     gib(most_bytes),
+                    Setting::Threads,
+                    Setting::Force,
                 ),
             });
         }
@@ -413,7 +421,7 @@ pub fn execute(
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Usage {
-            arg: format!("--threads {threads}"),
+            arg: format!("{} {threads}", Setting::Threads),
             message: e.to_string(),
         })?;
     let events = AtomicU64::new(0);
@@ -484,6 +492,9 @@ pub fn execute(
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::ScenarioDoc;
@@ -539,5 +550,46 @@ mod tests {
             e.to_string(),
             "internal error in point 1 (workload.clients = 20), strategy \"equal\", replication 1: requests are not conserved: 20 begun, 20 ended, 1 unfinished at the horizon, 0 beginnings or endings refused by the client ledger; this is a bug in jitterlab, please report it"
         );
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    //! The work estimate of a chain of services, on the built-in `layered-retries` scenario
+    //! (in the sweeps' tests: the simulator's own tests read no scenario file).
+
+    use crate::scenario::ScenarioDoc;
+
+    /// Attempts at the last layer per client request, for each strategy of the built-in
+    /// chain with `sets` applied.
+    fn deepest(sets: &[&str]) -> Vec<f64> {
+        let mut doc = ScenarioDoc::parse(
+            include_str!("../../sims/layered-retries.toml"),
+            "layered-retries.toml",
+            "layered-retries",
+        )
+        .unwrap();
+        for s in sets {
+            doc.set(s).unwrap();
+        }
+        let scenario = doc.base().unwrap();
+        scenario
+            .strategies
+            .iter()
+            .map(|s| crate::sim::work::estimate(&scenario.model, s).deepest_attempts)
+            .collect()
+    }
+
+    #[test]
+    fn attempts_multiply_from_layer_to_layer() {
+        // every_layer 3 x 3 x 3; edge_only 3 x 1 x 1; budget_middle and do_not_retry count
+        // what the caps allow; deadline: 3 x 3 x 3 within what remains of each attempt.
+        assert_eq!(deepest(&[]), [27.0, 3.0, 27.0, 27.0, 27.0]);
+        // Unlimited attempts at a 1 ns sleep in layer 2: tens of thousands per call, times 9.
+        let runaway = deepest(&[
+            "layers[1].client.max_attempts=\"unlimited\"",
+            "layers[1].backoff={jitter=\"constant\",base=\"1ns\",cap=\"1ns\"}",
+        ]);
+        assert!(runaway[0] > 100_000.0, "{runaway:?}");
     }
 }

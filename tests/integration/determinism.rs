@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use jitterlab::cancel::CancelToken;
+use jitterlab::folder::names::JOURNAL;
 use jitterlab::metric::Metric;
 use jitterlab::runner::{self, RunOptions};
 use jitterlab::scenario::ScenarioDoc;
-use jitterlab::sweep::journal::{self, JOURNAL, JournalWriter};
+use jitterlab::sweep::journal::{self, JournalWriter};
 use jitterlab::sweep::{Shard, Silent};
 
 use crate::common::{TempDir, doc, execute, metric, plan, sim_doc};

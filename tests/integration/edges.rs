@@ -95,7 +95,7 @@ fn no_shipped_scenario_is_refused_and_the_limits_say_what_to_lower() {
     p.check_work(1).unwrap();
     let e = p.check_work(9).unwrap_err().to_string();
     assert!(
-        e.starts_with("too much memory: 9 runs at once") && e.contains("Lower --threads"),
+        e.starts_with("too much memory: 9 runs at once") && e.contains("Lower RunOptions::threads"),
         "{e}"
     );
 }
@@ -138,7 +138,7 @@ fn threads_are_one_to_1024_and_never_more_than_the_runs() {
         jitterlab::sweep::threads_for(5000, 3)
             .unwrap_err()
             .to_string(),
-        "invalid argument `--threads 5000`: at most 1024 threads"
+        "invalid argument `RunOptions::threads 5000`: at most 1024 threads"
     );
     assert_eq!(jitterlab::sweep::threads_for(8, 0).unwrap(), 1);
 }

@@ -209,7 +209,7 @@ fn a_second_run_into_a_folder_being_written_is_refused() {
     let tmp = TempDir::new("two-writers");
     let dir = tmp.join("r");
     std::fs::create_dir_all(&dir).unwrap();
-    let first = jitterlab::output::stage::Stage::open(&dir, false).unwrap();
+    let first = jitterlab::folder::stage::Stage::open(&dir, false).unwrap();
     std::fs::write(first.path().join("scenario.toml"), "first").unwrap();
     let scenario = previous_release().join("previous.toml");
     let run = [

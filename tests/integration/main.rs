@@ -19,6 +19,7 @@ mod folders;
 mod fuzz;
 mod hedging;
 mod interrupt;
+mod layering;
 mod layers;
 mod live;
 mod playground;

@@ -22,7 +22,7 @@ use crate::scenario::{Point, ScenarioDoc};
 use crate::sim::Strategy;
 
 /// The animation's file name in a result folder.
-pub const FILE: &str = "herd.gif";
+pub const FILE: &str = crate::folder::names::ANIMATION;
 
 /// Frame size, px: smaller than a chart, since a GIF holds dozens of them.
 const SIZE: (u32, u32) = (1040, 700);
@@ -94,7 +94,7 @@ pub fn preflight(points: &[Point], dir: &Path) -> Result<()> {
         .first()
         .map_or(&[][..], |p| &p.scenario.strategies[..]);
     pair(dir, strategies)?;
-    crate::output::owned::guard(dir, [FILE])
+    crate::folder::owned::guard(dir, [FILE])
 }
 
 fn refused(dir: &Path, message: String) -> Error {
@@ -115,7 +115,7 @@ impl Animation {
                 "the folder has no scenario.toml to tell the strategies' jitter".into(),
             )
         })?;
-        let doc = ScenarioDoc::parse(&info.text, "scenario.toml", "animate")?;
+        let doc = ScenarioDoc::parse(&info.text, crate::folder::names::SCENARIO, "animate")?;
         let points = doc.points()?;
         let strategies = points
             .first()
@@ -395,7 +395,7 @@ pub struct Pending {
 pub fn prepare(dir: &Path) -> Result<Pending> {
     let folder = ResultFolder::read(dir)?;
     let animation = Animation::of(&folder)?;
-    crate::output::owned::guard(dir, [FILE])?;
+    crate::folder::owned::guard(dir, [FILE])?;
     Ok(Pending {
         animation,
         dir: dir.to_path_buf(),
@@ -407,8 +407,8 @@ impl Pending {
     /// jitterlab's. Returns its path.
     pub fn write(self) -> Result<PathBuf> {
         let path = self.dir.join(FILE);
-        crate::output::owned::guard(&self.dir, [FILE])?;
-        crate::output::owned::record(&self.dir, std::slice::from_ref(&path), false)?;
+        crate::folder::owned::guard(&self.dir, [FILE])?;
+        crate::folder::owned::record(&self.dir, std::slice::from_ref(&path), false)?;
         let bytes = self.animation.gif(&path)?;
         write_atomic(&path, &bytes)?;
         Ok(path)

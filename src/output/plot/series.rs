@@ -113,7 +113,7 @@ fn from_csv(f: &ResultFolder, c: &Candidate) -> Option<Trace> {
 /// run's counts equal its row of `summary.csv`.
 fn rerun(f: &ResultFolder, c: &Candidate, replication: u32) -> Option<Trace> {
     let text = &f.scenario.as_ref()?.text;
-    let doc = ScenarioDoc::parse(text, "scenario.toml", "rerun").ok()?;
+    let doc = ScenarioDoc::parse(text, crate::folder::names::SCENARIO, "rerun").ok()?;
     let points = doc.points().ok()?;
     let scenario = &points.get(c.point as usize)?.scenario;
     let strategy = scenario.strategies.iter().find(|s| s.name == c.strategy)?;

@@ -2,13 +2,13 @@
 //! files safe.
 //!
 //! A folder is a **result folder** when it holds `units.jsonl` whose first line is a jitterlab
-//! journal header, or the staging folder ([`STAGE`]) of a run in progress or interrupted: `run`
+//! journal header, or the staging folder ([`STAGE`](names::STAGE)) of a run in progress or interrupted: `run`
 //! and `merge` write the journal before anything else, so every folder they wrote, finished,
 //! sharded or interrupted, has one. jitterlab **owns** only the files it writes there, by
 //! name: `scenario.toml`, `units.jsonl`, `meta.json`, `palette.json`, the CSVs of
 //! `docs/results.md`, `pareto.csv`, `report.html`, the live mode's `live_vs_sim.csv` and
 //! observed samples
-//! ([`OBSERVED_SERVICE`], [`OBSERVED_LATENCY`]), and the charts (`herd`, `herd_log`,
+//! ([`OBSERVED_SERVICE`](names::OBSERVED_SERVICE), [`OBSERVED_LATENCY`](names::OBSERVED_LATENCY)), and the charts (`herd`, `herd_log`,
 //! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
 //! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`), and the herd animation
 //! (`herd.gif`, `--animate`).
@@ -27,13 +27,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, HedgingRow, LatencyRow, LayerTimeseriesRow, LayersRow,
-    LiveVsSimRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
-};
-use crate::error::{Error, Result};
+use super::names::{self, JOURNAL, META, OBSERVED_LATENCY, OBSERVED_SERVICE, STAGE};
+use crate::error::{Error, Result, Setting};
 use crate::metric::Metric;
-use crate::sweep::journal::{self, JOURNAL};
+use crate::sweep::journal;
 
 /// The stems of the charts that are always planned (each `.png` and `.svg`), and the live
 /// mode's.
@@ -49,36 +46,31 @@ const CHARTS: [&str; 9] = [
     "live_vs_sim",
 ];
 
-/// Service times a live run observed (milliseconds, one per line).
-pub const OBSERVED_SERVICE: &str = "observed_service_ms.txt";
-/// One-way latencies a live run observed (milliseconds, one per line).
-pub const OBSERVED_LATENCY: &str = "observed_latency_ms.txt";
-
 /// The chart stems made of a prefix and a metric name.
 const CHART_PREFIXES: [&str; 3] = ["sweep_", "heatmap_", "phase_"];
 
 /// True when a file of this name in a result folder is one that jitterlab writes.
 pub fn is_owned(name: &str) -> bool {
     let files = [
-        "scenario.toml",
+        names::SCENARIO,
         JOURNAL,
-        "meta.json",
-        super::palette::FILE,
-        "report.html",
-        SummaryRow::FILE,
-        AggregateRow::FILE,
-        CompareRow::FILE,
-        TimeseriesRow::FILE,
-        AttemptsRow::FILE,
-        LatencyRow::FILE,
-        LayersRow::FILE,
-        LayerTimeseriesRow::FILE,
-        HedgingRow::FILE,
-        ParetoRow::FILE,
-        LiveVsSimRow::FILE,
+        META,
+        names::PALETTE,
+        names::REPORT,
+        names::SUMMARY,
+        names::AGGREGATE,
+        names::COMPARE,
+        names::TIMESERIES,
+        names::ATTEMPTS,
+        names::LATENCY,
+        names::LAYERS,
+        names::LAYER_TIMESERIES,
+        names::HEDGING,
+        names::PARETO,
+        names::LIVE_VS_SIM,
         OBSERVED_SERVICE,
         OBSERVED_LATENCY,
-        super::plot::ANIMATION,
+        names::ANIMATION,
     ];
     files.contains(&name) || is_chart(name)
 }
@@ -100,10 +92,6 @@ pub fn is_chart(name: &str) -> bool {
                 .is_some_and(|metric| Metric::ALL.iter().any(|m| m.name() == metric))
         })
 }
-
-/// The staging folder inside a result folder: a run writes its files there, and they are
-/// moved into the folder only once all are written ([`crate::output::stage`]).
-pub const STAGE: &str = ".jitterlab-partial";
 
 /// A temporary file of an atomic write of one of jitterlab's files: its writer.
 #[derive(Debug, PartialEq, Eq)]
@@ -229,7 +217,7 @@ impl Ownership {
                     .filter(|n| is_plain_name(n))
                     .map(str::to_string)
                     .collect();
-                if names.contains("meta.json") {
+                if names.contains(META) {
                     Ownership::Listed(names)
                 } else {
                     Ownership::Nothing
@@ -245,7 +233,7 @@ impl Ownership {
         match self {
             Ownership::Listed(names) => names.contains(name),
             Ownership::ByName => is_owned(name),
-            Ownership::Journal => name == JOURNAL || name == "scenario.toml",
+            Ownership::Journal => name == JOURNAL || name == names::SCENARIO,
             Ownership::Nothing => false,
         }
     }
@@ -260,7 +248,7 @@ fn is_plain_name(name: &str) -> bool {
 /// `version` and `command` every `meta.json` of jitterlab's has, or only a `files` list that
 /// holds itself (the record `plot` starts in a folder without one).
 pub(crate) fn read_meta(dir: &Path) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let text = crate::input::read_text(&dir.join("meta.json"), crate::input::META).ok()?;
+    let text = crate::input::read_text(&dir.join(META), crate::input::META).ok()?;
     let serde_json::Value::Object(meta) = serde_json::from_str(&text).ok()? else {
         return None;
     };
@@ -268,7 +256,7 @@ pub(crate) fn read_meta(dir: &Path) -> Option<serde_json::Map<String, serde_json
     let lists_itself = meta
         .get("files")
         .and_then(|f| f.as_array())
-        .is_some_and(|f| f.iter().any(|n| n == "meta.json"));
+        .is_some_and(|f| f.iter().any(|n| n == META));
     ((is_text("version") && is_text("command")) || lists_itself).then_some(meta)
 }
 
@@ -301,7 +289,7 @@ pub(crate) fn not_ours(path: &Path) -> Error {
 /// not jitterlab's is never changed (nothing is recorded, nothing removed). Returns the files
 /// removed.
 pub fn record(dir: &Path, added: &[PathBuf], charts: bool) -> Result<Vec<PathBuf>> {
-    let path = dir.join("meta.json");
+    let path = dir.join(META);
     let (mut meta, mut files) = match (read_meta(dir), Ownership::of(dir)) {
         (Some(meta), Ownership::Listed(files)) => (meta, files),
         // A folder of an earlier jitterlab: its files, known by name, start the list.
@@ -333,7 +321,7 @@ pub fn record(dir: &Path, added: &[PathBuf], charts: bool) -> Result<Vec<PathBuf
         }
     }
     files.extend(added);
-    files.insert("meta.json".into());
+    files.insert(META.into());
     meta.insert(
         "files".into(),
         serde_json::Value::Array(files.into_iter().map(Into::into).collect()),
@@ -392,12 +380,12 @@ pub fn is_result_folder(dir: &Path) -> bool {
     journal::is_journal(dir) || journal::is_journal(&dir.join(STAGE))
 }
 
-/// Checks that `dir` may receive a result folder (the `--out` of `flag`): it is not a file,
+/// Checks that `dir` may receive a result folder (the [`Setting::Out`]): it is not a file,
 /// not the root or the home folder, and it is new, empty, a result folder, or `force` is
 /// given. Refusals are [`Error::Usage`] (exit code 2) that say what to do instead.
-pub fn claim(dir: &Path, flag: &str, force: bool) -> Result<()> {
+pub fn claim(dir: &Path, force: bool) -> Result<()> {
     let refuse = |message: String| Error::Usage {
-        arg: format!("{flag} {}", dir.display()),
+        arg: format!("{} {}", Setting::Out, dir.display()),
         message,
     };
     let meta = match dir.metadata() {
@@ -412,11 +400,11 @@ pub fn claim(dir: &Path, flag: &str, force: bool) -> Result<()> {
     }
     let real = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
     if real.parent().is_none() || home_folders().contains(&real) {
-        return Err(refuse(
-            "is the root or the home folder, never a result folder (not even with --force); \
-             name a folder of its own, e.g. out/NAME"
-                .into(),
-        ));
+        return Err(refuse(format!(
+            "is the root or the home folder, never a result folder (not even with {}); \
+             name a folder of its own, e.g. out/NAME",
+            Setting::Force
+        )));
     }
     let foreign = foreign_files(dir)?;
     if !(force || foreign.is_empty() || is_result_folder(dir)) {
@@ -437,8 +425,9 @@ pub fn claim(dir: &Path, flag: &str, force: bool) -> Result<()> {
         };
         return Err(refuse(format!(
             "holds {name}, a file of a name jitterlab writes that it did not write there{why}; \
-             jitterlab never replaces a file it did not write (meta.json lists those it wrote), not even with --force: \
-             move it away, or name another folder"
+             jitterlab never replaces a file it did not write (meta.json lists those it wrote), not even with {}: \
+             move it away, or name another folder",
+            Setting::Force
         )));
     }
     Ok(())
@@ -461,9 +450,10 @@ fn not_a_result_folder(dir: &Path, foreign: &[String], refuse: impl Fn(String) -
     };
     refuse(format!(
         "holds files and is not a jitterlab result folder ({journal}), \
-         e.g. {}; name a new or empty folder, or add --force to write beside them \
+         e.g. {}; name a new or empty folder, or add {} to write beside them \
          (jitterlab replaces only files it wrote)",
-        shown.join(", ")
+        shown.join(", "),
+        Setting::Force
     ))
 }
 
@@ -658,7 +648,7 @@ mod tests {
             assert_eq!(passwd_home(), Some(home.clone()));
             if let Ok(real) = home.canonicalize() {
                 assert!(home_folders().contains(&real));
-                let e = claim(&home, "--out", true).unwrap_err();
+                let e = claim(&home, true).unwrap_err();
                 assert!(e.to_string().contains("the root or the home folder"), "{e}");
             }
         }

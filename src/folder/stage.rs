@@ -1,5 +1,5 @@
 //! A result folder replaced whole: a run's files are written into the folder's staging folder
-//! ([`STAGE`], `DIR/.jitterlab-partial/`) and moved into the folder only once every one of
+//! ([`STAGE`](super::names::STAGE), `DIR/.jitterlab-partial/`) and moved into the folder only once every one of
 //! them is written, so that the old results stay as they were until the new ones are
 //! complete, and a full disk or a kill never leaves a folder of old and new files.
 //!
@@ -25,9 +25,9 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::owned::{self, Ownership, STAGE};
+use super::names::{JOURNAL, META, SCENARIO, STAGE};
+use super::owned::{self, Ownership};
 use crate::error::{Error, Result};
-use crate::sweep::journal::JOURNAL;
 
 /// The staging folder of one run in `dir`, locked while the value lives.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ impl Stage {
     /// every other file of jitterlab's goes, and so does the staging folder once empty.
     pub fn abandon(self, keep_journal: bool) {
         let keep: BTreeSet<String> = if keep_journal && holds_units(&self.path) {
-            [JOURNAL.to_string(), "scenario.toml".to_string()].into()
+            [JOURNAL.to_string(), SCENARIO.to_string()].into()
         } else {
             BTreeSet::new()
         };
@@ -193,7 +193,7 @@ fn same_file(file: &File, path: &Path) -> bool {
 /// Nothing to do otherwise (no stage, or a run in progress or interrupted).
 pub fn recover(dir: &Path) -> Result<()> {
     let stage = dir.join(STAGE);
-    let staged_meta = stage.join("meta.json");
+    let staged_meta = stage.join(META);
     if stage.symlink_metadata().is_ok_and(|m| m.is_dir())
         && staged_meta.symlink_metadata().is_ok_and(|m| m.is_file())
     {
@@ -213,7 +213,7 @@ fn commit(dir: &Path) -> Result<Vec<PathBuf>> {
     let stage = dir.join(STAGE);
     let Ownership::Listed(files) = Ownership::of(&stage) else {
         return Err(Error::ResultFolder {
-            path: stage.join("meta.json"),
+            path: stage.join(META),
             message: "lists no files; it is not the meta.json of a staged run".into(),
         });
     };
@@ -237,13 +237,13 @@ fn commit(dir: &Path) -> Result<Vec<PathBuf>> {
         }
         Ok(())
     };
-    for name in files.iter().filter(|n| *n != "meta.json") {
+    for name in files.iter().filter(|n| *n != META) {
         rename(name)?;
     }
     // The old results' files that the new ones do not have (their charts, a layers.csv of
     // another scenario): proven by the old meta.json, still in place.
     owned::remove_stale(dir, &old, &files)?;
-    rename("meta.json")?;
+    rename(META)?;
     owned::remove_leftovers(&stage)?;
     // Empty unless someone put a file of their own there, which stays.
     let _ = std::fs::remove_dir(&stage);

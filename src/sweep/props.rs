@@ -2,15 +2,16 @@
 //! one or many clients, every jitter, faults, guards), run with small horizons. Whatever the
 //! values, a run ends (within ten times its work estimate, or it is one the estimate would
 //! refuse), never panics, processes its events in time order and conserves its requests.
+//! They live beside the sweeps, not in the simulator: their inputs are scenario files, and
+//! the refusal they check is the sweep's ([`Plan::check_work`]).
 
 use proptest::prelude::*;
 
-use super::Sim;
+use super::{MAX_EVENTS_PER_RUN, Plan};
 use crate::backoff::Jitter;
 use crate::scenario::ScenarioDoc;
-use crate::sim::RunSpec;
 use crate::sim::work;
-use crate::sweep::MAX_EVENTS_PER_RUN;
+use crate::sim::{RunSpec, Sim};
 
 /// Runs whose estimate is above this are left out: they are checked to be refused, not run.
 const RUN_AT_MOST: f64 = 200_000.0;
@@ -158,7 +159,7 @@ proptest! {
             if estimate.events.is_nan() || estimate.events > RUN_AT_MOST {
                 // Not run here; the larger ones are refused before a run.
                 if estimate.events.is_nan() || estimate.events > MAX_EVENTS_PER_RUN {
-                    let plan = crate::sweep::Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
+                    let plan = Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
                     prop_assert!(plan.check_work(1).is_err());
                 }
                 continue;
@@ -237,7 +238,7 @@ proptest! {
         let estimate = work::estimate(&scenario.model, strategy);
         if estimate.events.is_nan() || estimate.events > RUN_AT_MOST {
             if estimate.events.is_nan() || estimate.events > MAX_EVENTS_PER_RUN {
-                let plan = crate::sweep::Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
+                let plan = Plan::new(doc.sweep().unwrap(), doc.points().unwrap()).unwrap();
                 prop_assert!(plan.check_work(1).is_err());
             }
             return Ok(());
