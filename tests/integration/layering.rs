@@ -1,101 +1,164 @@
-//! The layering of `docs/architecture.md`, checked over the sources: a module may not name a
-//! module above it (`crate::NAME` in code, tests included; comments are prose, not imports),
-//! and a result folder's file names are spelled in `src/folder/names.rs` alone.
+//! The layering of `docs/architecture.md`, checked over the sources: every module of `src/`
+//! is in the map's layers, and no module imports one of a later layer (the foundation's
+//! modules may use each other); a result folder's file names are spelled in
+//! `src/folder/names.rs` alone. Tests count: a unit test inside `sim` that reaches for
+//! `scenario` breaks the layering as much as production code does.
+//!
+//! An import is any `crate::PATH` outside a comment (a `use`, a braced `use crate::{..}`
+//! list, or a path written in place), and `super::NAME` in a module's top file, where `super`
+//! is the crate. The map may place a leaf submodule (`folder::names`) apart from its parent;
+//! an import is of the longest entry of the map it starts with. The binary's files
+//! (`main.rs`, `cli/`) are another crate and not checked.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::common::repo;
 
-/// (folder or file under `src/`, the top-level modules it may not name).
-const FORBIDDEN: &[(&str, &[&str])] = &[
-    // The simulator, tests included: below scenarios, sweeps and every command.
-    (
-        "sim",
-        &[
-            "scenario",
-            "sweep",
-            "folder",
-            "runner",
-            "output",
-            "recommend",
-            "live",
-            "serve",
-            "cli",
-        ],
-    ),
-    // The result folder: below the output files and the commands that write them.
-    (
-        "folder",
-        &["output", "runner", "recommend", "live", "serve", "cli"],
-    ),
-    // Its file names: a leaf, which every module may name.
-    (
-        "folder/names.rs",
-        &[
-            "atomic",
-            "delays",
-            "error",
-            "input",
-            "metric",
-            "output",
-            "recommend",
-            "rng",
-            "runner",
-            "scenario",
-            "sim",
-            "stats",
-            "sweep",
-            "text",
-            "time",
-            "live",
-            "serve",
-        ],
-    ),
-    // Live mode publishes its folder itself; the runner is a command beside it.
-    ("live", &["runner", "serve", "cli"]),
-];
-
-/// Every `.rs` file under `path` (or `path` itself), sorted.
-fn sources(path: &Path) -> Vec<PathBuf> {
-    if path.is_file() {
-        return vec![path.to_path_buf()];
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(sources(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
+/// The map: for each module, its layer's position (0 the foundation).
+fn layers() -> BTreeMap<String, usize> {
+    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split("\n## What each module may import")
+        .nth(1)
+        .expect("docs/architecture.md has a section \"What each module may import\"");
+    let block = section
+        .split("```")
+        .nth(1)
+        .expect("the map in a code block");
+    let mut layers = BTreeMap::new();
+    for (i, line) in block.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let (_, modules) = line.split_once(':').expect("`layer: modules` lines");
+        for module in modules.split_whitespace() {
+            assert!(
+                layers.insert(module.to_string(), i).is_none(),
+                "{module} in two layers"
+            );
         }
     }
-    files.sort();
-    files
+    layers
 }
 
-/// The top-level modules a source names: `crate::NAME` paths and the names in
-/// `use crate::{NAME, ...}` groups, outside comments.
-fn named_modules(text: &str) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or_default();
-        for (i, _) in code.match_indices("crate::") {
-            let rest = &code[i + "crate::".len()..];
-            let names: Vec<&str> = match rest.strip_prefix('{') {
-                Some(group) => group
-                    .split([',', '}'])
-                    .map(|s| s.trim().split("::").next().unwrap_or_default())
-                    .collect(),
-                None => vec![rest],
-            };
-            for name in names {
-                let name: String = name
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    found.push((n + 1, name));
+/// `text` without its comments (line and doc comments; block comments are not used).
+fn code(text: &str) -> String {
+    (text.lines())
+        .map(|l| l.split_once("//").map_or(l, |(code, _)| code))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module paths a file's code names: `a`, or `a::b` where the path goes on to a
+/// module or item `b` (lower-case).
+fn imports(code: &str, top_file: bool) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        let word = |s: &str| -> String {
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let first = word(s);
+        match s[first.len()..].strip_prefix("::").map(word) {
+            Some(second) if second.starts_with(char::is_lowercase) => format!("{first}::{second}"),
+            _ => first,
+        }
+    };
+    let mut names = BTreeSet::new();
+    let mut prefixes = vec!["crate::"];
+    if top_file {
+        prefixes.push("super::");
+    }
+    for prefix in prefixes {
+        for (at, _) in code.match_indices(prefix) {
+            // `self::crate` never occurs; skip paths like `foo_crate::x`.
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = &code[at + prefix.len()..];
+            match rest.strip_prefix('{') {
+                Some(list) => {
+                    let list = &list[..list.find('}').unwrap_or(list.len())];
+                    names.extend(list.split(',').map(|item| ident(item.trim())));
                 }
+                None => {
+                    names.insert(ident(rest));
+                }
+            }
+        }
+    }
+    // `crate::Result` and `crate::Error`: the root's re-exports of `error`'s types.
+    let root_items = names.iter().any(|n| n.starts_with(char::is_uppercase));
+    names.retain(|n| !n.is_empty() && n != "self" && !n.starts_with(char::is_uppercase));
+    if root_items {
+        names.insert("error".into());
+    }
+    names
+}
+
+/// Every `.rs` file under `dir`, with the top-level module it belongs to and its path
+/// below `src/` as a module path (`folder::names`).
+fn sources(dir: &Path, module: Option<&str>, out: &mut Vec<(String, String, PathBuf)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (top, full) = match module {
+            Some(m) => (m.to_string(), format!("{m}::{name}")),
+            None => (name.clone(), name.clone()),
+        };
+        if path.is_dir() {
+            let mut inner = Vec::new();
+            sources(&path, Some(&top), &mut inner);
+            out.extend(inner.into_iter().map(|(t, f, p)| {
+                let f = f.replacen(&format!("{top}::"), &format!("{full}::"), 1);
+                (t, f, p)
+            }));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push((top, full, path));
+        }
+    }
+}
+
+/// The entry of `map` a module path belongs to: the longest that starts it.
+fn entry<'m>(map: &'m BTreeMap<String, usize>, path: &str) -> Option<(&'m str, usize)> {
+    let mut at = Some(path);
+    while let Some(p) = at {
+        if let Some((k, &l)) = map.get_key_value(p) {
+            return Some((k.as_str(), l));
+        }
+        at = p.rsplit_once("::").map(|(parent, _)| parent);
+    }
+    None
+}
+
+/// What the map forbids in the code of `src/`, one line each.
+fn violations(map: &BTreeMap<String, usize>) -> Vec<String> {
+    let src = repo().join("src");
+    let mut files = Vec::new();
+    sources(&src, None, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for (top, full, path) in files {
+        if ["lib", "main", "cli"].contains(&top.as_str()) {
+            continue;
+        }
+        let shown = path.strip_prefix(repo()).unwrap().display().to_string();
+        let Some((module, layer)) = entry(map, &full) else {
+            found.push(format!("{shown}: module `{top}` is not in the map"));
+            continue;
+        };
+        let top_file = path.parent() == Some(src.as_path())
+            || (path.file_name().is_some_and(|f| f == "mod.rs")
+                && path.parent().and_then(Path::parent) == Some(src.as_path()));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for name in imports(&code(&text), top_file) {
+            match entry(map, &name) {
+                None => found.push(format!("{shown}: imports `{name}`, not in the map")),
+                Some((other, _)) if other == module => {}
+                Some((other, l)) if l > layer || (l == layer && layer != 0) => found.push(format!(
+                    "{shown}: `{module}` imports `{other}`, a module of {} layer",
+                    if l == layer { "its own" } else { "a later" }
+                )),
+                Some(_) => {}
             }
         }
     }
@@ -103,25 +166,31 @@ fn named_modules(text: &str) -> Vec<(usize, String)> {
 }
 
 #[test]
-fn modules_name_no_module_above_them() {
-    let mut offences = Vec::new();
-    for (place, forbidden) in FORBIDDEN {
-        for file in sources(&repo().join("src").join(place)) {
-            let text = std::fs::read_to_string(&file).unwrap();
-            for (line, name) in named_modules(&text) {
-                if forbidden.contains(&name.as_str()) {
-                    offences.push(format!(
-                        "{}:{line} names crate::{name}",
-                        file.strip_prefix(repo()).unwrap().display()
-                    ));
-                }
-            }
-        }
-    }
-    assert!(
-        offences.is_empty(),
-        "imports that docs/architecture.md forbids:\n{}",
-        offences.join("\n")
+fn modules_import_only_what_the_architecture_map_allows() {
+    let map = layers();
+    let found = violations(&map);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_import_scan_sees_every_form_and_skips_comments() {
+    let text = "use crate::sim::Event;\nuse crate::{output::plot, runner as r};\n\
+                // crate::live in a comment\nlet x = crate::stats::mean(&v); /// crate::sweep\n\
+                let y = my_crate::z; super::text::shown(s); crate::Result<()>";
+    let found = imports(&code(text), true);
+    let want = [
+        "error",
+        "output::plot",
+        "runner",
+        "sim",
+        "stats::mean",
+        "text::shown",
+    ];
+    assert_eq!(found, want.iter().map(|s| s.to_string()).collect());
+    assert!(!imports(&code(text), false).contains("text::shown"));
+    assert_eq!(
+        imports("use crate::{\n    a::B,\n    c,\n};", false).len(),
+        2
     );
 }
 
@@ -145,7 +214,9 @@ fn file_names_are_spelled_in_the_folder_module_alone() {
         .collect();
     assert!(names.len() >= 20 && names.contains(&"\"meta.json\"".to_string()));
     let mut spelled = Vec::new();
-    for file in sources(&repo().join("src")) {
+    let mut files = Vec::new();
+    sources(&repo().join("src"), None, &mut files);
+    for (_, _, file) in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let code = production_code(&text);
         for name in names
@@ -163,11 +234,4 @@ fn file_names_are_spelled_in_the_folder_module_alone() {
         "file names outside src/folder/names.rs:\n{}",
         spelled.join("\n")
     );
-}
-
-#[test]
-fn the_scan_sees_paths_and_groups_and_skips_comments() {
-    let text = "use crate::sweep::Plan;\nuse crate::{time, scenario::ScenarioDoc};\n// crate::output\nlet x = crate::runner::run(); // crate::live\n";
-    let names: Vec<String> = named_modules(text).into_iter().map(|(_, n)| n).collect();
-    assert_eq!(names, ["sweep", "time", "scenario", "runner"]);
 }
