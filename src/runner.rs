@@ -38,6 +38,21 @@ pub struct RunOptions {
     pub command: String,
 }
 
+/// The command line's name of a library option that an error names ([`Setting`]): what the
+/// binary and the playground (whose page prints the `jitterlab run` command) show, so the
+/// messages say what to type. Library callers read the field ([`Setting::field`]).
+pub fn flag(setting: Setting) -> &'static str {
+    match setting {
+        Setting::ResumeRun => "`jitterlab run ... --resume`",
+        Setting::Out => "--out",
+        Setting::Threads => "--threads",
+        Setting::Shard => "--shard",
+        Setting::Resume => "--resume",
+        Setting::Force | Setting::ReplacePlot => "--force",
+        Setting::DelaysPlot => "--plot",
+    }
+}
+
 /// Why a journal of a result folder is not of `prep`'s work: the first line where the
 /// resolved scenario it was run with (the `scenario.toml` beside it) differs.
 fn other_work(dir: &Path, prep: &Prepared) -> Error {

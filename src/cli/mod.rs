@@ -1,33 +1,18 @@
 //! What the binary shows a person: the progress bar of a run and the text of its answers. The
 //! library returns data; these modules only present it, and name the library's options by
-//! their flags ([`flag`]).
+//! their flags ([`flag`], the runner's).
 
 pub mod live;
 pub mod progress;
 pub mod recommend;
 pub mod table;
 
-use jitterlab::error::Setting;
-
-/// The command line's name of a library option that an error names ([`Setting`]): the
-/// messages the binary prints say what to type.
-pub fn flag(setting: Setting) -> &'static str {
-    match setting {
-        Setting::ResumeRun => "`jitterlab run ... --resume`",
-        Setting::Out => "--out",
-        Setting::Threads => "--threads",
-        Setting::Shard => "--shard",
-        Setting::Resume => "--resume",
-        Setting::Force | Setting::ReplacePlot => "--force",
-        Setting::DelaysPlot => "--plot",
-        // A setting of a later library: named by its field until it has a flag here.
-        other => other.field(),
-    }
-}
+pub use jitterlab::runner::flag;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jitterlab::error::Setting;
 
     #[test]
     fn every_setting_has_a_flag() {

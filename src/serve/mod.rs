@@ -401,7 +401,7 @@ impl Server {
                 Response::new(200, "application/toml; charset=utf-8", text),
                 crate::folder::names::SCENARIO,
             ),
-            Err(e) => Response::error(status_of(&e), &e.to_string()),
+            Err(e) => Response::error(status_of(&e), &e.naming(crate::runner::flag)),
         }
     }
 
@@ -457,7 +457,7 @@ impl Server {
             Err(Error::Interrupted) => {
                 Response::error(503, "the server is stopping; the download was not finished")
             }
-            Err(e) => Response::error(status_of(&e), &e.to_string()),
+            Err(e) => Response::error(status_of(&e), &e.naming(crate::runner::flag)),
         }
     }
 }
@@ -480,7 +480,10 @@ fn json_response(status: u16, value: &Value) -> Response {
 }
 
 fn error_json(e: &Error) -> Response {
-    json_response(status_of(e), &json!({ "error": e.to_string() }))
+    json_response(
+        status_of(e),
+        &json!({ "error": e.naming(crate::runner::flag) }),
+    )
 }
 
 fn points_json(outcome: &Outcome) -> Vec<Value> {
@@ -691,6 +694,12 @@ mod tests {
         let r = s.handle(&request(&s, "GET", "/results.tar?backoff.cap=5s", None));
         assert_eq!(r.status, 503);
         assert!(body(&r).contains("stopping"), "{}", body(&r));
+    }
+
+    #[test]
+    fn errors_name_the_command_lines_flags_as_the_page_prints_its_command() {
+        let r = error_json(&Error::Interrupted);
+        assert!(body(&r).contains("continue with --resume"), "{}", body(&r));
     }
 
     #[test]
