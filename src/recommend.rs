@@ -13,6 +13,11 @@
 //! crosses a limit is marked borderline, so a choice that only just passes is visible as such.
 //! When nothing meets the constraints at a world point the answer lists its pairs by how far
 //! they miss them. The answer is data ([`Recommendation`]); the binary prints it.
+//!
+//! Without an objective named, the answer is the fewest attempts per request; for a folder
+//! where some strategy hedges (`hedging.csv`) it is the lowest p99 within
+//! [`HEDGING_MAX_AMPLIFICATION`] copies per request ([`recommend_for`]): a hedge is sent to cut
+//! the tail, and the fewest copies would always be not to hedge.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,8 +29,8 @@ use crate::metric::{Better, Metric, PerMetric, names};
 use crate::output::csv::write_rows;
 use crate::output::design::Design;
 use crate::output::results::{ParetoRow, ResultFolder, sweep_value_number};
-use crate::output::rows::Row;
 use crate::output::rows::defined;
+use crate::output::rows::{HedgingRow, Row};
 use crate::stats::pareto_fronts;
 use crate::time::SimDuration;
 
@@ -41,6 +46,11 @@ impl Objective {
     /// Least load on the server: attempts per request (ties: lower p99).
     pub const AMPLIFICATION: Objective = Objective {
         metric: Metric::Amplification,
+    };
+
+    /// The lowest p99 latency (ties: lower amplification): what hedging is for.
+    pub const P99: Objective = Objective {
+        metric: Metric::LatencyP99Ms,
     };
 
     /// The objective of optimising `metric`; `None` for a metric that is neither better low
@@ -312,9 +322,29 @@ impl WorldAnswer {
     }
 }
 
+/// The copies per request a hedge may cost when the user names neither an objective nor
+/// `--max-amplification` on a folder that hedges: 1.25, a quarter more load on the server,
+/// the extra load a hedge after about the service time's p75 sends at light load (one copy
+/// more for each request slower than the delay) and well short of the 2× that every request
+/// hedged would send.
+pub const HEDGING_MAX_AMPLIFICATION: f64 = 1.25;
+
+/// What [`recommend_for`] filled in for a folder that hedges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HedgingDefaults {
+    /// The objective became [`Objective::P99`] (none was named).
+    pub objective: bool,
+    /// The amplification limit became [`HEDGING_MAX_AMPLIFICATION`] (none was given).
+    pub max_amplification: bool,
+}
+
 /// The result of [`recommend`].
 #[derive(Debug)]
 pub struct Recommendation {
+    /// The objective ranked by.
+    pub objective: Objective,
+    /// What was filled in because the folder hedges ([`recommend_for`]); `None` otherwise.
+    pub hedging_defaults: Option<HedgingDefaults>,
     /// Every (point, strategy) selected (all of them without `--at`), by point and then in
     /// strategy order, each with its world point and the front of its world point marked.
     pub candidates: Vec<Candidate>,
@@ -452,6 +482,36 @@ pub fn recommend(
     recommend_at(dir, constraints, objective, &[])
 }
 
+/// [`recommend_at`] with the objective the user named, else the default for the folder: for
+/// a folder where some strategy hedges (`hedging.csv`), [`Objective::P99`] within
+/// [`HEDGING_MAX_AMPLIFICATION`] copies per request (unless `constraints` limits the
+/// amplification itself), recorded in [`Recommendation::hedging_defaults`]; else
+/// [`Objective::AMPLIFICATION`].
+pub fn recommend_for(
+    dir: &Path,
+    constraints: &Constraints,
+    objective: Option<Objective>,
+    at: &[At],
+) -> Result<Recommendation> {
+    crate::folder::stage::recover(dir)?;
+    let hedges = objective.is_none() && dir.join(HedgingRow::FILE).is_file();
+    if !hedges {
+        let objective = objective.unwrap_or(Objective::AMPLIFICATION);
+        return recommend_at(dir, constraints, objective, at);
+    }
+    let defaults = HedgingDefaults {
+        objective: true,
+        max_amplification: constraints.max_amplification.is_none(),
+    };
+    let constraints = Constraints {
+        max_amplification: (constraints.max_amplification).or(Some(HEDGING_MAX_AMPLIFICATION)),
+        ..*constraints
+    };
+    let mut answer = recommend_at(dir, &constraints, Objective::P99, at)?;
+    answer.hedging_defaults = Some(defaults);
+    Ok(answer)
+}
+
 /// Reads `dir`, keeps the points `at` selects, and at each of their world points ranks the
 /// pairs that meet `constraints` (the success floor filled in from the scenario or the
 /// default) by `objective`; writes `pareto.csv` for the pairs kept.
@@ -541,6 +601,8 @@ pub fn recommend_at(
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
     let names = |keys: &[usize]| keys.iter().map(|&k| folder.sweep_keys[k].clone()).collect();
     Ok(Recommendation {
+        objective,
+        hedging_defaults: None,
         candidates,
         worlds: answers,
         world_keys: names(&design.world_keys),

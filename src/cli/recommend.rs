@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use jitterlab::metric::{Better, Metric, Unit};
 use jitterlab::recommend::{
-    Candidate, Constraints, FloorSource, Miss, Objective, Recommendation, WorldAnswer,
+    Candidate, Constraints, FloorSource, HedgingDefaults, Miss, Objective, Recommendation,
+    WorldAnswer,
 };
 
 /// The columns of the ranking; the objective's metric is added when it is
@@ -21,11 +22,21 @@ const COLUMNS: [Metric; 3] = [
 /// folder as the user named it, for the `--at` hint.
 pub fn render(answer: &Recommendation, objective: Objective, top: usize, dir: &str) -> String {
     let mut text = String::new();
-    let _ = writeln!(text, "objective: {}", describe_objective(objective));
+    let hedging = answer.hedging_defaults.unwrap_or(HedgingDefaults {
+        objective: false,
+        max_amplification: false,
+    });
+    let because = " (the default for a folder that hedges: the tail it cuts, within a limit on the copies it sends; --objective sets another)";
+    let _ = writeln!(
+        text,
+        "objective: {}{}",
+        describe_objective(objective),
+        if hedging.objective { because } else { "" }
+    );
     let _ = writeln!(
         text,
         "constraints: {}",
-        describe_constraints(&answer.constraints, answer.floor)
+        describe_constraints(&answer.constraints, answer.floor, hedging.max_amplification)
     );
     let mut compared = vec!["strategies".to_string()];
     compared.extend(answer.choice_keys.iter().cloned());
@@ -243,7 +254,7 @@ fn describe_objective(objective: Objective) -> String {
     )
 }
 
-fn describe_constraints(c: &Constraints, floor: FloorSource) -> String {
+fn describe_constraints(c: &Constraints, floor: FloorSource, hedging_limit: bool) -> String {
     let mut parts = Vec::new();
     if let Some(p) = c.p99 {
         parts.push(format!("p99 <= {p}"));
@@ -252,7 +263,11 @@ fn describe_constraints(c: &Constraints, floor: FloorSource) -> String {
         parts.push(format!("p99.9 <= {d} (deadline)"));
     }
     if let Some(a) = c.max_amplification {
-        parts.push(format!("amplification <= {a}"));
+        let from = match hedging_limit {
+            true => " (copies per request, the hedging default; --max-amplification sets another)",
+            false => "",
+        };
+        parts.push(format!("amplification <= {a}{from}"));
     }
     if let Some(s) = c.min_success {
         let from = match floor {

@@ -9,7 +9,7 @@
 //! `docs/results.md`, `pareto.csv`, `report.html`, the live mode's `live_vs_sim.csv` and
 //! observed samples
 //! ([`OBSERVED_SERVICE`](names::OBSERVED_SERVICE), [`OBSERVED_LATENCY`](names::OBSERVED_LATENCY)), and the charts (`herd`, `herd_log`,
-//! `resync`, `load`, `latency`, `attempts`, `pareto`, `live_vs_sim`, `sweep_<metric>`,
+//! `resync`, `load`, `latency`, `attempts`, `pareto`, `hedging`, `live_vs_sim`, `sweep_<metric>`,
 //! `heatmap_<metric>`, `phase_<metric>`, each `.png` and `.svg`), and the herd animation
 //! (`herd.gif`, `--animate`).
 //!
@@ -34,7 +34,7 @@ use crate::sweep::journal;
 
 /// The stems of the charts that are always planned (each `.png` and `.svg`), and the live
 /// mode's.
-const CHARTS: [&str; 9] = [
+const CHARTS: [&str; 10] = [
     "herd",
     "herd_log",
     "resync",
@@ -43,6 +43,7 @@ const CHARTS: [&str; 9] = [
     "attempts",
     "layers",
     "pareto",
+    "hedging",
     "live_vs_sim",
 ];
 

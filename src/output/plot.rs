@@ -12,6 +12,7 @@
 //! | `herd_layer<N>` | a chain of services, layers 2 and up | `layer_timeseries.csv` (point 0), as `herd` |
 //! | `heatmap_<metric>` | two-key sweep | `aggregate.csv` |
 //! | `phase_<metric>` | two-key sweep with recovery measured | `aggregate.csv`: `recovered`, `recovery_ms` |
+//! | `hedging` | some strategy hedges | `aggregate.csv` (p50, p99, amplification per point), `hedging.csv` (which strategies hedge) |
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
 //! | `live_vs_sim` | a `jitterlab live` folder | `live_vs_sim.csv` |
 //!
@@ -34,6 +35,7 @@ mod delays;
 mod dist;
 mod goodput;
 mod heatmap;
+pub(crate) mod hedging;
 mod herd;
 mod layers;
 mod live;
@@ -98,6 +100,7 @@ enum Kind {
     Bars(bars::BarChart),
     Heatmap(heatmap::Heatmap),
     Pareto(pareto::Pareto),
+    Hedging(hedging::Hedging),
     Resync(resync::Resync),
     LiveVsSim(live::LiveVsSim),
 }
@@ -112,6 +115,7 @@ impl Chart {
             Kind::Bars(c) => c.draw(root, &self.title),
             Kind::Heatmap(c) => c.draw(root, &self.title),
             Kind::Pareto(c) => c.draw(root, &self.title),
+            Kind::Hedging(c) => c.draw(root, &self.title),
             Kind::Resync(c) => c.draw(root, &self.title),
             Kind::LiveVsSim(c) => c.draw(root, &self.title),
         }
@@ -229,7 +233,7 @@ pub(crate) fn subtitle(f: &ResultFolder, design: &Design, traces: &series::Trace
 
 /// The headline chart of a folder's charts: the chain's layers, the phase map of a trigger ×
 /// load sweep, goodput over time for a spike or outage the runs recover from (or not), the
-/// heat map of another two-key grid, the load panels of a sweep over a key of the world, the
+/// heat map of another two-key grid, the hedging trade-off of a folder that hedges, the load panels of a sweep over a key of the world, the
 /// herd of a burst, the load chart otherwise (a sweep over a choice, or a steady overload
 /// without a sweep: how much load the retries add, and at what success); else the herd.
 fn headline(f: &ResultFolder, design: &Design, charts: &[Chart]) -> Option<usize> {
@@ -240,6 +244,7 @@ fn headline(f: &ResultFolder, design: &Design, charts: &[Chart]) -> Option<usize
         .or_else(|| has("phase_recovered"))
         .or_else(|| has("goodput"))
         .or_else(|| charts.iter().position(|c| c.stem.starts_with("heatmap_")))
+        .or_else(|| has("hedging"))
         .or_else(|| world_sweep.then(|| has("load")).flatten())
         .or_else(|| burst.then(|| has("herd")).flatten())
         .or_else(|| has("load"))
@@ -321,6 +326,9 @@ pub(crate) fn plan(folder: &ResultFolder, design: &Design) -> Vec<Chart> {
         for (metric, t, g, c) in heatmap::build(folder, design) {
             push(format!("heatmap_{metric}"), (t, g, Kind::Heatmap(c)));
         }
+    }
+    if let Some((t, g, c)) = hedging::build(folder, design) {
+        push("hedging".into(), (t, g, Kind::Hedging(c)));
     }
     if let Some((t, g, c)) = pareto::build(folder, design) {
         push("pareto".into(), (t, g, Kind::Pareto(c)));

@@ -125,7 +125,7 @@ impl ColumnUnit {
 
     /// A column header: the metric's label, its unit on a line of its own, the column's name
     /// in `summary.csv` as a tooltip.
-    fn header(self, metric: Metric) -> String {
+    fn header(self, metric: Metric, say: Say) -> String {
         let unit = match self.unit {
             "" => String::new(),
             u => format!("<br><span class=\"u\">({u})</span>"),
@@ -133,7 +133,7 @@ impl ColumnUnit {
         format!(
             "<th title=\"{}\">{}{unit}</th>",
             esc(metric.name()),
-            esc(metric.label())
+            esc(&say(metric.label()))
         )
     }
 }
@@ -175,7 +175,7 @@ fn file_link(name: &str) -> String {
 
 /// The summary table: every (point, strategy) when they are few, else those of the world
 /// point the charts show, with a link to `aggregate.csv`. Success below the target is tinted.
-fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
+fn summary_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut String) {
     let metrics: Vec<Metric> = TABLE_METRICS
         .into_iter()
         .filter(|m| folder.has(*m))
@@ -225,7 +225,7 @@ fn summary_table(folder: &ResultFolder, design: &Design, out: &mut String) {
         })
         .collect();
     for (m, col) in metrics.iter().zip(&columns) {
-        out.push_str(&col.header(*m));
+        out.push_str(&col.header(*m, say));
     }
     out.push_str("</tr></thead><tbody>\n");
     for c in &rows {
@@ -275,7 +275,7 @@ const DIFFERENCE_METRICS: [Metric; 6] = [
 /// The paired differences the replications support (the interval excludes 0), for the key
 /// metrics at the world point the charts show, largest relative difference first; nothing
 /// when there is none.
-fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
+fn compare_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut String) {
     let Some(rows) = &folder.compare else { return };
     let world = design.showcase();
     let points = design
@@ -345,7 +345,7 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
         let _ = writeln!(
             out,
             "<tr><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td class=\"s wrap\">{}</td><td>{}</td><td>[{}, {}]</td></tr>",
-            esc(&format!("{}{unit}", r.metric.label())),
+            esc(&say(&format!("{}{unit}", r.metric.label()))),
             pair(&r.strategy_a),
             pair(&r.strategy_b),
             f(r.mean_diff),
@@ -356,15 +356,67 @@ fn compare_table(folder: &ResultFolder, design: &Design, out: &mut String) {
     out.push_str("</tbody></table></div>\n");
 }
 
+/// How the report words a text of the simulator's (a chart's title or guide, a metric's
+/// label): as it is, or [`hedge_words`].
+type Say<'a> = &'a dyn Fn(&str) -> String;
+
+/// True when every extra copy of the folder is a hedge: some strategy hedges
+/// (`hedging.csv`) and every other sends one attempt per request at every point.
+fn hedging_only(folder: &ResultFolder, design: &Design) -> bool {
+    folder.hedging.is_some()
+        && design.all_candidates().all(|(_, c)| {
+            folder.hedges(&c.strategy) || Design::mean(folder, c, Metric::Amplification) <= 1.0
+        })
+}
+
+/// `text` in the words of hedging: an attempt is a copy, a retry a hedge (whole words, their
+/// capitals kept).
+fn hedge_words(text: &str) -> String {
+    let word = |w: &str| -> Option<&'static str> {
+        Some(match w {
+            "attempt" => "copy",
+            "attempts" => "copies",
+            "Attempt" => "Copy",
+            "Attempts" => "Copies",
+            "retry" => "hedge",
+            "retries" => "hedges",
+            "retried" => "hedged",
+            "Retry" => "Hedge",
+            "Retries" => "Hedges",
+            _ => return None,
+        })
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let end = match rest.find(|c: char| !c.is_alphabetic()) {
+            Some(0) => c.len_utf8(),
+            Some(end) => end,
+            None => rest.len(),
+        };
+        let (w, tail) = rest.split_at(end);
+        out.push_str(word(w).unwrap_or(w));
+        rest = tail;
+    }
+    out
+}
+
 /// One chart's section: title, guide and the picture.
-fn chart_section(dir: &Path, chart: &plot::Chart, png: &[u8], svg: bool, out: &mut String) {
+fn chart_section(
+    dir: &Path,
+    chart: &plot::Chart,
+    png: &[u8],
+    svg: bool,
+    say: Say,
+    out: &mut String,
+) {
     let _ = writeln!(
         out,
         "<section class=\"chart{class}\" id=\"chart-{id}\">\n<h2>{title}</h2>\n<p class=\"guide\">{guide}</p>\n<figure>{picture}</figure>\n</section>",
         class = if chart.headline { " headline" } else { "" },
         id = esc(&chart.stem),
-        title = esc(&chart.title),
-        guide = esc(&chart.guide),
+        title = esc(&say(&chart.title)),
+        guide = esc(&say(&chart.guide)),
         picture = picture(dir, chart, png, svg),
     );
 }
@@ -396,6 +448,31 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
         let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(d));
     }
     facts(folder, design, dir, &mut out);
+    let hedged = hedging_only(folder, design);
+    let say: Say = if hedged {
+        &hedge_words
+    } else {
+        &|t: &str| t.to_string()
+    };
+    if let Some(answer) = plot::hedging::answer(folder, design) {
+        let storm = answer
+            .storm_sentence()
+            .map(|s| format!("; {s}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<p class=\"lead\" id=\"hedging-answer\">{}{}.</p>",
+            esc(&answer.title()),
+            esc(&storm)
+        );
+    }
+    if hedged {
+        out.push_str(
+            "<p class=\"meta\">Every extra copy in this folder is a hedge: a copy of a request sent when none has answered \
+             within the hedge delay (not a retry after a failure); the first answer wins and the others are cancelled. \
+             The charts' own labels keep the simulator's words (an attempt is a copy, a retry a hedge).</p>\n",
+        );
+    }
 
     let (headline, rest): (Vec<_>, Vec<_>) = (drawing.charts.iter())
         .map(|(c, r)| (c, r.png.as_slice()))
@@ -419,18 +496,18 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
                 esc(plot::PHASE_READING)
             );
         }
-        chart_section(dir, chart, png, drawing.svg, out);
+        chart_section(dir, chart, png, drawing.svg, say, out);
     };
     for (c, png) in &headline {
         section(c, png, &mut out);
     }
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
-    summary_table(folder, design, &mut out);
+    summary_table(folder, design, say, &mut out);
     live_table(folder, dir, &mut out);
     for (c, png) in &rest {
         section(c, png, &mut out);
     }
-    compare_table(folder, design, &mut out);
+    compare_table(folder, design, say, &mut out);
 
     out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
     match scenario {

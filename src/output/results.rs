@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub use super::rows::{
-    AggregateRow, AttemptsRow, CompareRow, LatencyRow, LayerTimeseriesRow, LayersRow, LiveVsSimRow,
-    ParetoRow, Row, SummaryRow, TimeseriesRow,
+    AggregateRow, AttemptsRow, CompareRow, HedgingRow, LatencyRow, LayerTimeseriesRow, LayersRow,
+    LiveVsSimRow, ParetoRow, Row, SummaryRow, TimeseriesRow,
 };
 use super::rows::{METRICS, MetricColumns, SWEEP, fields};
 use crate::error::{Error, Result};
@@ -379,6 +379,8 @@ pub struct ResultFolder {
     pub layers: Option<Vec<LayersRow>>,
     /// `layer_timeseries.csv` (a chain of services), when present.
     pub layer_timeseries: Option<Vec<LayerTimeseriesRow>>,
+    /// `hedging.csv` (some strategy hedges), when present.
+    pub hedging: Option<Vec<HedgingRow>>,
     /// `scenario.toml`, when present.
     pub scenario: Option<ScenarioInfo>,
     /// `aggregate.csv`'s rows by (point, strategy, metric), built on the first lookup.
@@ -412,6 +414,7 @@ impl ResultFolder {
             live_vs_sim: None,
             layers: None,
             layer_timeseries: None,
+            hedging: None,
             scenario: None,
             aggregate_index: OnceLock::new(),
         }
@@ -508,6 +511,7 @@ impl ResultFolder {
         let layers: Option<Vec<LayersRow>> = read_optional_rows(dir, &sweep_keys)?;
         let layer_timeseries: Option<Vec<LayerTimeseriesRow>> =
             read_optional_rows(dir, &sweep_keys)?;
+        let hedging: Option<Vec<HedgingRow>> = read_optional_rows(dir, &sweep_keys)?;
         let more = aggregate
             .iter()
             .map(|r| &r.strategy)
@@ -544,6 +548,7 @@ impl ResultFolder {
             live_vs_sim,
             layers,
             layer_timeseries,
+            hedging,
             scenario,
             aggregate_index: OnceLock::new(),
         })
@@ -591,6 +596,7 @@ impl ResultFolder {
             .iter_mut()
             .flatten()
             .for_each(|r| map(&mut r.strategy));
+        (self.hedging.iter_mut().flatten()).for_each(|r| map(&mut r.strategy));
         for r in self.layers.iter_mut().flatten() {
             map(&mut r.strategy);
             r.name = crate::text::shown(&r.name);
@@ -607,6 +613,12 @@ impl ResultFolder {
             }
         }
         self
+    }
+
+    /// True when strategy `strategy` (as this folder names it) hedges: `hedging.csv` has a row
+    /// of it.
+    pub fn hedges(&self, strategy: &str) -> bool {
+        (self.hedging.iter().flatten()).any(|r| r.strategy == strategy)
     }
 
     /// The point that single-point charts show for a sweep: the lowest index.

@@ -20,7 +20,7 @@ const HEADLINES: [(&str, &str); 15] = [
     ("brooker-2022-budgets", "load"),
     ("choose-base-and-cap", "heatmap_latency_p99_ms"),
     ("collapse-spike", "goodput"),
-    ("hedging", "load"),
+    ("hedging", "hedging"),
     ("hedging-storm", "goodput"),
     ("layered-retries", "layers"),
     ("live-herd", "herd"),

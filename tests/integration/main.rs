@@ -18,6 +18,7 @@ mod edges;
 mod folders;
 mod fuzz;
 mod hedging;
+mod hedging_shown;
 mod interrupt;
 mod layering;
 mod layers;
