@@ -423,6 +423,47 @@ async fn a_concurrency_budget_hears_every_copy_end() {
         "{late_hedges} hedges in the last 100 calls"
     );
     assert_eq!(available(&retrier, Instant::now().elapsed()), idle);
+
+    // 25 calls at once, never answered: 20 % of 25 first copies allows 5 hedges, and each
+    // hedge sent counts as active too: the 6th fits (20 % of 30), the 7th not (of 31). All
+    // dropped at 15 ms, the budget is idle again.
+    let never = FakeServer::new(1, |_| (Duration::from_secs(3600), Ok(())));
+    let sent = std::cell::Cell::new(0);
+    let calls = (0..25).map(|_| {
+        let call = retrier
+            .call(|ctx| never.handle(ctx))
+            .on_attempt(|e| sent.set(sent.get() + u32::from(e.copy == Some(CopyEvent::Sent))));
+        timeout(ms(15), call)
+    });
+    let ended = join_all(calls.collect()).await;
+    assert!(ended.iter().all(Result::is_err), "every call dropped");
+    assert_eq!(sent.get(), 25 + 6);
+    assert_eq!(never.dropped.load(Ordering::Relaxed), 25 + 6);
+    assert_eq!(available(&retrier, Instant::now().elapsed()), idle);
+}
+
+/// Runs `futures` together to their ends: their outputs, in order.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(&mut outputs) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 #[::tokio::test(start_paused = true)]
@@ -713,4 +754,34 @@ async fn a_copy_cut_off_by_the_deadline_ends_the_call_on_its_deadline() {
         Decision::Stop(StopReason::Deadline),
         "{events:?}"
     );
+
+    // A non-fatal 503 at the very deadline: no copy leaves then, the 503 is the failure.
+    let non_fatal = RetryOn::none().with_status(503).unwrap();
+    let retrier = hedging(ms(100), 3)
+        .hedging(
+            HedgingPolicy::fixed(ms(100))
+                .max_attempts(3)
+                .non_fatal(non_fatal),
+        )
+        .deadline(ms(15))
+        .build_async()
+        .unwrap();
+    let mut events = Vec::new();
+    let result = retrier
+        .call(first_answers(Outcome::Status(503)))
+        .on_attempt(|e| events.push(seen(e)))
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(RetryError::Stopped {
+                reason: StopReason::Deadline,
+                error: Outcome::Status(503),
+                attempts: 1,
+            })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[1].5, Decision::Stop(StopReason::Deadline));
 }
