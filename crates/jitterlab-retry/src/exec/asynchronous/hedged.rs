@@ -1,22 +1,29 @@
 //! A hedged call ([`HedgingPolicy`], gRFC A6 `hedgingPolicy`): copies of the operation as
 //! concurrent futures, one every `delay` while none has answered; the first success wins, a
 //! fatal failure (not in `non_fatal`) ends the call with that answer, a non-fatal one sends the
-//! next copy at once; the losers' futures are dropped, which cancels them.
+//! next copy at once, or with a Retry-After hint when what the policy's `retry_after` makes of
+//! it after a zero backoff has passed, never past the deadline (A6's pushback); the losers'
+//! futures are dropped, which cancels them.
 //!
-//! The books are the simulator's (`sim::hedge`, what is simulated is what ships): the call
-//! counts as begun and as a request as its first copy leaves; every copy after the first asks
-//! the retry budget as a transient retry, then the circuit breaker, and a refusal sends no more
-//! copies; each answer is the breaker's success or failure, and the budget's success, or its
-//! failure when it is non-fatal or [`Outcome::Fatal`]. The deadline bounds the whole call:
-//! when it passes, every copy is cancelled and the call stops
-//! ([`StopReason::Deadline`]); each copy is cut off at the policy's attempt timeout (shortened
-//! to the deadline), which counts as [`Outcome::Timeout`].
+//! The books are the simulator's (`sim::client`'s hedged path, what is simulated is what
+//! ships): the call counts as begun and as a request as its first copy leaves; every copy
+//! after the first asks the retry budget as a transient retry, then the circuit breaker, and
+//! a refusal sends no more copies (a hedge the breaker refuses gives the budget its grant
+//! back); every copy that leaves is sent to the budget (`on_send`) and abandoned
+//! (`on_abandon`) when it ends, answered, cancelled or dropped, so a concurrency budget
+//! counts exactly the copies in flight; each answer is the breaker's success or failure, and
+//! the budget's success (`on_success_at`: a ratio budget counting successes counts it), or
+//! its failure when it is non-fatal or [`Outcome::Fatal`]. The deadline bounds the whole
+//! call: each copy is cut off at the policy's attempt timeout (shortened to the deadline),
+//! which counts as [`Outcome::Timeout`]; a copy cut off at the deadline ends the call as out
+//! of time ([`StopReason::Deadline`]) whether timeouts are fatal or not, cancelling the
+//! others; no copy leaves once the deadline has passed.
 //!
 //! Every copy shows in the events ([`AttemptEvent::copy`]): [`CopyEvent::Sent`] as it leaves,
-//! then [`CopyEvent::Answered`] or [`CopyEvent::Cancelled`]; a copy the budget or the breaker
-//! refuses is an event of its own with no outcome (`copy: None`), as in an unhedged call.
-//! Dropping the call's future drops every copy in flight (a half-open breaker's probe among
-//! them goes back).
+//! then [`CopyEvent::Answered`] (with its Retry-After hint) or [`CopyEvent::Cancelled`]; a
+//! copy the deadline, the budget or the breaker refuses is an event of its own with no
+//! outcome (`copy: None`), as in an unhedged call. Dropping the call's future drops every copy
+//! in flight (a half-open breaker's probe among them goes back).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
