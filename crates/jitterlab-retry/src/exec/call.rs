@@ -398,7 +398,7 @@ where
 
 /// How an attempt's result reads: its outcome, and the hint of the policy's `header`, parsed
 /// at `wall`.
-fn read<T, E: Classify>(
+pub(crate) fn read<T, E: Classify>(
     result: &Result<T, Failure<E>>,
     wall: SystemTime,
     header: RetryAfterHeader,

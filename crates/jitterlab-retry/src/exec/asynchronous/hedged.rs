@@ -1,32 +1,40 @@
 //! A hedged call ([`HedgingPolicy`], gRFC A6 `hedgingPolicy`): copies of the operation as
 //! concurrent futures, one every `delay` while none has answered; the first success wins, a
 //! fatal failure (not in `non_fatal`) ends the call with that answer, a non-fatal one sends the
-//! next copy at once; the losers' futures are dropped, which cancels them.
+//! next copy at once, or with a Retry-After hint when what the policy's `retry_after` makes of
+//! it after a zero backoff has passed, never past the deadline (A6's pushback); the losers'
+//! futures are dropped, which cancels them.
 //!
-//! The books are the simulator's (`sim::hedge`, what is simulated is what ships): the call
-//! counts as begun and as a request as its first copy leaves; every copy after the first asks
-//! the retry budget as a transient retry, then the circuit breaker, and a refusal sends no more
-//! copies; each answer is the breaker's success or failure, and the budget's success, or its
-//! failure when it is non-fatal or [`Outcome::Fatal`]. The deadline bounds the whole call:
-//! when it passes, every copy is cancelled and the call stops
-//! ([`StopReason::Deadline`]); each copy is cut off at the policy's attempt timeout (shortened
-//! to the deadline), which counts as [`Outcome::Timeout`].
+//! The books are the simulator's (`sim::client`'s hedged path, what is simulated is what
+//! ships): the call counts as begun and as a request as its first copy leaves; every copy
+//! after the first asks the retry budget as a transient retry, then the circuit breaker, and
+//! a refusal sends no more copies (a hedge the breaker refuses gives the budget its grant
+//! back); every copy that leaves is sent to the budget (`on_send`) and abandoned
+//! (`on_abandon`) when it ends, answered, cancelled or dropped, so a concurrency budget
+//! counts exactly the copies in flight; each answer is the breaker's success or failure, and
+//! the budget's success (`on_success_at`: a ratio budget counting successes counts it), or
+//! its failure when it is non-fatal or [`Outcome::Fatal`]. The deadline bounds the whole
+//! call: each copy is cut off at the policy's attempt timeout (shortened to the deadline),
+//! which counts as [`Outcome::Timeout`]; a copy cut off at the deadline ends the call as out
+//! of time ([`StopReason::Deadline`]) whether timeouts are fatal or not, cancelling the
+//! others; no copy leaves once the deadline has passed.
 //!
 //! Every copy shows in the events ([`AttemptEvent::copy`]): [`CopyEvent::Sent`] as it leaves,
-//! then [`CopyEvent::Answered`] or [`CopyEvent::Cancelled`]; a copy the budget or the breaker
-//! refuses is an event of its own with no outcome (`copy: None`), as in an unhedged call.
-//! Dropping the call's future drops every copy in flight (a half-open breaker's probe among
-//! them goes back).
+//! then [`CopyEvent::Answered`] (with its Retry-After hint) or [`CopyEvent::Cancelled`]; a
+//! copy the deadline, the budget or the breaker refuses is an event of its own with no
+//! outcome (`copy: None`), as in an unhedged call. Dropping the call's future drops every copy
+//! in flight (a half-open breaker's probe among them goes back).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::super::call::{Failure, report};
+use super::super::call::{Failure, read, report};
 use super::super::{AttemptCtx, AttemptEvent, Classify, CopyEvent, RetryError, TimedOut, lock};
 use super::{AsyncRetrier, Signal};
 use crate::policy::{
-    AttemptKind, Decision, HedgingPolicy, Idempotency, Outcome, RetryClass, StopReason,
+    AttemptKind, AttemptTimeout, Decision, HedgingPolicy, Idempotency, Outcome, RetryClass,
+    StopReason,
 };
 
 /// One copy in flight: its number, when it left, its future and its time limit.
@@ -61,6 +69,10 @@ pub(super) struct Hedged<'r, T: super::Timer, E, F, Fut, O, C> {
     /// The last non-fatal failure.
     last: Option<Failure<E>>,
 }
+
+/// A copy's answer as its event shows it: the outcome, the operation's error (`None` for a
+/// success or a cut-off) and the Retry-After hint read from it.
+type Answer<'a, E> = (Outcome, Option<&'a E>, Option<Duration>);
 
 /// What a poll of the copies found.
 enum Found<V, E> {
@@ -130,16 +142,18 @@ where
                     attempts: self.sent,
                 }));
             }
+            // The copies first: one cut off at the deadline is answered as a timeout (the
+            // breaker and the budget hear of it, as in the simulator) and ends the call.
+            match self.poll_copies(now, cx) {
+                Found::End(end) => return Poll::Ready(end),
+                Found::Progress => continue,
+                Found::Nothing => {}
+            }
             if let Some(deadline) = &mut self.deadline
                 && deadline.as_mut().poll(cx).is_ready()
             {
                 self.cancel_all(now);
                 return Poll::Ready(Err(self.past_deadline()));
-            }
-            match self.poll_copies(now, cx) {
-                Found::End(end) => return Poll::Ready(end),
-                Found::Progress => continue,
-                Found::Nothing => {}
             }
             if let Some(next) = &mut self.next
                 && next.as_mut().poll(cx).is_ready()
@@ -174,10 +188,8 @@ where
             });
         };
         if let Some(budget) = &retrier.budget {
-            let mut budget = lock(budget);
-            budget.on_send();
             // A hedged request is counted as it leaves: its first copy may never end.
-            budget.on_request(now);
+            lock(budget).on_request(now);
         }
         if let Some(deadline) = retrier.policy.deadline {
             self.deadline = Some(Box::pin(self.retrier.timer.sleep(deadline)));
@@ -186,28 +198,33 @@ where
         Ok(())
     }
 
-    /// Whether a copy may leave at `now`: a hedge (`retry`) asks the budget as a transient
-    /// retry, then every copy asks the breaker. `Ok(probing)`: it may, and is the half-open
-    /// breaker's probe; `Err`: why not.
+    /// Whether a copy may leave at `now`: a hedge (`retry`) finds time left before the
+    /// deadline and asks the budget as a transient retry, then every copy asks the breaker;
+    /// a hedge the breaker refuses gives the budget its grant back, as a refused retry does.
+    /// `Ok(probing)`: it may, and is the half-open breaker's probe; `Err`: why not.
     fn admit(&mut self, now: Duration, retry: bool) -> Result<bool, StopReason> {
         let retrier = &self.retrier.retrier;
+        let start = self.start.unwrap_or(now);
+        if retry && retrier.policy.attempt_timeout(start, now) == AttemptTimeout::Expired {
+            return Err(StopReason::Deadline);
+        }
         if retry
             && let Some(budget) = &retrier.budget
             && !lock(budget).try_retry(now, RetryClass::Transient)
         {
             return Err(StopReason::Budget);
         }
-        match &retrier.breaker {
-            Some(breaker) => {
-                let mut breaker = lock(breaker);
-                if breaker.allow(now) {
-                    Ok(breaker.is_probing())
-                } else {
-                    Err(StopReason::BreakerOpen)
-                }
-            }
-            None => Ok(false),
+        let Some(breaker) = &retrier.breaker else {
+            return Ok(false);
+        };
+        let mut breaker = lock(breaker);
+        if breaker.allow(now) {
+            return Ok(breaker.is_probing());
         }
+        if retry && let Some(budget) = &retrier.budget {
+            lock(budget).refund_retry(now, RetryClass::Transient);
+        }
+        Err(StopReason::BreakerOpen)
     }
 
     /// Sends the next copy at `now`, announces it and sets the delay to the one after.
@@ -215,6 +232,10 @@ where
         let start = self.start.unwrap_or(now);
         self.sent += 1;
         let n = self.sent;
+        if let Some(budget) = &self.retrier.retrier.budget {
+            // A concurrency budget counts the copy in flight until it ends or is dropped.
+            lock(budget).on_send();
+        }
         let timeout = self.retrier.policy().attempt_timeout(start, now).limit();
         let attempt = Box::pin((self.op)(AttemptCtx {
             attempt: n,
@@ -235,7 +256,7 @@ where
             self.next = None;
             Decision::Stop(self.stopped.unwrap_or(StopReason::Attempts))
         };
-        self.event(n, None, None, (now, now), decision, Some(CopyEvent::Sent));
+        self.event(n, None, (now, now), decision, Some(CopyEvent::Sent));
     }
 
     /// The delay after the last copy has passed at `now`: the next copy, if it may leave.
@@ -275,18 +296,16 @@ where
     }
 
     /// `copy` ended at `now` with `result`: the breaker and the budget hear of it, then the
-    /// call ends, sends the next copy, or waits for the others.
+    /// call ends, sends the next copy (at once, or after the server's pushback), or waits for
+    /// the others.
     fn answered(
         &mut self,
         now: Duration,
         copy: InFlight<T::Sleep, Fut>,
         result: Result<V, Failure<E>>,
     ) -> Found<V, E> {
-        let outcome = match &result {
-            Ok(_) => Outcome::Success,
-            Err(Failure::TimedOut(_)) => Outcome::Timeout,
-            Err(Failure::Error(e)) => e.outcome(),
-        };
+        let header = self.retrier.policy().retry_after.header;
+        let (outcome, hint) = read(&result, self.retrier.wall_at(now), header);
         let non_fatal = self.policy.non_fatal.retries(outcome);
         let retrier = &self.retrier.retrier;
         if let Some(breaker) = &retrier.breaker {
@@ -299,13 +318,15 @@ where
         }
         if let Some(budget) = &retrier.budget {
             let mut budget = lock(budget);
+            // The copy is no longer in flight (a concurrency budget's books).
+            budget.on_abandon(copy.n);
             if outcome.is_success() {
                 let kind = if copy.n == 1 {
                     AttemptKind::First
                 } else {
                     AttemptKind::Retry(RetryClass::Transient)
                 };
-                budget.on_success(kind);
+                budget.on_success_at(now, kind);
             } else if non_fatal || outcome.is_fatal() {
                 budget.on_failure();
             }
@@ -313,55 +334,59 @@ where
         let span = (copy.sent, now);
         let failure = match result {
             Ok(value) => {
-                self.event(
-                    copy.n,
-                    Some(outcome),
-                    None,
-                    span,
-                    Decision::Done,
-                    answered(),
-                );
+                let answer = Some((outcome, None, None));
+                self.event(copy.n, answer, span, Decision::Done, answered());
                 self.cancel_all(now);
                 return Found::End(Ok(value));
             }
             Err(failure) => failure,
         };
-        if !non_fatal {
-            let stop = Decision::Stop(StopReason::NotRetryable);
-            self.event(
-                copy.n,
-                Some(outcome),
-                failure.error(),
-                span,
-                stop,
-                answered(),
-            );
+        // A copy cut off by the deadline: the call is out of time, whatever copies are still
+        // out (A6: "Once a deadline has passed, the operation fails regardless of in-flight
+        // RPCs"), as a retried call is.
+        let out_of_time = outcome == Outcome::Timeout
+            && self
+                .retrier
+                .policy()
+                .attempt_timeout(self.start.unwrap_or(now), now)
+                == AttemptTimeout::Expired;
+        if out_of_time || !non_fatal {
+            let reason = if out_of_time {
+                StopReason::Deadline
+            } else {
+                StopReason::NotRetryable
+            };
+            let answer = Some((outcome, failure.error(), hint));
+            self.event(copy.n, answer, span, Decision::Stop(reason), answered());
             self.cancel_all(now);
-            return Found::End(Err(failure.stopped(StopReason::NotRetryable, self.sent)));
+            return Found::End(Err(failure.stopped(reason, self.sent)));
         }
-        // A non-fatal failure: the next copy leaves at once, if one may.
-        let admitted = if self.sent < self.max_copies && self.stopped.is_none() {
-            self.admit(now, true)
-                .inspect_err(|reason| self.stopped = Some(*reason))
+        // A non-fatal failure: the next copy leaves at once, or when the pushback ends (it
+        // then asks the budget and the breaker), if one may.
+        let more = self.sent < self.max_copies && self.stopped.is_none();
+        let hold = if more {
+            self.pushback(now, hint)
         } else {
+            Duration::ZERO
+        };
+        let admitted = if !more {
             Err(self.stopped.unwrap_or(StopReason::Attempts))
+        } else if hold > Duration::ZERO {
+            Ok(None)
+        } else {
+            self.admit(now, true)
+                .map(Some)
+                .inspect_err(|reason| self.stopped = Some(*reason))
         };
         let decision = match admitted {
-            Ok(_) => Decision::Retry {
-                sleep: Duration::ZERO,
-            },
+            Ok(_) => Decision::Retry { sleep: hold },
             Err(reason) => Decision::Stop(reason),
         };
-        self.event(
-            copy.n,
-            Some(outcome),
-            failure.error(),
-            span,
-            decision,
-            answered(),
-        );
+        let answer = Some((outcome, failure.error(), hint));
+        self.event(copy.n, answer, span, decision, answered());
         match admitted {
-            Ok(probing) => self.launch(now, probing),
+            Ok(Some(probing)) => self.launch(now, probing),
+            Ok(None) => self.next = Some(Box::pin(self.retrier.timer.sleep(hold))),
             Err(reason) if self.copies.is_empty() => {
                 return Found::End(Err(failure.stopped(reason, self.sent)));
             }
@@ -371,6 +396,27 @@ where
         Found::Progress
     }
 
+    /// How long the next copy waits at `now` after a non-fatal answer with a Retry-After
+    /// `hint` (A6's pushback): what the policy's `retry_after` makes of the hint after a zero
+    /// backoff, never past the deadline; zero without a hint.
+    fn pushback(&self, now: Duration, hint: Option<Duration>) -> Duration {
+        let Some(hint) = hint else {
+            return Duration::ZERO;
+        };
+        let policy = self.retrier.policy();
+        let wait = {
+            let mut rng = lock(&self.retrier.retrier.rng);
+            policy
+                .retry_after
+                .sleep(Duration::ZERO, Some(hint), &mut *rng)
+        };
+        let start = self.start.unwrap_or(now);
+        let left = policy
+            .deadline
+            .map(|d| start.saturating_add(d).saturating_sub(now));
+        left.map_or(wait, |left| wait.min(left))
+    }
+
     /// Drops every copy in flight at `now`, each announced as cancelled.
     fn cancel_all(&mut self, now: Duration) {
         self.next = None;
@@ -378,23 +424,7 @@ where
             self.abandon(&copy);
             let cancelled = Decision::Stop(StopReason::Cancelled);
             let span = (copy.sent, now);
-            self.event(
-                copy.n,
-                None,
-                None,
-                span,
-                cancelled,
-                Some(CopyEvent::Cancelled),
-            );
-        }
-    }
-
-    /// A copy dropped unanswered: a half-open breaker's probe goes back.
-    fn abandon(&self, copy: &InFlight<T::Sleep, Fut>) {
-        if copy.probing
-            && let Some(breaker) = &self.retrier.retrier.breaker
-        {
-            lock(breaker).abandon_probe();
+            self.event(copy.n, None, span, cancelled, Some(CopyEvent::Cancelled));
         }
     }
 
@@ -416,25 +446,28 @@ where
     /// The event of copy `n + 1`, not sent at `now` for `reason`.
     fn not_sent(&mut self, now: Duration, reason: StopReason) {
         let n = self.sent + 1;
-        self.event(n, None, None, (now, now), Decision::Stop(reason), None);
+        self.event(n, None, (now, now), Decision::Stop(reason), None);
     }
 
     /// Shows the observer one event; `span` is (sent, ended) on the timer's clock.
     fn event(
         &mut self,
         attempt: u32,
-        outcome: Option<Outcome>,
-        error: Option<&E>,
+        answer: Option<Answer<'_, E>>,
         span: (Duration, Duration),
         decision: Decision,
         copy: Option<CopyEvent>,
     ) {
         let start = self.start.unwrap_or(span.0);
+        let (outcome, error, retry_after) = match answer {
+            Some((outcome, error, hint)) => (Some(outcome), error, hint),
+            None => (None, None, None),
+        };
         let event = AttemptEvent {
             attempt,
             outcome,
             error,
-            retry_after: None,
+            retry_after,
             start: span.0.saturating_sub(start),
             end: span.1.saturating_sub(start),
             decision,
@@ -449,16 +482,29 @@ fn answered() -> Option<CopyEvent> {
     Some(CopyEvent::Answered)
 }
 
+impl<T: super::Timer, E, F, Fut, O, C> Hedged<'_, T, E, F, Fut, O, C> {
+    /// A copy dropped unanswered: a concurrency budget no longer counts it in flight, and a
+    /// half-open breaker's probe goes back.
+    fn abandon(&self, copy: &InFlight<T::Sleep, Fut>) {
+        let retrier = &self.retrier.retrier;
+        if let Some(budget) = &retrier.budget {
+            lock(budget).on_abandon(copy.n);
+        }
+        if copy.probing
+            && let Some(breaker) = &retrier.breaker
+        {
+            lock(breaker).abandon_probe();
+        }
+    }
+}
+
 impl<T: super::Timer, E, F, Fut, O, C> Drop for Hedged<'_, T, E, F, Fut, O, C> {
-    /// A call dropped with copies in flight cancels them (their futures go with it), and a
-    /// half-open breaker's probe among them goes back.
+    /// A call dropped with copies in flight cancels them (their futures go with it): a
+    /// concurrency budget no longer counts them, and a half-open breaker's probe among them
+    /// goes back.
     fn drop(&mut self) {
         for copy in &self.copies {
-            if copy.probing
-                && let Some(breaker) = &self.retrier.retrier.breaker
-            {
-                lock(breaker).abandon_probe();
-            }
+            self.abandon(copy);
         }
     }
 }
