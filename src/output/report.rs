@@ -369,9 +369,29 @@ fn hedging_only(folder: &ResultFolder, design: &Design) -> bool {
         })
 }
 
-/// `text` in the words of hedging: an attempt is a copy, a retry a hedge (whole words, their
-/// capitals kept).
+/// Sentences of the charts' guides that say what retries do, and what hedging does instead:
+/// a rejected copy ends its request unless its answer is non-fatal (A6), so the words alone
+/// ([`hedge_words`]) would say something false.
+const HEDGE_SENTENCES: [(&str, &str); 2] = [
+    (
+        "rejected attempts come back as more retries",
+        "a rejected copy ends its request, or sends the next copy at once where its answer is \
+         non-fatal (hedging.non_fatal)",
+    ),
+    (
+        "the load it sheds turned into retries and work for clients who have given up",
+        "the load it sheds is requests that failed, and work on copies nobody waits for",
+    ),
+];
+
+/// `text` in the words of hedging: the sentences of [`HEDGE_SENTENCES`] replaced, then an
+/// attempt is a copy, a retry a hedge (whole words, their capitals kept).
 fn hedge_words(text: &str) -> String {
+    let text = &HEDGE_SENTENCES
+        .iter()
+        .fold(text.to_string(), |t, (retries, hedges)| {
+            t.replace(retries, hedges)
+        });
     let word = |w: &str| -> Option<&'static str> {
         Some(match w {
             "attempt" => "copy",
@@ -387,7 +407,7 @@ fn hedge_words(text: &str) -> String {
         })
     };
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
+    let mut rest = text.as_str();
     while let Some(c) = rest.chars().next() {
         let end = match rest.find(|c: char| !c.is_alphabetic()) {
             Some(0) => c.len_utf8(),
@@ -628,5 +648,27 @@ mod tests {
     #[test]
     fn escapes() {
         assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+
+    #[test]
+    fn hedging_words_say_what_hedging_does() {
+        let guide = "Spikes queue or are rejected, and rejected attempts come back as more retries. \
+                     Retry 2 of 3 attempts.";
+        assert_eq!(
+            hedge_words(guide),
+            "Spikes queue or are rejected, and a rejected copy ends its request, or sends the \
+             next copy at once where its answer is non-fatal (hedging.non_fatal). Hedge 2 of 3 \
+             copies."
+        );
+        // Each sentence replaced is one the charts still write (else the table has rotted).
+        let guides = [
+            include_str!("plot/herd.rs"),
+            include_str!("plot/goodput.rs"),
+        ]
+        .concat();
+        let guides = guides.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (retries, _) in HEDGE_SENTENCES {
+            assert!(guides.contains(retries), "no chart writes {retries:?}");
+        }
     }
 }
