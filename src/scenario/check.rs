@@ -859,7 +859,12 @@ fn hedging(table: &str, h: &HedgingFile) -> Result<HedgeConfig> {
     })?;
     let delay = match text.strip_prefix('p') {
         Some(p) => {
-            let p: f64 = p.parse().ok().filter(|p| *p > 0.0 && *p < 100.0).ok_or_else(|| {
+            // Digits and one point only: `f64`'s parser would also take "1e1" or "inf".
+            let decimal = !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && p.matches('.').count() <= 1;
+            let p = decimal.then(|| p.parse::<f64>().ok()).flatten();
+            let p = p.filter(|p| *p > 0.0 && *p < 100.0).ok_or_else(|| {
                 Error::invalid(
                     key("delay"),
                     format!("{text:?}"),

@@ -630,6 +630,8 @@ fn hedging_refusals_name_the_key_the_value_and_what_is_allowed() {
         ),
         ("[client]\nhedging = { delay = \"p0\" }\n".into(), ["client.hedging.delay", "\"p0\""]),
         ("[client]\nhedging = { delay = \"p100\" }\n".into(), ["client.hedging.delay", "below p100"]),
+        ("[client]\nhedging = { delay = \"p1e1\" }\n".into(), ["client.hedging.delay", "\"p1e1\""]),
+        ("[client]\nhedging = { delay = \"pinf\" }\n".into(), ["client.hedging.delay", "\"pinf\""]),
         ("[client]\nhedging = { delay = \"-1ms\" }\n".into(), ["client.hedging.delay", "-1ms"]),
         ("[client]\nhedging = { max_attempts = 2 }\n".into(), ["client.hedging.delay", "missing"]),
         (
