@@ -160,9 +160,9 @@ async fn copies_winner_and_cancellations_are_the_models_exactly() {
 }
 
 /// Copy 1 answers `first` after 15 ms; the others never answer.
-fn first_answers(
-    first: Outcome,
-) -> impl Fn(AttemptCtx) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, Outcome>>>> {
+fn first_answers<E: Copy + 'static>(
+    first: E,
+) -> impl Fn(AttemptCtx) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, E>>>> {
     move |ctx| {
         Box::pin(async move {
             if ctx.attempt == 1 {
@@ -546,8 +546,8 @@ async fn a_hedge_the_breaker_refuses_gives_its_token_back() {
     assert_eq!(available(&retrier, ms(5)), 5.0, "the grant went back");
 }
 
-/// A 503 with a `Retry-After` header.
-#[derive(Debug)]
+/// A 503 with a `Retry-After` header (copy 1's answer in [`first_answers`]).
+#[derive(Debug, Clone, Copy)]
 struct Pushback(&'static str);
 
 impl crate::exec::Classify for Pushback {
@@ -556,22 +556,6 @@ impl crate::exec::Classify for Pushback {
     }
     fn retry_after(&self) -> Option<&str> {
         Some(self.0)
-    }
-}
-
-/// Copy 1 answers 503 with `Retry-After: hint` after 15 ms; the others never answer.
-fn pushed_back(
-    hint: &'static str,
-) -> impl Fn(AttemptCtx) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, Pushback>>>> {
-    move |ctx| {
-        Box::pin(async move {
-            if ctx.attempt == 1 {
-                sleep(ms(15)).await;
-                Err(Pushback(hint))
-            } else {
-                std::future::pending().await
-            }
-        })
     }
 }
 
@@ -594,7 +578,7 @@ async fn a_pushback_holds_the_next_copy_for_its_delay() {
     let mut events = Vec::new();
     let mut hints = Vec::new();
     let result = retrier
-        .call(pushed_back("1"))
+        .call(first_answers(Pushback("1")))
         .on_attempt(|e| {
             events.push(seen(e));
             hints.push(e.retry_after);
@@ -634,7 +618,7 @@ async fn a_pushback_holds_the_next_copy_for_its_delay() {
     let mut events = Vec::new();
     let began = Instant::now();
     let result = retrier
-        .call(pushed_back("5"))
+        .call(first_answers(Pushback("5")))
         .on_attempt(|e| events.push(seen(e)))
         .await;
     assert_eq!(began.elapsed(), Duration::from_secs(2));
