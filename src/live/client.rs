@@ -43,7 +43,7 @@ use crate::exec::{AttemptEvent, Classify, Retrier, RetryError};
 use crate::policy::{Breaker, Budget, Outcome, StopReason};
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::sim::answer::Answer;
-use crate::sim::metrics::Ending;
+use crate::sim::run_result::Ending;
 use crate::sim::server::Visit;
 use crate::sim::workload::{PoissonSource, Workload, burst_times, exponential};
 use crate::sim::{Model, Scope};
@@ -269,10 +269,10 @@ async fn request(
     {
         let (mut g, now) = shared.event();
         if !g.ledger.begin(c, now) {
-            g.meter.ledger_fault();
+            g.recorder.ledger_fault();
             return None;
         }
-        g.meter.request();
+        g.recorder.request();
     }
     // When the executor's backoff sleep should end, to measure how late it woke.
     let due: Mutex<Option<Instant>> = Mutex::new(None);
@@ -326,7 +326,7 @@ async fn attempt(
             g.armed = g.armed.max(now + SimDuration::from_std(t));
         }
         let tag = g.ledger.send(c);
-        g.meter.attempt();
+        g.recorder.attempt();
         let stream = g.ledger.stream(c, tag);
         let leg = if g.network.is_instant() {
             SimDuration::ZERO
@@ -353,7 +353,7 @@ async fn attempt(
 }
 
 /// The executor's report of client `c`'s attempt: the client stops waiting for it, and the
-/// meter counts a success or a timeout (whose answer, if already on its way, was wasted work).
+/// recorder counts a success or a timeout (whose answer, if already on its way, was wasted work).
 fn observe(shared: &Shared, c: u32, connection: &Connection, event: &AttemptEvent<'_, Failure>) {
     // A stop before an attempt: no attempt to settle, the request's ending says the rest.
     let Some(outcome) = event.outcome else {
@@ -363,13 +363,13 @@ fn observe(shared: &Shared, c: u32, connection: &Connection, event: &AttemptEven
     let tag = g.ledger.latest(c);
     g.ledger.settle(c);
     match outcome {
-        Outcome::Success => g.meter.success(),
+        Outcome::Success => g.recorder.success(),
         Outcome::Timeout => {
             if let Some(work) = g.network.reply_work(c, tag) {
-                g.meter.wasted(work);
+                g.recorder.wasted(work);
             }
             g.replies.remove(&(c, tag));
-            g.meter.timeout();
+            g.recorder.timeout();
             // The cut-off attempt left its connection mid-request: the next one reconnects.
             if let Ok(mut connection) = connection.try_lock() {
                 *connection = None;
@@ -382,10 +382,11 @@ fn observe(shared: &Shared, c: u32, connection: &Connection, event: &AttemptEven
 /// Client `c`'s request ends at `now`; returns its number.
 fn end(g: &mut Inner, now: SimTime, c: u32, ending: Ending) -> Option<u32> {
     let Some(request) = g.ledger.end(c) else {
-        g.meter.ledger_fault();
+        g.recorder.ledger_fault();
         return None;
     };
-    g.meter.ending(ending, now, request.start, request.attempts);
+    g.recorder
+        .ending(ending, now, request.start, request.attempts);
     Some(request.number)
 }
 

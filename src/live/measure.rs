@@ -1,7 +1,7 @@
-//! What a live run measures beyond the simulator's meter: how late its timers wake, the
+//! What a live run measures beyond the simulator's recorder: how late its timers wake, the
 //! timer resolution, and the service times and one-way latencies it observed.
 //!
-//! The meter itself is the simulator's ([`crate::sim::meter::Meter`]), fed from real
+//! The recorder itself is the simulator's ([`crate::sim::recorder::Recorder`]), fed from real
 //! timestamps by [`super::state`]; this module keeps what only a real run has. Every sleep of
 //! the run (service timers, network legs, scheduled starts) goes through [`Lag::sleep`], which
 //! records how much later than asked it woke; the executor's backoff sleeps are measured from

@@ -5,7 +5,7 @@
 //! server (`server`) on 127.0.0.1 (an ephemeral port) and runs the workload's clients
 //! (`client`) against it until every request has ended (or the horizon). The server admits
 //! with the simulator's queue server, the clients decide with the async executor
-//! ([`crate::exec::tokio`]) running the scenario's retry policy, and the simulator's meter
+//! ([`crate::exec::tokio`]) running the scenario's retry policy, and the simulator's recorder
 //! measures, from real timestamps (nanoseconds since the start; `state`). The result folder is the one `run` writes (CSV files,
 //! charts, report; `meta.json` says `"mode": "live"`), plus `live_vs_sim.csv`
 //! ([`compare`]) and the observed service times and one-way latencies ([`measure`]).
@@ -16,7 +16,7 @@
 //!   it is compared with);
 //! - the `queue` server only (`occ` is refused);
 //! - what cannot run in real time on one machine is refused before anything starts: more
-//!   than [`MAX_CLIENTS`] clients, more than [`MAX_REQUESTS`] open-loop requests, a horizon
+//!   than [`MAX_LIVE_CLIENTS`] clients, more than [`MAX_REQUESTS`] open-loop requests, a horizon
 //!   past [`MAX_HORIZON`];
 //! - the network: loopback takes microseconds, so each leg of `network.latency` is slept
 //!   (the first before the request is written, the answer's before it is sent);
@@ -54,7 +54,7 @@ use measure::{Lag, Observed, TimerReport};
 use state::Shared;
 
 /// Most clients of a burst or closed loop: each is a task with its own connection.
-pub const MAX_CLIENTS: u32 = 4000;
+pub const MAX_LIVE_CLIENTS: u32 = 4000;
 /// Most requests an open (Poisson) workload may start.
 pub const MAX_REQUESTS: f64 = 50_000.0;
 /// The longest horizon: a live run takes as long as it simulates, per strategy.
@@ -151,13 +151,13 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
     }
     match model.workload {
         Workload::Burst { clients, .. } | Workload::Closed { clients, .. }
-            if clients > MAX_CLIENTS =>
+            if clients > MAX_LIVE_CLIENTS =>
         {
             return Err(Error::invalid(
                 "workload.clients",
                 clients,
                 format!(
-                    "at most {MAX_CLIENTS} for `jitterlab live`: every client is a real task with its own connection, on this machine, in real time"
+                    "at most {MAX_LIVE_CLIENTS} for `jitterlab live`: every client is a real task with its own connection, on this machine, in real time"
                 ),
             ));
         }

@@ -97,7 +97,7 @@ pub(crate) fn admit(
     g.observed
         .latency(now.saturating_since(arrival.sent).as_nanos());
     let first = g.ledger.is_first(v.client, v.tag);
-    g.meter.arrival(first);
+    g.recorder.arrival(first);
     match g.server.admit(now, v) {
         Admission::Serve { slot, service } => {
             tokio::spawn(worker(shared.clone(), slot, service));
@@ -105,11 +105,11 @@ pub(crate) fn admit(
         }
         Admission::Wait => served(g, v),
         Admission::Reject { answer, hint } => {
-            g.meter.rejection(hint.is_some());
+            g.recorder.rejection(hint.is_some());
             Answering::Now((answer, hint, 0))
         }
         Admission::Drop => {
-            g.meter.dropped();
+            g.recorder.dropped();
             Answering::Never
         }
         // `live` refuses the OCC server before the run.
@@ -136,14 +136,14 @@ async fn worker(shared: Arc<Shared>, slot: u32, mut service: SimDuration) {
         g.observed.service(spent);
         let job = g.server.depart(slot);
         let work = spent.as_nanos() as u64;
-        g.meter.service(work);
+        g.recorder.service(work);
         let reply = g.replies.remove(&(job.client, job.tag));
         if g.ledger.awaits(job.client, job.tag)
             && let Some(tx) = reply
         {
             let _ = tx.send((Answer::OK, None, work));
         } else {
-            g.meter.wasted(work);
+            g.recorder.wasted(work);
         }
         let ledger = &g.ledger;
         let Some((c, tag)) = g

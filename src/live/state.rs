@@ -1,10 +1,10 @@
 //! The state a live run shares between its server and its clients: the simulator's own
-//! parts (the queue server's admission, the network's leg delays, the meter), the ledger of
+//! parts (the queue server's admission, the network's leg delays, the recorder), the ledger of
 //! the clients' requests and attempts, behind one lock, and the clock that stamps them.
 //!
 //! The simulator's parts are made for one event loop: each call moves one attempt along and
 //! says what follows. Here the event loop is tokio: a task takes the lock, reads the clock
-//! (inside the lock, so the meter sees time move forward only), makes the calls the engine
+//! (inside the lock, so the recorder sees time move forward only), makes the calls the engine
 //! would make for that event, and releases it before it sleeps or does I/O. The retry
 //! decisions are not here: each client runs the async executor ([`crate::exec::tokio`]).
 //! The state is in one process, so the server can ask the [`Ledger`] whether an attempt is
@@ -21,8 +21,8 @@ use super::measure::{Lag, Observed};
 use crate::rng::{StreamFamily, StreamKind};
 use crate::sim::answer::Answer;
 use crate::sim::client::request_key;
-use crate::sim::meter::Meter;
 use crate::sim::network::Network;
+use crate::sim::recorder::Recorder;
 use crate::sim::server::Server;
 use crate::sim::{Model, RunResult};
 use crate::time::{SimDuration, SimTime};
@@ -163,8 +163,8 @@ pub(crate) struct Inner {
     pub ledger: Ledger,
     pub server: Server<'static>,
     pub network: Network,
-    pub meter: Meter,
-    /// The time of the latest event (the clock never goes back for the meter).
+    pub recorder: Recorder,
+    /// The time of the latest event (the clock never goes back for the recorder).
     now: SimTime,
     /// The latest instant an attempt's timer was armed for: the simulator's clock runs
     /// through these timers after the last request ends, and the tally's end follows it.
@@ -208,7 +208,7 @@ impl Shared {
                     family(StreamKind::Network),
                     initial as usize,
                 ),
-                meter: Meter::new(model.bucket, model.horizon),
+                recorder: Recorder::new(model.bucket, model.horizon),
                 now: SimTime::ZERO,
                 armed: SimTime::ZERO,
                 replies: HashMap::new(),
@@ -224,13 +224,13 @@ impl Shared {
 
     /// Takes the lock for an event happening now: returns the state and the event's time
     /// (nanoseconds since the start, never before the previous event's, never past the
-    /// horizon), which the meter has already seen.
+    /// horizon), which the recorder has already seen.
     pub fn event(&self) -> (MutexGuard<'_, Inner>, SimTime) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let now = self.elapsed().max(g.now).min(self.horizon);
         g.now = now;
         let in_system = g.server.in_flight();
-        g.meter.event(now, in_system);
+        g.recorder.event(now, in_system);
         (g, now)
     }
 
@@ -248,7 +248,7 @@ impl Shared {
         *self.start.get_or_init(Instant::now)
     }
 
-    /// Time since the start, on the meter's scale.
+    /// Time since the start, on the recorder's scale.
     pub fn elapsed(&self) -> SimTime {
         SimTime(self.start().elapsed().as_nanos() as u64)
     }
@@ -263,10 +263,10 @@ impl Shared {
     /// left empty.
     pub fn finish(&self, end: SimTime) -> (RunResult, Observed) {
         let mut g = self.peek();
-        let fresh = Meter::new(self.model.bucket, self.model.horizon);
-        let meter = std::mem::replace(&mut g.meter, fresh);
+        let fresh = Recorder::new(self.model.bucket, self.model.horizon);
+        let recorder = std::mem::replace(&mut g.recorder, fresh);
         let end = end.max(g.now).max(g.armed).min(self.horizon);
-        let result = meter.finish(
+        let result = recorder.finish(
             end,
             g.server.in_flight(),
             g.server.workers(),

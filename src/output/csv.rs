@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric, estimates};
 use crate::scenario::format_value;
 use crate::sim::TimeSeries;
-use crate::sim::metrics::new_latency_histogram;
+use crate::sim::run_result::new_latency_histogram;
 use crate::stats::paired_difference;
 use crate::sweep::Plan;
 use crate::sweep::journal::UnitRecord;

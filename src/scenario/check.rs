@@ -37,7 +37,7 @@ use crate::time::{SimDuration, SimTime, parse_limit};
 
 /// Most clients (or open-loop requests) in one run: each is about 100 bytes of state, and
 /// runs go on in parallel, one per core.
-pub const MAX_CLIENTS: i64 = 10_000_000;
+pub const MAX_SIMULATED_CLIENTS: i64 = 10_000_000;
 
 /// The most workers of a queue server (`server.workers`, `layers[].server.workers`).
 pub const MAX_WORKERS: i64 = 10_000_000;
@@ -498,7 +498,13 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
             Ok(Workload::Burst {
-                clients: count("workload.clients", w.clients, 1000, 1, MAX_CLIENTS)?,
+                clients: count(
+                    "workload.clients",
+                    w.clients,
+                    1000,
+                    1,
+                    MAX_SIMULATED_CLIENTS,
+                )?,
                 start,
                 spread: dur("workload.spread", &w.spread, "0ms")?,
             })
@@ -522,7 +528,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             let think = positive_dur("workload.think", &w.think, "1s")?;
             Ok(Workload::Closed {
-                clients: count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?,
+                clients: count("workload.clients", w.clients, 100, 1, MAX_SIMULATED_CLIENTS)?,
                 think,
                 start,
             })
@@ -530,7 +536,7 @@ fn workload(w: &WorkloadFile) -> Result<Workload> {
         "poisson_clients" => {
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let clients = count("workload.clients", w.clients, 100, 1, MAX_CLIENTS)?;
+            let clients = count("workload.clients", w.clients, 100, 1, MAX_SIMULATED_CLIENTS)?;
             // Each client's own profile: the same shape for every client.
             let rate = poisson_rate(&w.rate, 10.0, &w.spike)?;
             let duration = dur("workload.duration", &w.duration, "60s")?;
@@ -554,7 +560,7 @@ fn at_most_max_requests(workload: Workload) -> Result<Workload> {
     let expected = workload
         .poisson_profile()
         .map_or(0.0, |(p, from, to)| p.expected_arrivals(from, to));
-    if expected > MAX_CLIENTS as f64 {
+    if expected > MAX_SIMULATED_CLIENTS as f64 {
         return Err(Error::invalid(
             "workload.rate",
             format!("{} expected requests", expected.round()),

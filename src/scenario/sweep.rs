@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::time::SimDuration;
 
 /// Most points a grid may expand into.
-pub const MAX_POINTS: usize = 100_000;
+pub const MAX_SWEEP_POINTS: usize = 100_000;
 
 /// A checked sweep grid.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,11 +62,11 @@ impl Sweep {
             points = points.saturating_mul(values.len());
             axes.push((key.clone(), values));
         }
-        if points > MAX_POINTS {
+        if points > MAX_SWEEP_POINTS {
             return Err(Error::invalid(
                 "sweep",
                 format!("{points} points"),
-                format!("at most {MAX_POINTS} points"),
+                format!("at most {MAX_SWEEP_POINTS} points"),
             ));
         }
         let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
@@ -236,11 +236,11 @@ fn round12(x: f64) -> f64 {
 }
 
 fn check_len(key: &str, n: usize) -> Result<()> {
-    if n > MAX_POINTS {
+    if n > MAX_SWEEP_POINTS {
         return Err(Error::invalid(
             key,
             format!("{n} values"),
-            format!("at most {MAX_POINTS} values"),
+            format!("at most {MAX_SWEEP_POINTS} values"),
         ));
     }
     Ok(())

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::metrics::Ending;
+use super::run_result::Ending;
 use crate::backoff::{Backoff, BackoffParams, BackoffState};
 use crate::policy::throttle::{Throttle, ThrottleConfig};
 use crate::policy::{AdaptiveRateConfig, AdaptiveRateLimiter, ConcurrencyLimiter};

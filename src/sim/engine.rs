@@ -1,8 +1,8 @@
 //! The engine: the event loop of one run, routing each event between the clients, the
-//! network, the server and the meter.
+//! network, the server and the recorder.
 //!
 //! Every handler is a few calls: ask a part what happens (the clients whether an attempt
-//! leaves, the server what it does with an arrival), tell the meter, schedule what follows.
+//! leaves, the server what it does with an arrival), tell the recorder, schedule what follows.
 //! The parts never call each other, so the order of random draws and of scheduled events is
 //! decided here alone.
 
@@ -10,12 +10,12 @@ use super::answer::Answer;
 use super::client::{Clients, Launch, Next};
 use super::event::Event;
 use super::hedge::CopyNext;
-use super::meter::Meter;
-use super::metrics::{Ending, LayerResult, LayerSeries, RunResult};
 use super::model::{Model, RunSpec};
 use super::network::Network;
 use super::profile::Arrivals;
 use super::queue::EventQueue;
+use super::recorder::Recorder;
+use super::run_result::{Ending, LayerResult, LayerSeries, RunResult};
 use super::server::{Admission, Server, Visit};
 use super::workload::{PoissonSource, Workload, burst_times, client_profile, exponential};
 use crate::cancel::CancelToken;
@@ -60,7 +60,7 @@ pub(crate) struct Sim<'a> {
     clients: Clients,
     network: Network,
     server: Server<'a>,
-    meter: Meter,
+    recorder: Recorder,
     /// Closed-loop think times: client `c`'s think before its request `n + 1` is stream `(c, n)`.
     think: StreamFamily,
     /// The open-loop source of a Poisson workload.
@@ -105,7 +105,7 @@ impl<'a> Sim<'a> {
                 family(StreamKind::Service),
                 family(StreamKind::Faults),
             ),
-            meter: Meter::new(model.bucket, model.horizon),
+            recorder: Recorder::new(model.bucket, model.horizon),
             think: family(StreamKind::Think),
             poisson: None,
             sources: Vec::new(),
@@ -198,7 +198,7 @@ impl<'a> Sim<'a> {
             }
         }
         self.now = now;
-        self.meter.event(now, self.server.in_flight());
+        self.recorder.event(now, self.server.in_flight());
         self.dispatch(event);
         Some((now, event))
     }
@@ -247,8 +247,8 @@ impl<'a> Sim<'a> {
         } else {
             self.horizon
         };
-        let arrivals = self.meter.arrivals();
-        let mut result = self.meter.finish(
+        let arrivals = self.recorder.arrivals();
+        let mut result = self.recorder.finish(
             end,
             self.server.in_flight(),
             self.server.workers(),
@@ -257,7 +257,7 @@ impl<'a> Sim<'a> {
             self.model.trigger.map(|t| (t, self.model.recovery)),
         );
         if let Some(chain) = &self.chain {
-            // Layer 1 is the engine's own server: what the meter measured, its requests the
+            // Layer 1 is the engine's own server: what the recorder measured, its requests the
             // edge clients', its series their attempts'.
             let layer1 = LayerResult {
                 counts: result.counts,
@@ -318,10 +318,10 @@ impl<'a> Sim<'a> {
     /// Client `c` begins a new request.
     fn start_request(&mut self, c: u32) {
         if !self.clients.begin(c, self.now) {
-            self.meter.ledger_fault();
+            self.recorder.ledger_fault();
             return;
         }
-        self.meter.request();
+        self.recorder.request();
         self.send_attempt(c);
     }
 
@@ -339,7 +339,7 @@ impl<'a> Sim<'a> {
     fn launch(&mut self, c: u32) {
         match self.clients.launch(c, self.now) {
             Launch::Sent { tag, timeout } => {
-                self.meter.attempt();
+                self.recorder.attempt();
                 if let Some(chain) = self.chain.as_mut() {
                     chain.sent(c, self.now, timeout);
                 }
@@ -373,7 +373,7 @@ impl<'a> Sim<'a> {
     fn send_copy(&mut self, c: u32) {
         match self.clients.launch_copy(c, self.now) {
             Ok((tag, timeout)) => {
-                self.meter.attempt();
+                self.recorder.attempt();
                 self.send(c, tag);
                 self.arm(c, tag, timeout);
             }
@@ -390,9 +390,9 @@ impl<'a> Sim<'a> {
         if self.clients.awaits(c, tag) {
             // A served answer already on its way back is now work nobody will use.
             if let Some(work) = self.network.reply_work(c, tag) {
-                self.meter.wasted(work);
+                self.recorder.wasted(work);
             }
-            self.meter.timeout();
+            self.recorder.timeout();
             self.conclude(c, tag, Outcome::Timeout, None);
         }
     }
@@ -405,7 +405,7 @@ impl<'a> Sim<'a> {
         }
         let outcome = answer.outcome();
         if outcome == Outcome::Success {
-            self.meter.success();
+            self.recorder.success();
         }
         self.conclude(c, tag, outcome, hint);
     }
@@ -446,10 +446,10 @@ impl<'a> Sim<'a> {
     /// Client `c`'s request ends; a closed-loop client thinks, then starts the next.
     fn end(&mut self, c: u32, ending: Ending) {
         let Some(request) = self.clients.end(c) else {
-            self.meter.ledger_fault();
+            self.recorder.ledger_fault();
             return;
         };
-        self.meter
+        self.recorder
             .ending(ending, self.now, request.start, request.attempts);
         if let Workload::Closed { think, .. } = self.model.workload {
             let mut rng = self.think.get(c as u64, request.number as u64);
@@ -482,12 +482,12 @@ impl<'a> Sim<'a> {
 
     /// Attempt `tag` of client `c` reaches the server, which admits it.
     fn arrive(&mut self, c: u32, tag: u32) {
-        self.meter.arrival(self.clients.is_first(c, tag));
+        self.recorder.arrival(self.clients.is_first(c, tag));
         match self.server.admit(self.now, self.visit(c, tag)) {
             Admission::Serve { slot, service } => self.after(service, Event::ServiceDone(slot)),
             Admission::Wait => {}
             Admission::Reject { answer, hint } => self.reject(c, tag, answer, hint),
-            Admission::Drop => self.meter.dropped(),
+            Admission::Drop => self.recorder.dropped(),
             Admission::Read { version } => {
                 if self.network.is_instant() {
                     self.read_reply(c, tag, version);
@@ -515,12 +515,12 @@ impl<'a> Sim<'a> {
     fn release(&mut self, slot: u32, answer: Answer, held: u64) {
         let job = self.server.depart(slot);
         let work = job.work + held;
-        self.meter.service(work);
+        self.recorder.service(work);
         let awaited = self.clients.awaits(job.client, job.tag);
         if awaited {
             self.answer(job.client, job.tag, answer, None, work);
         } else {
-            self.meter.wasted(work);
+            self.recorder.wasted(work);
             self.clients.unread_copy();
         }
         if let Some(chain) = self.chain.as_mut() {
@@ -561,7 +561,7 @@ impl<'a> Sim<'a> {
 
     /// The server turns attempt `tag` of client `c` away without serving it.
     fn reject(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
-        self.meter.rejection(hint.is_some());
+        self.recorder.rejection(hint.is_some());
         self.answer(c, tag, answer, hint, 0);
     }
 
@@ -592,9 +592,9 @@ mod tests {
     use crate::policy::{RetryAfterHeader, RetryOn};
     use crate::sim::client::ClientConfig;
     use crate::sim::dist::Dist;
-    use crate::sim::metrics::Counts;
     use crate::sim::model::Strategy;
     use crate::sim::recovery::RecoveryConfig;
+    use crate::sim::run_result::Counts;
     use crate::sim::server::{QueueConfig, RetryAfterHint, ServerConfig};
     use crate::sim::workload::PoissonRate;
 

@@ -22,7 +22,7 @@
 //! would never fill); it is the view a shared SDK client or sidecar has. Before [`WARM_UP`]
 //! successes the delay is unknown and no copy beyond the first is sent.
 
-use super::metrics::Ending;
+use super::run_result::Ending;
 pub use crate::policy::HedgeDelay;
 use crate::policy::{AttemptKind, HedgingPolicy, Outcome, RetryClass};
 use crate::time::{SimDuration, SimTime};

@@ -14,7 +14,7 @@
 //! attempt (serve now, wait, reject with an answer and hint, drop, or the OCC read),
 //! [`Server::depart`] and [`Server::next_waiting`] when a worker finishes, [`Server::serve`]
 //! to start serving, [`Server::write`] for the OCC write. It never sees clients, the clock's
-//! queue or the meter: the engine routes what it returns. Faults act here, at the instant an
+//! queue or the recorder: the engine routes what it returns. Faults act here, at the instant an
 //! attempt arrives (outage, errors) or starts service (slow).
 
 use std::collections::VecDeque;

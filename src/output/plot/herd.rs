@@ -12,7 +12,7 @@ use crate::output::design::Design;
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
-pub(crate) const MAX_POINTS: usize = 600;
+pub(crate) const MAX_DRAWN_POINTS: usize = 600;
 
 /// A reference line more than this many times the largest count is left off a linear axis.
 const FAR_ABOVE: f64 = 1.5;
@@ -126,7 +126,7 @@ pub(crate) fn build(
         panels.push(Panel {
             name: t.label.clone(),
             color: t.candidate.color,
-            points: decimate_peaks(&rows, MAX_POINTS),
+            points: decimate_peaks(&rows, MAX_DRAWN_POINTS),
         });
     }
     if panels.iter().all(|p| p.points.iter().all(|x| x.2 <= 0.0)) {

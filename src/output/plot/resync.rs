@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::herd::{MAX_POINTS, decimate_peaks};
+use super::herd::{MAX_DRAWN_POINTS, decimate_peaks};
 use super::series::Traces;
 use super::style::{self, DrawResult, INK, LegendItem, Swatch};
 use crate::output::design::Design;
@@ -66,7 +66,7 @@ pub(crate) fn build(
             .map(|run| {
                 let pts: Vec<(f64, f64, f64)> =
                     run.iter().map(|r| (r.0, 0.0, r.1.unwrap_or(0.0))).collect();
-                decimate_peaks(&pts, MAX_POINTS)
+                decimate_peaks(&pts, MAX_DRAWN_POINTS)
                     .into_iter()
                     .map(|p| (p.0, p.2))
                     .collect()

@@ -21,9 +21,9 @@ use crate::sim::answer::Answer;
 use crate::sim::client::{Clients, Launch, Next};
 use crate::sim::dist::Dist;
 use crate::sim::event::Event;
-use crate::sim::metrics::{Counts, Ending, LayerResult, LayerSeries, work_shares};
 use crate::sim::model::{Chain, GiveUp, Hop, LayerOverrides, RunSpec};
 use crate::sim::network::Network;
+use crate::sim::run_result::{Counts, Ending, LayerResult, LayerSeries, work_shares};
 use crate::sim::server::{Admission, Server, Visit};
 use crate::time::{SimDuration, SimTime};
 
@@ -202,7 +202,7 @@ impl<'a> Station<'a> {
 /// Layers 2 and up, and layer 1's tally.
 pub(super) struct Stations<'a> {
     /// Attempts layer 1 answered with a success (the rest of layer 1 is measured by the
-    /// engine's meter: its server and callers are the engine's own).
+    /// engine's recorder: its server and callers are the engine's own).
     pub first_served: u64,
     /// When each edge client's current attempt times out (what layer 1 propagates down).
     first_expiry: Vec<SimTime>,
@@ -247,7 +247,7 @@ impl<'a> Stations<'a> {
         self.first_expiry[c] = expiry(now, timeout);
     }
 
-    /// One result per layer after `layer1`, which the engine measured (its meter's counts,
+    /// One result per layer after `layer1`, which the engine measured (its recorder's counts,
     /// arrivals, shares and latency).
     pub fn results(&self, end: SimTime, layer1: LayerResult) -> Vec<LayerResult> {
         let mut layers = vec![LayerResult {
@@ -376,7 +376,7 @@ impl<'a> Sim<'a> {
             expiry: SimTime::NEVER,
         };
         if !station.callers.begin(w, now) {
-            self.meter.ledger_fault();
+            self.recorder.ledger_fault();
             return;
         }
         station.counts.requests += 1;
@@ -588,7 +588,7 @@ impl<'a> Sim<'a> {
         let now = self.now;
         let station = self.station(st);
         if station.callers.end(s).is_none() {
-            self.meter.ledger_fault();
+            self.recorder.ledger_fault();
             return;
         }
         station.counts.record(ending);

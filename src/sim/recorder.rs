@@ -1,4 +1,4 @@
-//! The meter: the running measurements of one run, one method per measurement, and the final
+//! The recorder: the running measurements of one run, one method per measurement, and the final
 //! tally into a [`RunResult`].
 //!
 //! Nothing else touches its fields: the engine tells it what happened (an event, an arrival, a
@@ -7,15 +7,15 @@
 
 use hdrhistogram::Histogram;
 
-use super::metrics::{
+use super::recovery::{self, RecoveryConfig};
+use super::run_result::{
     Counts, Ending, LATENCY_SAMPLES, RunResult, TimeSeries, give_back_series, ratio,
     spare_latency_histogram, spare_series, work_shares,
 };
-use super::recovery::{self, RecoveryConfig};
 use crate::time::{SimDuration, SimTime};
 
 /// Running measurements of one run.
-pub(crate) struct Meter {
+pub(crate) struct Recorder {
     counts: Counts,
     latency_us: Histogram<u64>,
     /// The values recorded into `latency_us`, while at most `LATENCY_SAMPLES` (one more
@@ -44,11 +44,11 @@ pub(crate) struct Meter {
     ledger_faults: u64,
 }
 
-impl Meter {
-    /// A meter with time-series buckets of `bucket` up to `horizon`.
-    pub fn new(bucket: SimDuration, horizon: SimDuration) -> Meter {
+impl Recorder {
+    /// A recorder with time-series buckets of `bucket` up to `horizon`.
+    pub fn new(bucket: SimDuration, horizon: SimDuration) -> Recorder {
         let bucket_ns = bucket.as_nanos().max(1);
-        Meter {
+        Recorder {
             counts: Counts::default(),
             latency_us: spare_latency_histogram(),
             // Allocated once, at the start: grown while the event queue grows, it pinned
@@ -273,11 +273,11 @@ mod tests {
 
     /// A run whose succeeded requests took `latencies_ns`.
     fn run_with(latencies_ns: &[u64]) -> RunResult {
-        let mut meter = Meter::new(SimDuration::from_secs(1), SimDuration::from_secs(10));
+        let mut recorder = Recorder::new(SimDuration::from_secs(1), SimDuration::from_secs(10));
         for &ns in latencies_ns {
-            meter.ending(Ending::Succeeded, SimTime(ns), SimTime::ZERO, 1);
+            recorder.ending(Ending::Succeeded, SimTime(ns), SimTime::ZERO, 1);
         }
-        meter.finish(SimTime(0), 0, 1, 0, false, None)
+        recorder.finish(SimTime(0), 0, 1, 0, false, None)
     }
 
     fn walked(r: &RunResult) -> Vec<(u64, u64)> {
