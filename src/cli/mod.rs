@@ -2,6 +2,7 @@
 //! library returns data; these modules only present it, and name the library's options by
 //! their flags ([`flag`], the runner's).
 
+pub mod args;
 pub mod live;
 pub mod progress;
 pub mod recommend;
