@@ -144,8 +144,10 @@ pub enum Aggregation {
     Measured(fn(&UnitRecord) -> f64),
 }
 
-/// Everything about one metric, in one row of [`Metric::spec`].
+/// Everything about one metric: one row of [`SPECS`].
 struct Spec {
+    /// The metric the row is about (the rows are checked to stand in [`Metric`] order).
+    metric: Metric,
     name: &'static str,
     short: &'static str,
     label: &'static str,
@@ -156,13 +158,15 @@ struct Spec {
 
 impl Spec {
     /// A count of the run's requests or attempts, named as its column.
-    fn count(
+    const fn count(
+        metric: Metric,
         name: &'static str,
         label: &'static str,
         better: Better,
         count: fn(&Counts) -> u64,
     ) -> Spec {
         Spec {
+            metric,
             name,
             short: name,
             label,
@@ -172,11 +176,18 @@ impl Spec {
         }
     }
 
-    /// A latency of the succeeded requests, in ms, short for its name without `latency_`.
-    fn latency(name: &'static str, label: &'static str, aggregation: Aggregation) -> Spec {
+    /// A latency of the succeeded requests, in ms; `short` is its name without `latency_`.
+    const fn latency(
+        metric: Metric,
+        name: &'static str,
+        short: &'static str,
+        label: &'static str,
+        aggregation: Aggregation,
+    ) -> Spec {
         Spec {
+            metric,
             name,
-            short: name.trim_start_matches("latency_"),
+            short,
             label,
             unit: Unit::Millis,
             better: Better::Lower,
@@ -185,7 +196,8 @@ impl Spec {
     }
 
     /// A number the simulator measured over the run, named as its column.
-    fn measured(
+    const fn measured(
+        metric: Metric,
         name: &'static str,
         label: &'static str,
         unit: Unit,
@@ -193,6 +205,7 @@ impl Spec {
         measure: fn(&UnitRecord) -> f64,
     ) -> Spec {
         Spec {
+            metric,
             name,
             short: name,
             label,
@@ -202,6 +215,87 @@ impl Spec {
         }
     }
 }
+
+/// The table of metric definitions, one row a metric, in [`Metric`] (column) order.
+#[rustfmt::skip] // One row a line reads as a table; rustfmt would give each argument a line.
+const SPECS: [Spec; Metric::COUNT] = {
+    use Aggregation::{LatencyMean, LatencyQuantile, Ratio};
+    use Better::{Higher, Lower, Neither};
+    use Metric as M;
+    use Unit::{Count, Millis, Share, Times};
+    let (count, latency, measured) = (Spec::count, Spec::latency, Spec::measured);
+    [
+        count(M::Requests, "requests", "requests", Neither, |c| c.requests),
+        count(M::Attempts, "attempts", "total calls (attempts)", Lower, |c| c.attempts),
+        Spec {
+            metric: M::Amplification,
+            name: "amplification",
+            short: "amplification",
+            label: "amplification (attempts per request)",
+            unit: Times,
+            better: Lower,
+            aggregation: Ratio(M::Attempts, M::Requests),
+        },
+        count(M::Succeeded, "succeeded", "succeeded", Higher, |c| c.succeeded),
+        count(M::Failed, "failed", "failed", Lower, |c| c.failed),
+        count(M::GaveUpAttempts, "gave_up_attempts", "gave up attempts", Lower,
+            |c| c.gave_up_attempts),
+        count(M::GaveUpDeadline, "gave_up_deadline", "gave up deadline", Lower,
+            |c| c.gave_up_deadline),
+        count(M::GaveUpBudget, "gave_up_budget", "gave up budget", Lower, |c| c.gave_up_budget),
+        count(M::RejectedByBreaker, "rejected_by_breaker", "rejected by breaker", Lower,
+            |c| c.rejected_by_breaker),
+        count(M::Unfinished, "unfinished", "unfinished", Lower, |c| c.unfinished),
+        Spec {
+            metric: M::SuccessRate,
+            name: "success_rate",
+            short: "success",
+            label: "success rate",
+            unit: Share,
+            better: Higher,
+            aggregation: Ratio(M::Succeeded, M::Requests),
+        },
+        latency(M::LatencyMeanMs, "latency_mean_ms", "mean_ms", "mean latency", LatencyMean),
+        latency(M::LatencyP50Ms, "latency_p50_ms", "p50_ms", "p50 latency", LatencyQuantile(0.5)),
+        latency(M::LatencyP95Ms, "latency_p95_ms", "p95_ms", "p95 latency", LatencyQuantile(0.95)),
+        latency(M::LatencyP99Ms, "latency_p99_ms", "p99_ms", "p99 latency", LatencyQuantile(0.99)),
+        latency(M::LatencyP999Ms, "latency_p999_ms", "p999_ms", "p99.9 latency",
+            LatencyQuantile(0.999)),
+        latency(M::LatencyMaxMs, "latency_max_ms", "max_ms", "max latency", LatencyQuantile(1.0)),
+        measured(M::PeakArrivals, "peak_arrivals", "peak attempts per bucket", Count, Lower,
+            |r| r.peak_arrivals as f64),
+        measured(M::PeakRetries, "peak_retries", "peak retries per bucket", Count, Lower,
+            |r| r.peak_retries as f64),
+        measured(M::MakespanMs, "makespan_ms", "completion time (makespan)", Millis, Lower,
+            |r| r.makespan_ns as f64 / 1e6),
+        measured(M::ServerBusyShare, "server_busy_share", "server busy share", Share, Neither,
+            |r| r.server_busy_share),
+        measured(M::WastedWorkShare, "wasted_work_share", "wasted work share", Share, Lower,
+            |r| r.wasted_work_share),
+        measured(M::RetryAfterShare, "retry_after_share", "retry after share", Share, Neither,
+            |r| r.retry_after_share),
+        measured(M::Events, "events", "events", Count, Neither, |r| r.events as f64),
+        // Undefined (empty) in runs without a trigger, see crate::sim::recovery.
+        measured(M::GoodputBefore, "goodput_before", "goodput before the trigger (successes/s)",
+            Count, Neither, |r| r.recovery.map_or(f64::NAN, |x| x.goodput_before)),
+        measured(M::GoodputAfter, "goodput_after", "goodput after the trigger (successes/s)",
+            Count, Higher, |r| r.recovery.map_or(f64::NAN, |x| x.goodput_after)),
+        measured(M::Recovered, "recovered", "recovered share", Share, Higher,
+            |r| r.recovery.map_or(f64::NAN, |x| x.recovered() as u8 as f64)),
+        measured(M::RecoveryMs, "recovery_ms", "time to recover", Millis, Lower,
+            |r| r.recovery.and_then(|x| x.recovery_ns).map_or(f64::NAN, |ns| ns as f64 / 1e6)),
+        count(M::Throttled, "throttled", "throttled", Lower, |c| c.throttled),
+    ]
+};
+
+// Row `i` of the table is about metric `i`: a row out of place is a compile error.
+const _: () = {
+    let mut i = 0;
+    while i < Metric::COUNT {
+        assert!(SPECS[i].metric as usize == i, "SPECS is in Metric order");
+        i += 1;
+    }
+};
 
 impl Metric {
     /// How many metrics there are.
@@ -250,137 +344,11 @@ impl Metric {
         Metric::Throttled,
     ];
 
-    /// The metric's row of the table: everything about it in one place.
-    fn spec(self) -> Spec {
-        use Aggregation::{LatencyMean, LatencyQuantile, Ratio};
-        use Better::{Higher, Lower, Neither};
-        use Unit::{Count, Millis, Share, Times};
-        let latency = Spec::latency;
-        match self {
-            Metric::Requests => Spec::count("requests", "requests", Neither, |c| c.requests),
-            Metric::Attempts => {
-                Spec::count("attempts", "total calls (attempts)", Lower, |c| c.attempts)
-            }
-            Metric::Amplification => Spec {
-                name: "amplification",
-                short: "amplification",
-                label: "amplification (attempts per request)",
-                unit: Times,
-                better: Lower,
-                aggregation: Ratio(Metric::Attempts, Metric::Requests),
-            },
-            Metric::Succeeded => Spec::count("succeeded", "succeeded", Higher, |c| c.succeeded),
-            Metric::Failed => Spec::count("failed", "failed", Lower, |c| c.failed),
-            Metric::GaveUpAttempts => {
-                Spec::count("gave_up_attempts", "gave up attempts", Lower, |c| {
-                    c.gave_up_attempts
-                })
-            }
-            Metric::GaveUpDeadline => {
-                Spec::count("gave_up_deadline", "gave up deadline", Lower, |c| {
-                    c.gave_up_deadline
-                })
-            }
-            Metric::GaveUpBudget => Spec::count("gave_up_budget", "gave up budget", Lower, |c| {
-                c.gave_up_budget
-            }),
-            Metric::RejectedByBreaker => {
-                Spec::count("rejected_by_breaker", "rejected by breaker", Lower, |c| {
-                    c.rejected_by_breaker
-                })
-            }
-            Metric::Throttled => Spec::count("throttled", "throttled", Lower, |c| c.throttled),
-            Metric::Unfinished => Spec::count("unfinished", "unfinished", Lower, |c| c.unfinished),
-            Metric::SuccessRate => Spec {
-                name: "success_rate",
-                short: "success",
-                label: "success rate",
-                unit: Share,
-                better: Higher,
-                aggregation: Ratio(Metric::Succeeded, Metric::Requests),
-            },
-            Metric::LatencyMeanMs => latency("latency_mean_ms", "mean latency", LatencyMean),
-            Metric::LatencyP50Ms => latency("latency_p50_ms", "p50 latency", LatencyQuantile(0.5)),
-            Metric::LatencyP95Ms => latency("latency_p95_ms", "p95 latency", LatencyQuantile(0.95)),
-            Metric::LatencyP99Ms => latency("latency_p99_ms", "p99 latency", LatencyQuantile(0.99)),
-            Metric::LatencyP999Ms => {
-                latency("latency_p999_ms", "p99.9 latency", LatencyQuantile(0.999))
-            }
-            Metric::LatencyMaxMs => latency("latency_max_ms", "max latency", LatencyQuantile(1.0)),
-            Metric::PeakArrivals => Spec::measured(
-                "peak_arrivals",
-                "peak attempts per bucket",
-                Count,
-                Lower,
-                |r| r.peak_arrivals as f64,
-            ),
-            Metric::PeakRetries => Spec::measured(
-                "peak_retries",
-                "peak retries per bucket",
-                Count,
-                Lower,
-                |r| r.peak_retries as f64,
-            ),
-            Metric::MakespanMs => Spec::measured(
-                "makespan_ms",
-                "completion time (makespan)",
-                Millis,
-                Lower,
-                |r| r.makespan_ns as f64 / 1e6,
-            ),
-            Metric::ServerBusyShare => Spec::measured(
-                "server_busy_share",
-                "server busy share",
-                Share,
-                Neither,
-                |r| r.server_busy_share,
-            ),
-            Metric::WastedWorkShare => Spec::measured(
-                "wasted_work_share",
-                "wasted work share",
-                Share,
-                Lower,
-                |r| r.wasted_work_share,
-            ),
-            Metric::RetryAfterShare => Spec::measured(
-                "retry_after_share",
-                "retry after share",
-                Share,
-                Neither,
-                |r| r.retry_after_share,
-            ),
-            Metric::Events => {
-                Spec::measured("events", "events", Count, Neither, |r| r.events as f64)
-            }
-            // Undefined (empty) in runs without a trigger, see crate::sim::recovery.
-            Metric::GoodputBefore => Spec::measured(
-                "goodput_before",
-                "goodput before the trigger (successes/s)",
-                Count,
-                Neither,
-                |r| r.recovery.map_or(f64::NAN, |x| x.goodput_before),
-            ),
-            Metric::GoodputAfter => Spec::measured(
-                "goodput_after",
-                "goodput after the trigger (successes/s)",
-                Count,
-                Higher,
-                |r| r.recovery.map_or(f64::NAN, |x| x.goodput_after),
-            ),
-            Metric::Recovered => {
-                Spec::measured("recovered", "recovered share", Share, Higher, |r| {
-                    r.recovery.map_or(f64::NAN, |x| x.recovered() as u8 as f64)
-                })
-            }
-            Metric::RecoveryMs => {
-                Spec::measured("recovery_ms", "time to recover", Millis, Lower, |r| {
-                    r.recovery
-                        .and_then(|x| x.recovery_ns)
-                        .map_or(f64::NAN, |ns| ns as f64 / 1e6)
-                })
-            }
-        }
+    /// The metric's row of [`SPECS`]: everything about it in one place.
+    fn spec(self) -> &'static Spec {
+        &SPECS[self as usize]
     }
+
     /// The `summary.csv` column name (`latency_p99_ms`).
     pub fn name(self) -> &'static str {
         self.spec().name
@@ -556,6 +524,15 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Metric::COUNT, "names are unique");
+    }
+
+    #[test]
+    fn a_latency_is_short_named_without_its_latency_prefix() {
+        for m in Metric::ALL {
+            if let Some(rest) = m.name().strip_prefix("latency_") {
+                assert_eq!(m.short(), rest, "{m}");
+            }
+        }
     }
 
     #[test]

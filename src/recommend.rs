@@ -526,22 +526,7 @@ pub fn recommend_at(
     result.guard([ParetoRow::FILE])?;
     let design = Design::of(&folder);
     let kept = select(&folder, at)?;
-    let (constraints, floor) = match constraints.min_success {
-        Some(_) => (*constraints, FloorSource::Flag),
-        None => {
-            let from_scenario = folder.scenario.as_ref().and_then(|s| s.min_success);
-            let source = if from_scenario.is_some() {
-                FloorSource::Scenario
-            } else {
-                FloorSource::Default
-            };
-            let filled = Constraints {
-                min_success: Some(design.target),
-                ..*constraints
-            };
-            (filled, source)
-        }
-    };
+    let (constraints, floor) = fill_success_floor(constraints, &folder, &design);
     if kept.is_empty() {
         let given: Vec<String> = at
             .iter()
@@ -561,41 +546,15 @@ pub fn recommend_at(
         });
     }
     let limits = constraints.limits();
-    let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(&limits)).collect();
-    for (c, (misses, _)) in candidates.iter_mut().zip(&checked) {
-        c.eligible = misses.is_empty();
-    }
-    let coords: Vec<(f64, f64)> = (candidates.iter())
-        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
-        .collect();
-    let groups: Vec<usize> = candidates.iter().map(|c| c.world).collect();
-    let eligible: Vec<bool> = candidates.iter().map(|c| c.eligible).collect();
-    for (c, on) in candidates
-        .iter_mut()
-        .zip(pareto_fronts(&coords, &groups, &eligible))
-    {
-        c.on_front = on;
-    }
-    let mut worlds: Vec<usize> = groups.clone();
+    let checked = mark_eligible_and_fronts(&mut candidates, &limits);
+    let mut worlds: Vec<usize> = candidates.iter().map(|c| c.world).collect();
     worlds.dedup();
     let answers: Vec<WorldAnswer> = worlds
         .into_iter()
         .map(|w| answer(&folder, &design, w, &candidates, &checked, objective))
         .collect();
     let best: Vec<usize> = answers.iter().filter_map(WorldAnswer::best).collect();
-    let rows: Vec<ParetoRow> = (candidates.iter().enumerate())
-        .map(|(i, c)| ParetoRow {
-            point: c.point,
-            strategy: c.strategy.clone(),
-            sweep: c.values.clone(),
-            amplification: defined(c.mean(Metric::Amplification)),
-            latency_p99_ms: defined(c.mean(Metric::LatencyP99Ms)),
-            on_front: c.on_front,
-            recommended: best.contains(&i),
-            success_rate: defined(c.mean(Metric::SuccessRate)),
-            eligible: Some(c.eligible),
-        })
-        .collect();
+    let rows = pareto_rows(&candidates, &best);
     // Recorded before it is written: cut short, it is still proven jitterlab's.
     result.record(&[dir.join(ParetoRow::FILE)], false)?;
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
@@ -611,6 +570,73 @@ pub fn recommend_at(
         floor,
         pareto_csv,
     })
+}
+
+/// The constraints with the success floor filled in with the design's target when no
+/// `--min-success` was given, and where the floor came from (the flag, the scenario's
+/// `min_success`, the default).
+fn fill_success_floor(
+    constraints: &Constraints,
+    folder: &ResultFolder,
+    design: &Design,
+) -> (Constraints, FloorSource) {
+    match constraints.min_success {
+        Some(_) => (*constraints, FloorSource::Flag),
+        None => {
+            let from_scenario = folder.scenario.as_ref().and_then(|s| s.min_success);
+            let source = if from_scenario.is_some() {
+                FloorSource::Scenario
+            } else {
+                FloorSource::Default
+            };
+            let filled = Constraints {
+                min_success: Some(design.target),
+                ..*constraints
+            };
+            (filled, source)
+        }
+    }
+}
+
+/// Marks the candidates that meet `limits` eligible and those on their world's Pareto front
+/// of amplification and p99 latency among the eligible; returns what each one misses.
+fn mark_eligible_and_fronts(
+    candidates: &mut [Candidate],
+    limits: &[Limit],
+) -> Vec<(Vec<Miss>, bool)> {
+    let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(limits)).collect();
+    for (c, (misses, _)) in candidates.iter_mut().zip(&checked) {
+        c.eligible = misses.is_empty();
+    }
+    let coords: Vec<(f64, f64)> = (candidates.iter())
+        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
+        .collect();
+    let groups: Vec<usize> = candidates.iter().map(|c| c.world).collect();
+    let eligible: Vec<bool> = candidates.iter().map(|c| c.eligible).collect();
+    for (c, on) in candidates
+        .iter_mut()
+        .zip(pareto_fronts(&coords, &groups, &eligible))
+    {
+        c.on_front = on;
+    }
+    checked
+}
+
+/// The rows of `pareto.csv`: every candidate, those at `best` recommended.
+fn pareto_rows(candidates: &[Candidate], best: &[usize]) -> Vec<ParetoRow> {
+    (candidates.iter().enumerate())
+        .map(|(i, c)| ParetoRow {
+            point: c.point,
+            strategy: c.strategy.clone(),
+            sweep: c.values.clone(),
+            amplification: defined(c.mean(Metric::Amplification)),
+            latency_p99_ms: defined(c.mean(Metric::LatencyP99Ms)),
+            on_front: c.on_front,
+            recommended: best.contains(&i),
+            success_rate: defined(c.mean(Metric::SuccessRate)),
+            eligible: Some(c.eligible),
+        })
+        .collect()
 }
 
 /// Every (point, strategy) of the points kept, by point and then in strategy order.

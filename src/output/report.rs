@@ -20,7 +20,7 @@ use crate::metric::{Metric, Unit};
 use crate::output::design::{Candidate, Design};
 use crate::output::labels;
 use crate::output::plot;
-use crate::output::results::{LiveVsSimRow, ResultFolder, fmt_number};
+use crate::output::results::{LiveVsSimRow, ResultFolder, ScenarioInfo, fmt_number};
 
 /// Tables longer than this show their top rows and link their CSV file.
 const MAX_ROWS: usize = 24;
@@ -474,38 +474,12 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
     } else {
         &|t: &str| t.to_string()
     };
-    if let Some(answer) = plot::hedging::answer(folder, design) {
-        let storm = answer
-            .storm_sentence()
-            .map(|s| format!("; {s}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "<p class=\"lead\" id=\"hedging-answer\">{}{}.</p>",
-            esc(&answer.title()),
-            esc(&storm)
-        );
-    }
-    if hedged {
-        out.push_str(
-            "<p class=\"meta\">Every extra copy in this folder is a hedge: a copy of a request sent when none has answered \
-             within the hedge delay (not a retry after a failure); the first answer wins and the others are cancelled. \
-             The charts' own labels keep the simulator's words (an attempt is a copy, a retry a hedge).</p>\n",
-        );
-    }
+    hedging_lead(folder, design, hedged, &mut out);
 
     let (headline, rest): (Vec<_>, Vec<_>) = (drawing.charts.iter())
         .map(|(c, r)| (c, r.png.as_slice()))
         .partition(|(c, _)| c.headline);
-    out.push_str("<nav>");
-    for (c, _) in &headline {
-        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
-    }
-    out.push_str("<a href=\"#summary-section\">Summary</a>\n");
-    for (c, _) in &rest {
-        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
-    }
-    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
+    nav(&headline, &rest, &mut out);
 
     let mut phase_read = false;
     let mut section = |chart: &plot::Chart, png: &[u8], out: &mut String| {
@@ -529,6 +503,51 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
     }
     compare_table(folder, design, say, &mut out);
 
+    scenario_section(scenario, &mut out);
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+/// The hedging lead under the facts: the answer to "does hedging pay here" when the folder
+/// has one, and, when every extra copy is a hedge, what the report's words mean.
+fn hedging_lead(folder: &ResultFolder, design: &Design, hedged: bool, out: &mut String) {
+    if let Some(answer) = plot::hedging::answer(folder, design) {
+        let storm = answer
+            .storm_sentence()
+            .map(|s| format!("; {s}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<p class=\"lead\" id=\"hedging-answer\">{}{}.</p>",
+            esc(&answer.title()),
+            esc(&storm)
+        );
+    }
+    if hedged {
+        out.push_str(
+            "<p class=\"meta\">Every extra copy in this folder is a hedge: a copy of a request sent when none has answered \
+             within the hedge delay (not a retry after a failure); the first answer wins and the others are cancelled. \
+             The charts' own labels keep the simulator's words (an attempt is a copy, a retry a hedge).</p>\n",
+        );
+    }
+}
+
+/// The links to every section: the headline charts, the summary, the other charts, the
+/// scenario.
+fn nav(headline: &[(&plot::Chart, &[u8])], rest: &[(&plot::Chart, &[u8])], out: &mut String) {
+    out.push_str("<nav>");
+    for (c, _) in headline {
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+    }
+    out.push_str("<a href=\"#summary-section\">Summary</a>\n");
+    for (c, _) in rest {
+        let _ = writeln!(out, "<a href=\"#chart-{0}\">{0}</a>", esc(&c.stem));
+    }
+    out.push_str("<a href=\"#scenario\">Scenario</a></nav>\n");
+}
+
+/// The scenario section: the resolved scenario as written to the folder, or that it has none.
+fn scenario_section(scenario: Option<&ScenarioInfo>, out: &mut String) {
     out.push_str("<h2 id=\"scenario\">Scenario</h2>\n");
     match scenario {
         Some(s) => {
@@ -541,8 +560,6 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
         }
         None => out.push_str("<p>This folder has no <code>scenario.toml</code>.</p>\n"),
     }
-    out.push_str("</main>\n</body>\n</html>\n");
-    out
 }
 
 /// The line of facts under the title: strategies, points, what is swept and its roles, the

@@ -425,81 +425,13 @@ impl ResultFolder {
     /// Reads every file of the folder. The five CSVs of [`REQUIRED`] must be there;
     /// `compare.csv`, `pareto.csv` and `scenario.toml` are read when present.
     pub fn read(dir: &Path) -> Result<ResultFolder> {
-        if !dir.is_dir() {
-            return Err(Error::ResultFolder {
-                path: dir.to_path_buf(),
-                message: "not a folder (expected a result folder written by `jitterlab run`)"
-                    .to_string(),
-            });
-        }
-        let missing: Vec<&str> = REQUIRED
-            .iter()
-            .copied()
-            .filter(|f| !dir.join(f).exists())
-            .collect();
-        if !missing.is_empty() {
-            return Err(Error::ResultFolder {
-                path: dir.to_path_buf(),
-                message: format!(
-                    "missing {}: a result folder holds {} (written by `jitterlab run` or `merge`)",
-                    missing.join(", "),
-                    REQUIRED.join(", ")
-                ),
-            });
-        }
-
-        let table = Table::read(&dir.join(SummaryRow::FILE))?;
-        let seed_col = table.col("seed")?;
-        let requests_col = table.col(Metric::ALL[0].name())?;
-        if requests_col < seed_col {
-            return Err(table.error(format!(
-                "column `{}` comes before `seed`",
-                Metric::ALL[0].name()
-            )));
-        }
-        let sweep_keys: Vec<String> = table
-            .headers
-            .iter()
-            .take(requests_col)
-            .skip(seed_col + 1)
-            .map(str::to_string)
-            .collect();
-        let mut summary: Vec<SummaryRow> = table.rows(&sweep_keys)?;
-        for (row, metrics) in summary.iter_mut().zip(table.metric_columns()?) {
-            row.metrics = metrics;
-        }
-        if summary.is_empty() {
-            return Err(table.error("no rows".to_string()));
-        }
-        let mut strategies: Vec<String> = Vec::new();
-        let mut points: BTreeMap<u32, &Vec<String>> = BTreeMap::new();
-        for (row, record) in summary.iter().zip(&table.records) {
-            if !strategies.contains(&row.strategy) {
-                strategies.push(row.strategy.clone());
-            }
-            match points.get(&row.point) {
-                Some(known) if **known != row.sweep => {
-                    return Err(table.record_error(
-                        record,
-                        &format!(
-                            "point {} has sweep values {:?} here but {known:?} before",
-                            row.point, row.sweep
-                        ),
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    points.insert(row.point, &row.sweep);
-                }
-            }
-        }
-        let points: Vec<Point> = points
-            .into_iter()
-            .map(|(index, values)| Point {
-                index,
-                values: values.clone(),
-            })
-            .collect();
+        check_holds_required_files(dir)?;
+        let Summary {
+            sweep_keys,
+            summary,
+            mut strategies,
+            points,
+        } = read_summary(dir)?;
 
         let aggregate: Vec<AggregateRow> = read_rows(dir, &sweep_keys)?;
         let timeseries: Vec<TimeseriesRow> = read_rows(dir, &sweep_keys)?;
@@ -525,14 +457,6 @@ impl ResultFolder {
             }
         }
 
-        let scenario_path = dir.join(SCENARIO);
-        let scenario = if scenario_path.exists() {
-            let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
-            Some(ScenarioInfo::parse(&scenario_path, &text)?)
-        } else {
-            None
-        };
-
         Ok(ResultFolder {
             dir: dir.to_path_buf(),
             sweep_keys,
@@ -549,7 +473,7 @@ impl ResultFolder {
             layers,
             layer_timeseries,
             hedging,
-            scenario,
+            scenario: read_scenario_info(dir)?,
             aggregate_index: OnceLock::new(),
         })
     }
@@ -687,6 +611,125 @@ impl ResultFolder {
             .map(|r| r.t_ms - first.t_ms)
             .filter(|d| *d > 0.0)
     }
+}
+
+/// Refuses a `dir` that is not a folder or lacks one of the files of [`REQUIRED`], before
+/// anything in it is read.
+fn check_holds_required_files(dir: &Path) -> Result<()> {
+    if !dir.is_dir() {
+        return Err(Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: "not a folder (expected a result folder written by `jitterlab run`)"
+                .to_string(),
+        });
+    }
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).exists())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: format!(
+                "missing {}: a result folder holds {} (written by `jitterlab run` or `merge`)",
+                missing.join(", "),
+                REQUIRED.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// What `summary.csv` says of the whole folder: the sweep keys, the runs, and the
+/// strategies and points in the order they first appear.
+struct Summary {
+    sweep_keys: Vec<String>,
+    summary: Vec<SummaryRow>,
+    strategies: Vec<String>,
+    points: Vec<Point>,
+}
+
+/// Reads `summary.csv`: its sweep keys are the columns between `seed` and the first metric.
+fn read_summary(dir: &Path) -> Result<Summary> {
+    let table = Table::read(&dir.join(SummaryRow::FILE))?;
+    let seed_col = table.col("seed")?;
+    let requests_col = table.col(Metric::ALL[0].name())?;
+    if requests_col < seed_col {
+        return Err(table.error(format!(
+            "column `{}` comes before `seed`",
+            Metric::ALL[0].name()
+        )));
+    }
+    let sweep_keys: Vec<String> = table
+        .headers
+        .iter()
+        .take(requests_col)
+        .skip(seed_col + 1)
+        .map(str::to_string)
+        .collect();
+    let mut summary: Vec<SummaryRow> = table.rows(&sweep_keys)?;
+    for (row, metrics) in summary.iter_mut().zip(table.metric_columns()?) {
+        row.metrics = metrics;
+    }
+    if summary.is_empty() {
+        return Err(table.error("no rows".to_string()));
+    }
+    let (strategies, points) = strategies_and_points(&table, &summary)?;
+    Ok(Summary {
+        sweep_keys,
+        summary,
+        strategies,
+        points,
+    })
+}
+
+/// The strategies in the order they first appear and the points by index; a point whose
+/// sweep values differ between two rows is an error at the second.
+fn strategies_and_points(
+    table: &Table,
+    summary: &[SummaryRow],
+) -> Result<(Vec<String>, Vec<Point>)> {
+    let mut strategies: Vec<String> = Vec::new();
+    let mut points: BTreeMap<u32, &Vec<String>> = BTreeMap::new();
+    for (row, record) in summary.iter().zip(&table.records) {
+        if !strategies.contains(&row.strategy) {
+            strategies.push(row.strategy.clone());
+        }
+        match points.get(&row.point) {
+            Some(known) if **known != row.sweep => {
+                return Err(table.record_error(
+                    record,
+                    &format!(
+                        "point {} has sweep values {:?} here but {known:?} before",
+                        row.point, row.sweep
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                points.insert(row.point, &row.sweep);
+            }
+        }
+    }
+    let points: Vec<Point> = points
+        .into_iter()
+        .map(|(index, values)| Point {
+            index,
+            values: values.clone(),
+        })
+        .collect();
+    Ok((strategies, points))
+}
+
+/// The folder's `scenario.toml`, when it is there.
+fn read_scenario_info(dir: &Path) -> Result<Option<ScenarioInfo>> {
+    let scenario_path = dir.join(SCENARIO);
+    if !scenario_path.exists() {
+        return Ok(None);
+    }
+    let text = crate::input::read_text(&scenario_path, crate::input::SCENARIO)?;
+    Ok(Some(ScenarioInfo::parse(&scenario_path, &text)?))
 }
 
 /// The rows of the file of `R` in `dir`.

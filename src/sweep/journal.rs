@@ -564,39 +564,10 @@ impl Journal {
         if let Err((field, message)) = check_values(r, model) {
             return refuse(field, message);
         }
-        match &r.series {
-            None if unit.replication == 0 => refuse(
-                "series",
-                "is missing: replication 0 keeps its time series".into(),
-            ),
-            Some(_) if unit.replication != 0 => refuse(
-                "series",
-                "is present, but only replication 0 keeps its time series".into(),
-            ),
-            Some(s) if s.bucket != model.bucket => refuse(
-                "series",
-                format!(
-                    "has buckets of {} ns, but the scenario's output.bucket is {} ns",
-                    s.bucket.as_nanos(),
-                    model.bucket.as_nanos()
-                ),
-            ),
-            Some(s) => {
-                let most = model.horizon.as_nanos() / model.bucket.as_nanos().max(1) + 1;
-                let lengths: Vec<usize> = s.columns().iter().map(|c| c.len()).collect();
-                if lengths.iter().any(|&n| n != s.len() || n as u64 > most) {
-                    refuse(
-                        "series",
-                        format!(
-                            "has columns of {lengths:?} buckets; all must be equal and at most {most} (horizon / bucket + 1)"
-                        ),
-                    )
-                } else {
-                    Ok(())
-                }
-            }
-            None => Ok(()),
+        if let Err((field, message)) = check_series(r, unit, model) {
+            return refuse(field, message);
         }
+        Ok(())
     }
 }
 
@@ -606,7 +577,6 @@ impl Journal {
 /// to 1, a layer for each layer of the chain (each conserving its requests), recovery only
 /// with a trigger, the makespan within the horizon. `Err((field, what is wrong))`.
 fn check_values(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'static str, String)> {
-    let conserved = |c: &Counts| c.ended().checked_add(c.unfinished) == Some(c.requests);
     let c = &r.counts;
     if !conserved(c) {
         return Err((
@@ -668,6 +638,62 @@ fn check_values(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'stat
             ),
         ));
     }
+    check_layers(r, model)?;
+    if r.recovery.is_some() && model.trigger.is_none() {
+        return Err((
+            "recovery",
+            "is present, but the scenario has no trigger to recover from".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a record's time series against its unit and model: kept by replication 0 only, in
+/// the scenario's buckets, its columns equally long and no longer than the horizon allows.
+/// `Err((field, what is wrong))`, as [`check_values`].
+fn check_series(
+    r: &UnitRecord,
+    unit: &Unit,
+    model: &crate::sim::Model,
+) -> Result<(), (&'static str, String)> {
+    match &r.series {
+        None if unit.replication == 0 => Err((
+            "series",
+            "is missing: replication 0 keeps its time series".into(),
+        )),
+        Some(_) if unit.replication != 0 => Err((
+            "series",
+            "is present, but only replication 0 keeps its time series".into(),
+        )),
+        Some(s) if s.bucket != model.bucket => Err((
+            "series",
+            format!(
+                "has buckets of {} ns, but the scenario's output.bucket is {} ns",
+                s.bucket.as_nanos(),
+                model.bucket.as_nanos()
+            ),
+        )),
+        Some(s) => {
+            let most = model.horizon.as_nanos() / model.bucket.as_nanos().max(1) + 1;
+            let lengths: Vec<usize> = s.columns().iter().map(|c| c.len()).collect();
+            if lengths.iter().any(|&n| n != s.len() || n as u64 > most) {
+                Err((
+                    "series",
+                    format!(
+                        "has columns of {lengths:?} buckets; all must be equal and at most {most} (horizon / bucket + 1)"
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        None => Ok(()),
+    }
+}
+
+/// Checks a record's layers against the model's chain: one for each of its layers, each
+/// conserving its requests with its shares from 0 to 1. `Err((field, what is wrong))`.
+fn check_layers(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'static str, String)> {
     let layers = model.chain.as_ref().map_or(0, |c| c.names.len());
     if r.layers.len() != layers {
         return Err((
@@ -696,13 +722,12 @@ fn check_values(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'stat
             ),
         ));
     }
-    if r.recovery.is_some() && model.trigger.is_none() {
-        return Err((
-            "recovery",
-            "is present, but the scenario has no trigger to recover from".into(),
-        ));
-    }
     Ok(())
+}
+
+/// Every request counted once: `requests` = the ended ones + `unfinished`.
+fn conserved(c: &Counts) -> bool {
+    c.ended().checked_add(c.unfinished) == Some(c.requests)
 }
 
 /// serde_json's message without its ` at line L column C` (the caller names the place).

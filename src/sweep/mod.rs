@@ -110,7 +110,18 @@ pub fn threads_for(requested: usize, units: usize) -> Result<usize> {
     Ok(wanted.min(units).max(1))
 }
 
-/// `1.2e10` for large numbers, the number itself for small ones, `unbounded` for infinity.
+/// What [`Plan::check_share`] weighs: the largest run, the events of the share, the most
+/// memory one run could hold.
+struct WorkTally {
+    /// The run that could take the most events (NaN, unbounded, wins) and its (point,
+    /// strategy).
+    largest_run: Option<(sim::work::Work, usize, usize)>,
+    /// The events every unit of the share could take together.
+    share_events: f64,
+    /// The most bytes any one run could hold.
+    most_bytes: f64,
+}
+
 /// A count of events in full (`34012345678`), or `unbounded`.
 fn exact(x: f64) -> String {
     if x.is_finite() {
@@ -120,6 +131,7 @@ fn exact(x: f64) -> String {
     }
 }
 
+/// `1.2e10` for large numbers, the number itself for small ones, `unbounded` for infinity.
 fn approx(x: f64) -> String {
     if !x.is_finite() {
         "unbounded".into()
@@ -206,105 +218,128 @@ impl Plan {
 
     /// [`Plan::check_work`] for the units of `shard`: the total counts its share.
     pub fn check_share(&self, threads: usize, shard: Shard) -> Result<()> {
-        let mut most_events: Option<(sim::work::Work, usize, usize)> = None;
-        let mut most_bytes = 0.0f64;
-        let (mut total, mut unit) = (0.0f64, 0usize);
-        for (p, point) in self.points.iter().enumerate() {
-            let model = &point.scenario.model;
-            for (s, strategy) in point.scenario.strategies.iter().enumerate() {
-                let work = sim::work::estimate(model, strategy);
-                most_bytes = most_bytes.max(work.bytes);
-                let reps = self.replications as usize;
-                let owned = (unit..unit + reps).filter(|&u| shard.owns(u)).count();
-                unit += reps;
-                if owned > 0 {
-                    total += work.events * owned as f64;
-                }
-                // NaN (nothing times unbounded) is not a count to trust either: it wins.
-                if most_events
-                    .is_none_or(|(w, _, _)| work.events.is_nan() || work.events > w.events)
-                {
-                    most_events = Some((work, p, s));
-                }
-            }
-        }
-        if let Some((work, p, s)) = most_events
+        let tally = self.tally_work(shard);
+        if let Some((work, p, s)) = tally.largest_run
             && (work.events.is_nan() || work.events > MAX_EVENTS_PER_RUN)
         {
-            let chain = self.points[p].scenario.model.chain.as_ref();
-            let deepest = match chain.and_then(|c| c.names.last()) {
-                Some(last) if work.deepest_attempts != work.attempts_per_request => format!(
-                    ", {} at the last layer `{}` (retries at every layer multiply)",
-                    approx(work.deepest_attempts),
-                    crate::text::shown(last)
-                ),
-                _ => String::new(),
-            };
-            return Err(Error::TooMuchWork {
-                message: format!(
-                    "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts{deepest} if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline{}, or lengthen the sleeps (backoff.base, backoff.jitter); or run with {}",
-                    approx(work.events),
-                    approx(MAX_EVENTS_PER_RUN),
-                    self.describe_pair(p, s),
-                    approx(work.requests),
-                    approx(work.attempts_per_request),
-                    if chain.is_some() {
-                        " (and each layer's layers[].client.max_attempts)"
-                    } else {
-                        ""
-                    },
-                    Setting::Force,
-                ),
-            });
+            return Err(self.one_run_too_large(&work, p, s));
         }
-        if total.is_nan() || total > MAX_EVENTS_PER_SWEEP {
-            // The shards that would each hold at most the limit (their shares are about
-            // equal: units are dealt round-robin).
-            let shards = (total * shard.count as f64 / MAX_EVENTS_PER_SWEEP).ceil();
-            let split = if total.is_finite() && shards <= u32::MAX as f64 {
-                format!(
-                    "split the work with {} I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
-                    Setting::Shard,
-                    exact(total * shard.count as f64 / shards)
-                )
-            } else {
-                format!(
-                    "split the work with {} I/N (each shard is checked alone)",
-                    Setting::Shard
-                )
-            };
-            return Err(Error::TooMuchWork {
-                message: format!(
-                    "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with {}",
-                    self.units_count(),
-                    self.points.len(),
-                    self.replications,
-                    if shard.is_all() {
-                        String::new()
-                    } else {
-                        format!(" (their share in shard {}/{})", shard.index, shard.count)
-                    },
-                    exact(total),
-                    exact(MAX_EVENTS_PER_SWEEP),
-                    Setting::Force,
-                ),
-            });
+        if tally.share_events.is_nan() || tally.share_events > MAX_EVENTS_PER_SWEEP {
+            return Err(self.share_too_large(tally.share_events, shard));
         }
         let at_once = threads.max(1) as f64;
-        if most_bytes * at_once > MAX_MEMORY_BYTES {
+        if tally.most_bytes * at_once > MAX_MEMORY_BYTES {
             let gib = |b: f64| format!("{:.1} GiB", b / (1u64 << 30) as f64);
             return Err(Error::TooMuchWork {
                 message: format!(
                     "too much memory: {threads} runs at once could hold up to {}, more than the {} allowed ({} per run). Lower {}, workload.clients or workload.rate; or run with {}",
-                    gib(most_bytes * at_once),
+                    gib(tally.most_bytes * at_once),
                     gib(MAX_MEMORY_BYTES),
-                    gib(most_bytes),
+                    gib(tally.most_bytes),
                     Setting::Threads,
                     Setting::Force,
                 ),
             });
         }
         Ok(())
+    }
+
+    /// The estimated work of every (point, strategy) pair, summed over the units `shard`
+    /// owns.
+    fn tally_work(&self, shard: Shard) -> WorkTally {
+        let mut tally = WorkTally {
+            largest_run: None,
+            share_events: 0.0,
+            most_bytes: 0.0,
+        };
+        let mut unit = 0usize;
+        for (p, point) in self.points.iter().enumerate() {
+            let model = &point.scenario.model;
+            for (s, strategy) in point.scenario.strategies.iter().enumerate() {
+                let work = sim::work::estimate(model, strategy);
+                tally.most_bytes = tally.most_bytes.max(work.bytes);
+                let reps = self.replications as usize;
+                let owned = (unit..unit + reps).filter(|&u| shard.owns(u)).count();
+                unit += reps;
+                if owned > 0 {
+                    tally.share_events += work.events * owned as f64;
+                }
+                // NaN (nothing times unbounded) is not a count to trust either: it wins.
+                if tally
+                    .largest_run
+                    .is_none_or(|(w, _, _)| work.events.is_nan() || work.events > w.events)
+                {
+                    tally.largest_run = Some((work, p, s));
+                }
+            }
+        }
+        tally
+    }
+
+    /// The error for a run of pair (`p`, `s`) that could take `work`, more events than
+    /// [`MAX_EVENTS_PER_RUN`]: what makes it large and which keys lower it.
+    fn one_run_too_large(&self, work: &sim::work::Work, p: usize, s: usize) -> Error {
+        let chain = self.points[p].scenario.model.chain.as_ref();
+        let deepest = match chain.and_then(|c| c.names.last()) {
+            Some(last) if work.deepest_attempts != work.attempts_per_request => format!(
+                ", {} at the last layer `{}` (retries at every layer multiply)",
+                approx(work.deepest_attempts),
+                crate::text::shown(last)
+            ),
+            _ => String::new(),
+        };
+        Error::TooMuchWork {
+            message: format!(
+                "too much work: one run could take up to {} events, more than the {} allowed (at {}: {} requests, each up to {} attempts{deepest} if every attempt failed at once). Lower workload.clients, workload.rate or horizon, set client.max_attempts or client.deadline{}, or lengthen the sleeps (backoff.base, backoff.jitter); or run with {}",
+                approx(work.events),
+                approx(MAX_EVENTS_PER_RUN),
+                self.describe_pair(p, s),
+                approx(work.requests),
+                approx(work.attempts_per_request),
+                if chain.is_some() {
+                    " (and each layer's layers[].client.max_attempts)"
+                } else {
+                    ""
+                },
+                Setting::Force,
+            ),
+        }
+    }
+
+    /// The error for a share of `shard` that could take `total` events, more than
+    /// [`MAX_EVENTS_PER_SWEEP`]: how many shards would each hold at most the limit.
+    fn share_too_large(&self, total: f64, shard: Shard) -> Error {
+        // The shards that would each hold at most the limit (their shares are about
+        // equal: units are dealt round-robin).
+        let shards = (total * shard.count as f64 / MAX_EVENTS_PER_SWEEP).ceil();
+        let split = if total.is_finite() && shards <= u32::MAX as f64 {
+            format!(
+                "split the work with {} I/N with N at least {shards:.0} (each shard's share, about {} events, is checked alone)",
+                Setting::Shard,
+                exact(total * shard.count as f64 / shards)
+            )
+        } else {
+            format!(
+                "split the work with {} I/N (each shard is checked alone)",
+                Setting::Shard
+            )
+        };
+        Error::TooMuchWork {
+            message: format!(
+                "too much work: the {} runs of {} point(s) x strategies x {} replication(s){} could take up to {} events together, more than the {} allowed for one command. Sweep fewer points or lower the replications, {split}, or run with {}",
+                self.units_count(),
+                self.points.len(),
+                self.replications,
+                if shard.is_all() {
+                    String::new()
+                } else {
+                    format!(" (their share in shard {}/{})", shard.index, shard.count)
+                },
+                exact(total),
+                exact(MAX_EVENTS_PER_SWEEP),
+                Setting::Force,
+            ),
+        }
     }
 
     /// How many units the plan has.

@@ -22,7 +22,29 @@ fn pick(options: &'static [&'static str]) -> impl Strategy<Value = &'static str>
 
 /// A scenario text: every section drawn from values at and near the edges.
 fn scenario() -> impl Strategy<Value = String> {
-    let workload = prop_oneof![
+    (
+        pick(&["1ns", "1us", "1ms", "50ms", "200ms"]),
+        prop::sample::select(&[1u64, 10, 1000][..]),
+        workload_section(),
+        server_section(),
+        network_section(),
+        client_section(),
+        backoff_section(),
+        prop::collection::vec(fault_entry(), 0..3),
+    )
+        .prop_map(|(h, buckets, w, s, n, c, b, faults)| {
+            // One bucket, ten or a thousand over the horizon.
+            let bucket = (nanos(h) / buckets).max(1);
+            format!(
+                "horizon = \"{h}\"\nreplications = 1\n[output]\nbucket = \"{bucket}ns\"\n{w}{s}{n}{c}{b}{}",
+                faults.concat()
+            )
+        })
+}
+
+/// The `[workload]` section: a burst, a Poisson stream or closed-loop clients.
+fn workload_section() -> impl Strategy<Value = String> {
+    prop_oneof![
         (
             pick(&["1", "2", "50", "1000"]),
             pick(&["0ms", "1ns", "10ms"])
@@ -40,8 +62,12 @@ fn scenario() -> impl Strategy<Value = String> {
         (pick(&["1", "20"]), pick(&["1ns", "1us", "1ms"])).prop_map(|(c, t)| {
             format!("[workload]\nkind = \"closed\"\nclients = {c}\nthink = \"{t}\"\n")
         }),
-    ];
-    let server = prop_oneof![
+    ]
+}
+
+/// The `[server]` section: a queue (workers, queue length, service, Retry-After) or OCC.
+fn server_section() -> impl Strategy<Value = String> {
+    prop_oneof![
         (
             pick(&["1", "4"]),
             pick(&["0", "1", "\"unbounded\""]),
@@ -57,32 +83,44 @@ fn scenario() -> impl Strategy<Value = String> {
                 "[server]\nkind = \"queue\"\nworkers = {w}\nqueue = {q}\nservice = {s}\nretry_after = \"{ra}\"\n"
             )),
         Just("[server]\nkind = \"occ\"\n".to_string()),
-    ];
-    let network = pick(&[
+    ]
+}
+
+/// The `[network]` section: its latency distribution.
+fn network_section() -> impl Strategy<Value = String> {
+    pick(&[
         "{ dist = \"constant\", mean = \"0ms\" }",
         "{ dist = \"constant\", mean = \"1ns\" }",
         "{ dist = \"exponential\", mean = \"100us\" }",
         "{ dist = \"normal_abs\", mean = \"0ns\", sd = \"1ms\" }",
     ])
-    .prop_map(|l| format!("[network]\nlatency = {l}\n"));
-    let guards = pick(&[
-        "",
-        "concurrency = 1\n",
-        "breaker = {}\n",
-        "budget = { kind = \"token_bucket\" }\n",
-        "breaker = { scope = \"client\" }\nbudget = { kind = \"grpc\", scope = \"client\" }\n",
-        "budget = { kind = \"ratio\" }\nconcurrency = 2\n",
-    ]);
-    let client = (
+    .prop_map(|l| format!("[network]\nlatency = {l}\n"))
+}
+
+/// The `[client]` section: timeout, deadline, attempts and the guards (breaker, budget,
+/// concurrency).
+fn client_section() -> impl Strategy<Value = String> {
+    (
         pick(&["off", "1ns", "1ms"]),
         pick(&["off", "1ns", "10ms"]),
         pick(&["1", "2", "1000", "\"unlimited\""]),
-        guards,
+        pick(&[
+            "",
+            "concurrency = 1\n",
+            "breaker = {}\n",
+            "budget = { kind = \"token_bucket\" }\n",
+            "breaker = { scope = \"client\" }\nbudget = { kind = \"grpc\", scope = \"client\" }\n",
+            "budget = { kind = \"ratio\" }\nconcurrency = 2\n",
+        ]),
     )
         .prop_map(|(t, d, m, g)| {
             format!("[client]\ntimeout = \"{t}\"\ndeadline = \"{d}\"\nmax_attempts = {m}\n{g}")
-        });
-    let backoff = (
+        })
+}
+
+/// The `[backoff]` section: some of the jitters, a base, a multiplier and a cap.
+fn backoff_section() -> impl Strategy<Value = String> {
+    (
         prop::sample::subsequence(Jitter::ALL.map(Jitter::name).to_vec(), 1..=8),
         pick(&["1ns", "1us", "1ms", "1s", "1000000h"]),
         pick(&["1.0", "2.0", "1000.0"]),
@@ -94,8 +132,12 @@ fn scenario() -> impl Strategy<Value = String> {
             format!(
                 "[backoff]\nstrategies = {j:?}\nbase = \"{b}\"\nmultiplier = {m}\ncap = \"{c}ns\"\n"
             )
-        });
-    let fault = (
+        })
+}
+
+/// One `[[faults]]` entry: a kind, starting and ending at or near the horizon's edges.
+fn fault_entry() -> impl Strategy<Value = String> {
+    (
         pick(&[
             "kind = \"outage\"",
             "kind = \"outage\"\nstatus = \"drop\"",
@@ -112,24 +154,6 @@ fn scenario() -> impl Strategy<Value = String> {
             format!(
                 "[[faults]]\n{k}\nstart = \"{start}ns\"\nend = \"{}ns\"\n",
                 start + len
-            )
-        });
-    (
-        pick(&["1ns", "1us", "1ms", "50ms", "200ms"]),
-        prop::sample::select(&[1u64, 10, 1000][..]),
-        workload,
-        server,
-        network,
-        client,
-        backoff,
-        prop::collection::vec(fault, 0..3),
-    )
-        .prop_map(|(h, buckets, w, s, n, c, b, faults)| {
-            // One bucket, ten or a thousand over the horizon.
-            let bucket = (nanos(h) / buckets).max(1);
-            format!(
-                "horizon = \"{h}\"\nreplications = 1\n[output]\nbucket = \"{bucket}ns\"\n{w}{s}{n}{c}{b}{}",
-                faults.concat()
             )
         })
 }

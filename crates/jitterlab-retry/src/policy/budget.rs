@@ -219,83 +219,27 @@ impl BudgetConfig {
                 timeout_cost,
                 throttling_cost,
                 success_refund,
-            } => {
-                if capacity == 0 {
-                    return Err(ParamError::new(
-                        "capacity",
-                        capacity,
-                        "an integer of at least 1",
-                    ));
-                }
-                for (name, value) in [
+            } => validate_token_bucket(
+                capacity,
+                [
                     ("retry_cost", retry_cost),
                     ("timeout_cost", timeout_cost),
                     ("throttling_cost", throttling_cost),
                     ("success_refund", success_refund),
-                ] {
-                    if value > capacity {
-                        return Err(ParamError::new(
-                            name,
-                            value,
-                            format!("an integer from 0 to the capacity ({capacity})"),
-                        ));
-                    }
-                }
-            }
+                ],
+            ),
             BudgetConfig::Ratio {
                 percent,
                 min_per_sec,
                 window,
                 ..
-            } => {
-                if !(percent.is_finite() && (0.0..=1000.0).contains(&percent)) {
-                    return Err(ParamError::new(
-                        "percent",
-                        percent,
-                        "a number from 0 to 1000",
-                    ));
-                }
-                if !(min_per_sec.is_finite() && min_per_sec >= 0.0) {
-                    return Err(ParamError::new(
-                        "min_per_sec",
-                        min_per_sec,
-                        "a finite number >= 0",
-                    ));
-                }
-                if window < Duration::from_millis(1) {
-                    return Err(ParamError::new(
-                        "window",
-                        Exact(window),
-                        "a duration of at least 1ms",
-                    ));
-                }
-            }
+            } => validate_ratio(percent, min_per_sec, window),
             BudgetConfig::Grpc {
                 max_tokens,
                 token_ratio,
-            } => {
-                if !(max_tokens.is_finite()
-                    && max_tokens > 0.0
-                    && max_tokens <= 1000.0
-                    && milli(max_tokens) > 0)
-                {
-                    return Err(ParamError::new(
-                        "max_tokens",
-                        max_tokens,
-                        "a number above 0 and at most 1000",
-                    ));
-                }
-                if !(token_ratio.is_finite() && milli(token_ratio) > 0 && token_ratio <= max_tokens)
-                {
-                    return Err(ParamError::new(
-                        "token_ratio",
-                        token_ratio,
-                        format!("a number of at least 0.001 and at most max_tokens ({max_tokens})"),
-                    ));
-                }
-            }
-            BudgetConfig::Adaptive(c) => c.validate()?,
-            BudgetConfig::RetryBreaker(c) => c.validate()?,
+            } => validate_grpc(max_tokens, token_ratio),
+            BudgetConfig::Adaptive(c) => c.validate(),
+            BudgetConfig::RetryBreaker(c) => c.validate(),
             BudgetConfig::Concurrency { percent, .. } => {
                 // Envoy's `budget_percent` is a `type.v3.Percent`: 0 to 100.
                 if !(percent.is_finite() && (0.0..=100.0).contains(&percent)) {
@@ -305,10 +249,85 @@ impl BudgetConfig {
                         "a number from 0 to 100",
                     ));
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
+}
+
+/// A token bucket holds at least one token, and no cost or refund (named) is above it.
+fn validate_token_bucket(
+    capacity: u32,
+    amounts: [(&'static str, u32); 4],
+) -> Result<(), ParamError> {
+    if capacity == 0 {
+        return Err(ParamError::new(
+            "capacity",
+            capacity,
+            "an integer of at least 1",
+        ));
+    }
+    for (name, value) in amounts {
+        if value > capacity {
+            return Err(ParamError::new(
+                name,
+                value,
+                format!("an integer from 0 to the capacity ({capacity})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A ratio budget's percent is in Finagle's range 0 to 1000, its floor finite and >= 0, its
+/// window at least 1 ms.
+fn validate_ratio(percent: f64, min_per_sec: f64, window: Duration) -> Result<(), ParamError> {
+    if !(percent.is_finite() && (0.0..=1000.0).contains(&percent)) {
+        return Err(ParamError::new(
+            "percent",
+            percent,
+            "a number from 0 to 1000",
+        ));
+    }
+    if !(min_per_sec.is_finite() && min_per_sec >= 0.0) {
+        return Err(ParamError::new(
+            "min_per_sec",
+            min_per_sec,
+            "a finite number >= 0",
+        ));
+    }
+    if window < Duration::from_millis(1) {
+        return Err(ParamError::new(
+            "window",
+            Exact(window),
+            "a duration of at least 1ms",
+        ));
+    }
+    Ok(())
+}
+
+/// gRPC's throttle: max_tokens in (0, 1000] and token_ratio in (0, max_tokens], each nonzero
+/// at the spec's three decimals.
+fn validate_grpc(max_tokens: f64, token_ratio: f64) -> Result<(), ParamError> {
+    if !(max_tokens.is_finite()
+        && max_tokens > 0.0
+        && max_tokens <= 1000.0
+        && milli(max_tokens) > 0)
+    {
+        return Err(ParamError::new(
+            "max_tokens",
+            max_tokens,
+            "a number above 0 and at most 1000",
+        ));
+    }
+    if !(token_ratio.is_finite() && milli(token_ratio) > 0 && token_ratio <= max_tokens) {
+        return Err(ParamError::new(
+            "token_ratio",
+            token_ratio,
+            format!("a number of at least 0.001 and at most max_tokens ({max_tokens})"),
+        ));
+    }
+    Ok(())
 }
 
 impl fmt::Display for BudgetConfig {

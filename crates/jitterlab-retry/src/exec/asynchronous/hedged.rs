@@ -307,30 +307,7 @@ where
         let header = self.retrier.policy().retry_after.header;
         let (outcome, hint) = read(&result, self.retrier.wall_at(now), header);
         let non_fatal = self.policy.non_fatal.retries(outcome);
-        let retrier = &self.retrier.retrier;
-        if let Some(breaker) = &retrier.breaker {
-            let mut breaker = lock(breaker);
-            if outcome.concerns_the_server() {
-                breaker.record(now, !outcome.is_server_failure());
-            } else if copy.probing {
-                breaker.abandon_probe();
-            }
-        }
-        if let Some(budget) = &retrier.budget {
-            let mut budget = lock(budget);
-            // The copy is no longer in flight (a concurrency budget's books).
-            budget.on_abandon(copy.n);
-            if outcome.is_success() {
-                let kind = if copy.n == 1 {
-                    AttemptKind::First
-                } else {
-                    AttemptKind::Retry(RetryClass::Transient)
-                };
-                budget.on_success_at(now, kind);
-            } else if non_fatal || outcome.is_fatal() {
-                budget.on_failure();
-            }
-        }
+        self.tell_breaker_and_budget(now, &copy, outcome, non_fatal);
         let span = (copy.sent, now);
         let failure = match result {
             Ok(value) => {
@@ -394,6 +371,42 @@ where
         }
         self.last = Some(failure);
         Found::Progress
+    }
+
+    /// The breaker and the budget hear that `copy` ended at `now` with `outcome`: the
+    /// breaker counts an answer that concerns the server (or frees a probe that did not), the
+    /// budget closes the copy's books and credits a success or charges a failure that counts.
+    fn tell_breaker_and_budget(
+        &self,
+        now: Duration,
+        copy: &InFlight<T::Sleep, Fut>,
+        outcome: Outcome,
+        non_fatal: bool,
+    ) {
+        let retrier = &self.retrier.retrier;
+        if let Some(breaker) = &retrier.breaker {
+            let mut breaker = lock(breaker);
+            if outcome.concerns_the_server() {
+                breaker.record(now, !outcome.is_server_failure());
+            } else if copy.probing {
+                breaker.abandon_probe();
+            }
+        }
+        if let Some(budget) = &retrier.budget {
+            let mut budget = lock(budget);
+            // The copy is no longer in flight (a concurrency budget's books).
+            budget.on_abandon(copy.n);
+            if outcome.is_success() {
+                let kind = if copy.n == 1 {
+                    AttemptKind::First
+                } else {
+                    AttemptKind::Retry(RetryClass::Transient)
+                };
+                budget.on_success_at(now, kind);
+            } else if non_fatal || outcome.is_fatal() {
+                budget.on_failure();
+            }
+        }
     }
 
     /// How long the next copy waits at `now` after a non-fatal answer with a Retry-After
