@@ -460,10 +460,7 @@ impl Station for Edge {
     }
     #[inline]
     fn worked(self, sim: &mut Sim<'_>, work: u64, awaited: bool, answer: Answer) {
-        sim.recorder.service(work);
-        if !awaited {
-            sim.recorder.wasted(work);
-        }
+        sim.recorder.work(work, awaited);
         if let Some(chain) = sim.chain.as_mut() {
             chain.first_served += u64::from(answer == Answer::OK);
         }
