@@ -136,14 +136,11 @@ async fn worker(shared: Arc<Shared>, slot: u32, mut service: SimDuration) {
         g.observed.service(spent);
         let job = g.server.depart(slot);
         let work = spent.as_nanos() as u64;
-        g.recorder.service(work);
         let reply = g.replies.remove(&(job.client, job.tag));
-        if g.ledger.awaits(job.client, job.tag)
-            && let Some(tx) = reply
-        {
+        let awaited = g.ledger.awaits(job.client, job.tag) && reply.is_some();
+        g.recorder.work(work, awaited);
+        if awaited && let Some(tx) = reply {
             let _ = tx.send((Answer::OK, None, work));
-        } else {
-            g.recorder.wasted(work);
         }
         let ledger = &g.ledger;
         let Some((c, tag)) = g

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 use super::measure::{Lag, Observed};
 use crate::rng::{StreamFamily, StreamKind};
 use crate::sim::answer::Answer;
-use crate::sim::client::request_key;
+use crate::sim::client::{Request, request_key};
 use crate::sim::network::Network;
 use crate::sim::recorder::Recorder;
 use crate::sim::server::Server;
@@ -45,17 +45,6 @@ struct Entry {
     busy: bool,
     /// The attempt in flight waits for its answer.
     awaiting: bool,
-}
-
-/// A request as it ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ended {
-    /// Its first send.
-    pub start: SimTime,
-    /// Attempts it made.
-    pub attempts: u32,
-    /// Its number at its client (1 = the first).
-    pub number: u32,
 }
 
 /// Which client has a request in flight and which attempt it awaits: the bookkeeping of the
@@ -138,14 +127,14 @@ impl Ledger {
     }
 
     /// Client `c`'s request ends; `None` when it had none in flight.
-    pub fn end(&mut self, c: u32) -> Option<Ended> {
+    pub fn end(&mut self, c: u32) -> Option<Request> {
         let e = &mut self.clients[c as usize];
         if !e.busy {
             return None;
         }
         e.busy = false;
         e.awaiting = false;
-        Some(Ended {
+        Some(Request {
             start: self.starts[c as usize],
             attempts: e.sends - e.first_send,
             number: e.requests,

@@ -7,7 +7,7 @@
 //! decided here alone.
 
 use super::answer::Answer;
-use super::client::{Clients, Launch, Next};
+use super::client::{Clients, Request};
 use super::event::Event;
 use super::hedge::CopyNext;
 use super::model::{Model, RunSpec};
@@ -16,13 +16,14 @@ use super::profile::Arrivals;
 use super::queue::EventQueue;
 use super::recorder::Recorder;
 use super::run_result::{Ending, LayerResult, LayerSeries, RunResult};
-use super::server::{Admission, Server, Visit};
+use super::server::Server;
 use super::workload::{PoissonSource, Workload, burst_times, client_profile, exponential};
 use crate::cancel::CancelToken;
 use crate::policy::Outcome;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
 use chain::Stations;
+use lifecycle::{Below, Edge, Parts, Station};
 
 /// Simulates one (point, strategy, replication).
 pub fn run(spec: RunSpec<'_>) -> RunResult {
@@ -206,16 +207,16 @@ impl<'a> Sim<'a> {
     #[inline]
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::Start(c) => self.start_request(c),
-            Event::Wake(c) => self.send_attempt(c),
-            Event::Launch(c) => self.launch(c),
-            Event::Arrive(c, tag) => self.arrive(c, tag),
-            Event::ServiceDone(slot) => self.service_done(slot),
+            Event::Start(c) => self.begin(Edge, c),
+            Event::Wake(c) => self.send_attempt(Edge, c),
+            Event::Launch(c) => self.launch(Edge, c),
+            Event::Arrive(c, tag) => self.arrive(Edge, c, tag),
+            Event::ServiceDone(slot) => self.service_done(Edge, slot),
             Event::Reply(c, tag) => {
                 let (answer, hint) = self.network.reply(c);
-                self.receive(c, tag, answer, hint);
+                self.receive(Edge, c, tag, answer, hint);
             }
-            Event::Timeout(c, tag) => self.timeout(c, tag),
+            Event::Timeout(c, tag) => self.timeout(Edge, c, tag),
             Event::NextArrival => self.next_arrival(),
             Event::SourceArrival(s) => self.source_arrival(s),
             Event::HopArrive(..)
@@ -285,7 +286,8 @@ impl<'a> Sim<'a> {
         result
     }
 
-    // The client side.
+    // The edge's own steps: its workload, hedged copies and the OCC row's write; the
+    // lifecycle every layer shares is in `lifecycle`.
 
     /// An open-loop arrival: a new client with one request.
     fn next_arrival(&mut self) {
@@ -298,7 +300,7 @@ impl<'a> Sim<'a> {
         if let Some(next) = next {
             self.queue.push(next, Event::NextArrival);
         }
-        self.start_request(c);
+        self.begin(Edge, c);
     }
 
     /// A request of persistent source `s`: a new client slot owned by `s`.
@@ -312,60 +314,7 @@ impl<'a> Sim<'a> {
         }
         let c = self.clients.add_owned(s);
         self.network.add_client();
-        self.start_request(c);
-    }
-
-    /// Client `c` begins a new request.
-    fn start_request(&mut self, c: u32) {
-        if !self.clients.begin(c, self.now) {
-            self.recorder.ledger_fault();
-            return;
-        }
-        self.recorder.request();
-        self.send_attempt(c);
-    }
-
-    /// Client `c` wants to send its next attempt: a rate limiter's token first (waking again
-    /// when it is due), then a limiter slot, then launch.
-    fn send_attempt(&mut self, c: u32) {
-        if let Some(wait) = self.clients.token_wait(c, self.now) {
-            self.after(wait, Event::Wake(c));
-        } else if self.clients.acquire_slot(c) {
-            self.launch(c);
-        }
-    }
-
-    /// Client `c`, holding its limiter slot if any, sends its next attempt.
-    fn launch(&mut self, c: u32) {
-        match self.clients.launch(c, self.now) {
-            Launch::Sent { tag, timeout } => {
-                self.recorder.attempt();
-                if let Some(chain) = self.chain.as_mut() {
-                    chain.sent(c, self.now, timeout);
-                }
-                self.send(c, tag);
-                self.arm(c, tag, timeout);
-            }
-            Launch::Refused(ending) => {
-                self.release_slot();
-                self.end(c, ending);
-            }
-        }
-    }
-
-    /// Timers of attempt `tag` of client `c`, just sent: its timeout, and with hedging the
-    /// delay to the next copy. Armed after the send, so an attempt answered at once (a
-    /// rejection with an instantaneous network) leaves no stale timer in the queue.
-    #[inline]
-    fn arm(&mut self, c: u32, tag: u32, timeout: Option<SimDuration>) {
-        if let Some(t) = timeout
-            && self.clients.awaits(c, tag)
-        {
-            self.after(t, Event::Timeout(c, tag));
-        }
-        if let Some(d) = self.clients.next_hedge(c, tag) {
-            self.after(d, Event::Hedge(c, tag));
-        }
+        self.begin(Edge, c);
     }
 
     /// Client `c` sends another copy of its hedged request; a refused copy ends the request
@@ -374,52 +323,14 @@ impl<'a> Sim<'a> {
         match self.clients.launch_copy(c, self.now) {
             Ok((tag, timeout)) => {
                 self.recorder.attempt();
-                self.send(c, tag);
-                self.arm(c, tag, timeout);
+                self.send(Edge, c, tag);
+                self.arm(Edge, c, tag, timeout);
             }
             Err(ending) => {
                 if !self.clients.any_copy_live(c) {
-                    self.end(c, ending);
+                    self.end(Edge, c, ending);
                 }
             }
-        }
-    }
-
-    /// The timer of attempt `tag` of client `c` fired.
-    fn timeout(&mut self, c: u32, tag: u32) {
-        if self.clients.awaits(c, tag) {
-            // A served answer already on its way back is now work nobody will use.
-            if let Some(work) = self.network.reply_work(c, tag) {
-                self.recorder.wasted(work);
-            }
-            self.recorder.timeout();
-            self.conclude(c, tag, Outcome::Timeout, None);
-        }
-    }
-
-    /// An answer reaches client `c` (inline when the network is instant).
-    #[inline]
-    fn receive(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
-        if !self.clients.awaits(c, tag) {
-            return;
-        }
-        let outcome = answer.outcome();
-        if outcome == Outcome::Success {
-            self.recorder.success();
-        }
-        self.conclude(c, tag, outcome, hint);
-    }
-
-    /// Client `c`'s current attempt `tag` ended with `outcome`: its limiter slot is freed,
-    /// then it sleeps or its request ends (a hedged request: see [`Sim::conclude_copy`]).
-    fn conclude(&mut self, c: u32, tag: u32, outcome: Outcome, hint: Option<SimDuration>) {
-        if self.clients.hedged() {
-            return self.conclude_copy(c, tag, outcome, hint);
-        }
-        self.release_slot();
-        match self.clients.conclude(c, self.now, outcome, hint) {
-            Next::Sleep(sleep) => self.after(sleep, Event::Wake(c)),
-            Next::End(ending) => self.end(c, ending),
         }
     }
 
@@ -431,110 +342,7 @@ impl<'a> Sim<'a> {
             CopyNext::Wait => {}
             CopyNext::SendNow => self.send_copy(c),
             CopyNext::SendAfter { delay, latest } => self.after(delay, Event::Hedge(c, latest)),
-            CopyNext::End(ending) => self.end(c, ending),
-        }
-    }
-
-    /// Frees the caller's limiter slot; a waiter handed the slot launches through an event,
-    /// which keeps the call stack flat.
-    fn release_slot(&mut self) {
-        if let Some(next) = self.clients.release_slot() {
-            self.after(SimDuration::ZERO, Event::Launch(next));
-        }
-    }
-
-    /// Client `c`'s request ends; a closed-loop client thinks, then starts the next.
-    fn end(&mut self, c: u32, ending: Ending) {
-        let Some(request) = self.clients.end(c) else {
-            self.recorder.ledger_fault();
-            return;
-        };
-        self.recorder
-            .ending(ending, self.now, request.start, request.attempts);
-        if let Workload::Closed { think, .. } = self.model.workload {
-            let mut rng = self.think.get(c as u64, request.number as u64);
-            let gap = exponential(&mut rng, think.as_nanos() as f64);
-            self.after(gap, Event::Start(c));
-        }
-    }
-
-    // The server side.
-
-    /// The server's view of attempt `tag` of client `c`, as of now.
-    #[inline]
-    fn visit(&self, c: u32, tag: u32) -> Visit {
-        Visit {
-            client: c,
-            tag,
-            stream: self.clients.stream(c, tag),
-        }
-    }
-
-    /// Attempt `tag` leaves client `c`: it reaches the server after one leg.
-    fn send(&mut self, c: u32, tag: u32) {
-        if self.network.is_instant() {
-            self.arrive(c, tag);
-        } else {
-            let d = self.network.first_leg(c, self.clients.stream(c, tag));
-            self.after(d, Event::Arrive(c, tag));
-        }
-    }
-
-    /// Attempt `tag` of client `c` reaches the server, which admits it.
-    fn arrive(&mut self, c: u32, tag: u32) {
-        self.recorder.arrival(self.clients.is_first(c, tag));
-        match self.server.admit(self.now, self.visit(c, tag)) {
-            Admission::Serve { slot, service } => self.after(service, Event::ServiceDone(slot)),
-            Admission::Wait => {}
-            Admission::Reject { answer, hint } => self.reject(c, tag, answer, hint),
-            Admission::Drop => self.recorder.dropped(),
-            Admission::Read { version } => {
-                if self.network.is_instant() {
-                    self.read_reply(c, tag, version);
-                } else {
-                    let d = self.network.version_leg(c, version);
-                    self.after(d, Event::ReadReply(c, tag));
-                }
-            }
-        }
-    }
-
-    /// Worker `slot` finished its service: in a chain of services of two layers or more it
-    /// now calls layer 2, else it answers.
-    fn service_done(&mut self, slot: u32) {
-        if self.chain.as_ref().is_some_and(|c| c.calls_down()) {
-            self.call_down(1, slot);
-        } else {
-            self.release(slot, Answer::OK, 0);
-        }
-    }
-
-    /// Worker `slot` is done with its attempt, `held` nanoseconds after its own service (the
-    /// time it waited for the layer below): the answer goes back, then the worker takes the
-    /// next waiting attempt.
-    fn release(&mut self, slot: u32, answer: Answer, held: u64) {
-        let job = self.server.depart(slot);
-        let work = job.work + held;
-        self.recorder.service(work);
-        let awaited = self.clients.awaits(job.client, job.tag);
-        if awaited {
-            self.answer(job.client, job.tag, answer, None, work);
-        } else {
-            self.recorder.wasted(work);
-            self.clients.unread_copy();
-        }
-        if let Some(chain) = self.chain.as_mut() {
-            chain.first_served += u64::from(answer == Answer::OK);
-        }
-        let clients = &self.clients;
-        if let Some((c, tag)) =
-            self.server
-                .next_waiting(slot, clients.cancels_waiting(), |c, tag| {
-                    clients.awaits(c, tag)
-                })
-        {
-            let service = self.server.serve(self.now, slot, self.visit(c, tag));
-            self.after(service, Event::ServiceDone(slot));
+            CopyNext::End(ending) => self.end(Edge, c, ending),
         }
     }
 
@@ -554,33 +362,136 @@ impl<'a> Sim<'a> {
     /// OCC: the write of attempt `tag` of client `c`, made on `version`, reaches the row.
     fn write_arrive(&mut self, c: u32, tag: u32, version: u32) {
         match self.server.write(version) {
-            Ok(()) => self.answer(c, tag, Answer::OK, None, 0),
-            Err(answer) => self.reject(c, tag, answer, None),
+            Ok(()) => self.answer(Edge, c, tag, Answer::OK, None, 0),
+            Err(answer) => self.reject(Edge, c, tag, answer, None),
         }
     }
+}
 
-    /// The server turns attempt `tag` of client `c` away without serving it.
-    fn reject(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>) {
-        self.recorder.rejection(hint.is_some());
-        self.answer(c, tag, answer, hint, 0);
+/// Layer 1's parameters: the edge clients, the engine's network and server, its recorder;
+/// a request that ends lets a closed-loop client think, then start the next.
+impl Station for Edge {
+    const HEDGES: bool = true;
+
+    #[inline]
+    fn arrive_event(self, c: u32, tag: u32) -> Event {
+        Event::Arrive(c, tag)
+    }
+    #[inline]
+    fn done_event(self, w: u32) -> Event {
+        Event::ServiceDone(w)
+    }
+    #[inline]
+    fn reply_event(self, c: u32, tag: u32) -> Event {
+        Event::Reply(c, tag)
+    }
+    #[inline]
+    fn timeout_event(self, c: u32, tag: u32) -> Event {
+        Event::Timeout(c, tag)
+    }
+    #[inline]
+    fn wake_event(self, c: u32) -> Event {
+        Event::Wake(c)
+    }
+    #[inline]
+    fn launch_event(self, c: u32) -> Event {
+        Event::Launch(c)
     }
 
-    /// Sends `answer` back to client `c` over one leg, if it still waits for attempt `tag`.
-    /// `work` is the service time spent on it (0 for an answer given without serving).
-    fn answer(&mut self, c: u32, tag: u32, answer: Answer, hint: Option<SimDuration>, work: u64) {
-        if !self.clients.awaits(c, tag) {
-            return;
+    #[inline]
+    fn parts<'s, 'a>(self, sim: &'s mut Sim<'a>) -> Parts<'s, 'a> {
+        Parts {
+            callers: &mut sim.clients,
+            network: &mut sim.network,
+            server: &mut sim.server,
         }
-        if self.network.is_instant() {
-            self.receive(c, tag, answer, hint);
+    }
+    #[inline]
+    fn stream(self, sim: &Sim<'_>, c: u32, tag: u32) -> (u64, u64) {
+        sim.clients.stream(c, tag)
+    }
+    #[inline]
+    fn below(self, sim: &Sim<'_>) -> Option<Below> {
+        sim.chain
+            .as_ref()
+            .is_some_and(|c| c.calls_down())
+            .then_some(Below(1))
+    }
+    #[inline]
+    fn deadline(self, _: &Sim<'_>, _: u32) -> Option<SimTime> {
+        None
+    }
+    fn expiry(self, sim: &Sim<'_>, c: u32) -> SimTime {
+        sim.chain.as_ref().expect("a chain").first_expiry(c)
+    }
+
+    #[inline]
+    fn began(self, sim: &mut Sim<'_>) {
+        sim.recorder.request();
+    }
+    #[inline]
+    fn sent(self, sim: &mut Sim<'_>, c: u32, timeout: Option<SimDuration>) -> Option<SimDuration> {
+        sim.recorder.attempt();
+        if let Some(chain) = sim.chain.as_mut() {
+            chain.sent(c, sim.now, timeout);
+        }
+        timeout
+    }
+    #[inline]
+    fn arrived(self, sim: &mut Sim<'_>, c: u32, tag: u32) {
+        let first = sim.clients.is_first(c, tag);
+        sim.recorder.arrival(first);
+    }
+    #[inline]
+    fn dropped(self, sim: &mut Sim<'_>) {
+        sim.recorder.dropped();
+    }
+    #[inline]
+    fn rejected(self, sim: &mut Sim<'_>, hinted: bool) {
+        sim.recorder.rejection(hinted);
+    }
+    fn read(self, sim: &mut Sim<'_>, c: u32, tag: u32, version: u32) {
+        if sim.network.is_instant() {
+            sim.read_reply(c, tag, version);
         } else {
-            let d = self.network.reply_leg(c, tag, work, answer, hint);
-            self.after(d, Event::Reply(c, tag));
+            let d = sim.network.version_leg(c, version);
+            sim.after(d, Event::ReadReply(c, tag));
+        }
+    }
+    #[inline]
+    fn worked(self, sim: &mut Sim<'_>, work: u64, awaited: bool, answer: Answer) {
+        sim.recorder.work(work, awaited);
+        if let Some(chain) = sim.chain.as_mut() {
+            chain.first_served += u64::from(answer == Answer::OK);
+        }
+    }
+    #[inline]
+    fn wasted(self, sim: &mut Sim<'_>, work: u64) {
+        sim.recorder.wasted(work);
+    }
+    #[inline]
+    fn answered(self, sim: &mut Sim<'_>, _: u32, answer: Answer) {
+        if answer.outcome() == Outcome::Success {
+            sim.recorder.success();
+        }
+    }
+    #[inline]
+    fn timed_out(self, sim: &mut Sim<'_>, _: u32) {
+        sim.recorder.timeout();
+    }
+    fn ended(self, sim: &mut Sim<'_>, c: u32, ending: Ending, request: Request) {
+        sim.recorder
+            .ending(ending, sim.now, request.start, request.attempts);
+        if let Workload::Closed { think, .. } = sim.model.workload {
+            let mut rng = sim.think.get(c as u64, request.number as u64);
+            let gap = exponential(&mut rng, think.as_nanos() as f64);
+            sim.after(gap, Event::Start(c));
         }
     }
 }
 
 mod chain;
+mod lifecycle;
 
 #[cfg(test)]
 mod tests {
@@ -868,8 +779,8 @@ mod tests {
         assert_eq!(tampered(2, |_| {}).conservation(), Ok(()));
         // A request ended twice: the ledger refuses the second ending, and says so.
         let twice = tampered(2, |sim| {
-            sim.end(0, Ending::Failed);
-            sim.end(0, Ending::Failed);
+            sim.end(Edge, 0, Ending::Failed);
+            sim.end(Edge, 0, Ending::Failed);
         });
         assert_eq!(twice.ledger_faults, 1);
         let e = twice.conservation().unwrap_err();
@@ -884,7 +795,7 @@ mod tests {
             Err("requests are not conserved: 2 begun, 1 ended, 0 unfinished at the horizon, 0 beginnings or endings refused by the client ledger".into())
         );
         // A client begun twice.
-        let again = tampered(2, |sim| sim.start_request(0));
+        let again = tampered(2, |sim| sim.begin(Edge, 0));
         assert_eq!(again.ledger_faults, 1);
         assert!(again.conservation().is_err());
     }

@@ -173,6 +173,17 @@ impl Recorder {
         self.wasted_ns += work as u128;
     }
 
+    /// A worker is done with an attempt after `work` nanoseconds; `awaited` when its client
+    /// still waits for it (else the work was wasted). The engine and live mode both tally
+    /// a finished service here.
+    #[inline]
+    pub fn work(&mut self, work: u64, awaited: bool) {
+        self.service(work);
+        if !awaited {
+            self.wasted(work);
+        }
+    }
+
     /// A request first sent at `start` ends at `now` after `attempts` attempts.
     pub fn ending(&mut self, ending: Ending, now: SimTime, start: SimTime, attempts: u32) {
         self.counts.record(ending);

@@ -1,12 +1,14 @@
 //! A chain of services: layers 2 and up, routed by the same event loop.
 //!
-//! Layer 1 is the engine's server. Each further layer is a [`Station`]: a queue server with
+//! Layer 1 is the engine's server. Each further layer is a [`Layer`]: a queue server with
 //! its own faults, and its callers, a [`Clients`] with one slot per worker of the layer above
 //! (a worker serves one attempt at a time, so its outbound request is its slot's request),
 //! running the calling layer's own retry policy, guards and backoff. A calling layer's worker
 //! does its own service, then calls the layer below and stays busy until that request ends;
 //! it then answers its caller with the outcome (see [`upstream`]). The last layer answers
-//! after its service, as the single server does.
+//! after its service, as the single server does. Its steps are the one request lifecycle of
+//! every layer (`super::lifecycle`); this module holds what is particular to layers 2 and
+//! up, the parameters of [`Below`].
 //!
 //! Events of layers 2 and up carry a hop: the station in the top 8 bits, a caller slot (or a
 //! worker) in the low 24. Random streams of layer `n` are the engine's families moved to that
@@ -15,16 +17,16 @@
 //! every strategy draws the same service and faults for the same original attempt path.
 
 use super::Sim;
-use crate::policy::Outcome;
+use super::lifecycle::{Below, Edge, Parts, Station};
 use crate::rng::{StreamFamily, StreamKind, mix_key};
 use crate::sim::answer::Answer;
-use crate::sim::client::{Clients, Launch, Next};
+use crate::sim::client::{Clients, Request};
 use crate::sim::dist::Dist;
 use crate::sim::event::Event;
 use crate::sim::model::{Chain, GiveUp, Hop, LayerOverrides, RunSpec};
 use crate::sim::network::Network;
 use crate::sim::run_result::{Counts, Ending, LayerResult, LayerSeries, work_shares};
-use crate::sim::server::{Admission, Server, Visit};
+use crate::sim::server::Server;
 use crate::time::{SimDuration, SimTime};
 
 /// Bits of a hop that hold the caller slot or worker.
@@ -124,7 +126,7 @@ fn expiry(now: SimTime, timeout: Option<SimDuration>) -> SimTime {
 }
 
 /// One layer from layer 2 down: its callers and its server.
-struct Station<'a> {
+struct Layer<'a> {
     /// What the layer above answers upstream when its request here did not succeed.
     on_give_up: GiveUp,
     /// The layer above passes its callers' deadlines on.
@@ -137,7 +139,7 @@ struct Station<'a> {
     tally: Tally,
 }
 
-impl<'a> Station<'a> {
+impl<'a> Layer<'a> {
     /// Layer `layer` (2 and up), reached through `hop`.
     fn new(
         hop: &'a Hop,
@@ -149,7 +151,7 @@ impl<'a> Station<'a> {
         let family = |kind| StreamFamily::new(seed, rep, kind).layer(layer);
         let (client, on_give_up, propagate) = overrides.apply(hop);
         let policy = client.retry_policy(hop.backoff.clone());
-        Station {
+        Layer {
             on_give_up,
             propagate,
             callers: Clients::new(
@@ -207,7 +209,7 @@ pub(super) struct Stations<'a> {
     /// When each edge client's current attempt times out (what layer 1 propagates down).
     first_expiry: Vec<SimTime>,
     /// `inner[j]` is layer `j + 2`.
-    inner: Vec<Station<'a>>,
+    inner: Vec<Layer<'a>>,
 }
 
 impl<'a> Stations<'a> {
@@ -220,7 +222,7 @@ impl<'a> Stations<'a> {
             first_expiry: Vec::new(),
             inner: (chain.hops.iter().enumerate())
                 .map(|(j, hop)| {
-                    Station::new(
+                    Layer::new(
                         hop,
                         spec.strategy.layer(j),
                         j as u64 + 2,
@@ -245,6 +247,11 @@ impl<'a> Stations<'a> {
             self.first_expiry.resize(c + 1, SimTime::NEVER);
         }
         self.first_expiry[c] = expiry(now, timeout);
+    }
+
+    /// When edge client `c`'s current attempt times out.
+    pub fn first_expiry(&self, c: u32) -> SimTime {
+        self.first_expiry[c as usize]
     }
 
     /// One result per layer after `layer1`, which the engine measured (its recorder's counts,
@@ -283,328 +290,213 @@ fn upstream(last: Option<Answer>, give_up: GiveUp) -> Answer {
 const GATEWAY_TIMEOUT: Answer = Answer::Status(504);
 
 impl<'a> Sim<'a> {
-    /// Station `st` (layer `st + 1`, 1 and up).
+    /// Station `st` (layer `st + 1`, 2 and up).
     #[inline]
-    fn station(&mut self, st: usize) -> &mut Station<'a> {
+    fn station(&mut self, st: usize) -> &mut Layer<'a> {
         &mut self.chain.as_mut().expect("a chain event in a chain").inner[st - 1]
     }
 
-    /// Routes an event of layers 2 and up.
+    /// Routes an event of layers 2 and up to its station's lifecycle step.
     pub(super) fn hop_event(&mut self, event: Event) {
         match event {
             Event::HopArrive(h, tag) => {
                 let (st, s) = unhop(h);
-                self.hop_arrive(st, s, tag);
+                self.arrive(Below(st), s, tag);
             }
             Event::HopDone(h) => {
                 let (st, w) = unhop(h);
-                self.hop_done(st, w);
+                self.service_done(Below(st), w);
             }
             Event::HopReply(h, tag) => {
                 let (st, s) = unhop(h);
                 let (answer, hint) = self.station(st).network.reply(s);
-                self.hop_receive(st, s, tag, answer, hint);
+                self.receive(Below(st), s, tag, answer, hint);
             }
             Event::HopTimeout(h, tag) => {
                 let (st, s) = unhop(h);
-                self.hop_timeout(st, s, tag);
+                self.timeout(Below(st), s, tag);
             }
             Event::HopWake(h) => {
                 let (st, s) = unhop(h);
-                self.hop_send_attempt(st, s);
+                self.send_attempt(Below(st), s);
             }
             Event::HopLaunch(h) => {
                 let (st, s) = unhop(h);
-                self.hop_launch(st, s);
+                self.launch(Below(st), s);
             }
             _ => unreachable!("only hop events are routed here"),
         }
     }
 
-    /// The key the outbound request of worker `w` of station `st` derives its streams from:
-    /// its job's per-attempt key, mixed.
-    fn job_key(&mut self, st: usize, w: u32) -> u64 {
-        let (key, sub) = if st == 0 {
-            let job = self.server.job(w);
-            self.clients.stream(job.client, job.tag)
-        } else {
-            let station = self.station(st);
-            let job = station.server.job(w);
-            station.stream(job.client, job.tag)
-        };
-        mix_key(key, &[sub])
-    }
-
-    /// When the caller of the job worker `w` of station `st` serves stops waiting for it.
-    fn caller_expiry(&mut self, st: usize, w: u32) -> SimTime {
-        // A job whose caller no longer waits (it timed out, its answer is late) has no time
-        // left: the layer below must not work for it.
-        let chain = self.chain.as_ref().expect("a chain");
-        if st == 0 {
-            let job = self.server.job(w);
-            if !self.clients.awaits(job.client, job.tag) {
-                return SimTime::ZERO;
-            }
-            chain.first_expiry[job.client as usize]
-        } else {
-            let station = &chain.inner[st - 1];
-            let job = station.server.job(w);
-            if !station.callers.awaits(job.client, job.tag) {
-                return SimTime::ZERO;
-            }
-            station.calls[job.client as usize].expiry
-        }
-    }
-
-    /// Worker `w` of station `st - 1` finished its own service: it calls station `st`
-    /// through its layer's policy, on caller slot `w`.
-    pub(super) fn call_down(&mut self, st: usize, w: u32) {
-        let key = self.job_key(st - 1, w);
-        let deadline = if self.station(st).propagate {
-            self.caller_expiry(st - 1, w)
-        } else {
+    /// Worker `w` of `above` finished its own service: it calls `below` through its layer's
+    /// policy, on caller slot `w`. The request's streams derive from its job's per-attempt
+    /// key; with propagation, its deadline is when the job's own caller stops waiting (at
+    /// once when it no longer waits: the layer below must not work for it).
+    pub(super) fn call_down<S: Station>(&mut self, above: S, below: Below, w: u32) {
+        let job = above.parts(self).server.job(w);
+        let (key, sub) = above.stream(self, job.client, job.tag);
+        let deadline = if !self.station(below.0).propagate {
             SimTime::NEVER
+        } else if above.parts(self).callers.awaits(job.client, job.tag) {
+            above.expiry(self, job.client)
+        } else {
+            SimTime::ZERO
         };
         let now = self.now;
-        let station = self.station(st);
+        let station = self.station(below.0);
         station.ensure(w);
         station.calls[w as usize] = Call {
-            key,
+            key: mix_key(key, &[sub]),
             last: None,
             since: now,
             deadline,
             expiry: SimTime::NEVER,
         };
-        if !station.callers.begin(w, now) {
-            self.recorder.ledger_fault();
-            return;
-        }
-        station.counts.requests += 1;
-        self.hop_send_attempt(st, w);
+        self.begin(below, w);
+    }
+}
+
+impl Below {
+    /// Its layer.
+    #[inline]
+    fn layer<'s, 'a>(self, sim: &'s Sim<'a>) -> &'s Layer<'a> {
+        &sim.chain.as_ref().expect("a chain event in a chain").inner[self.0 - 1]
     }
 
-    /// Caller slot `s` of station `st` wants to send: a rate limiter's token first (waking
-    /// again when it is due), then a limiter slot, then launch.
-    fn hop_send_attempt(&mut self, st: usize, s: u32) {
-        let now = self.now;
-        if let Some(wait) = self.station(st).callers.token_wait(s, now) {
-            self.after(wait, Event::HopWake(hop(st, s)));
-        } else if self.station(st).callers.acquire_slot(s) {
-            self.hop_launch(st, s);
-        }
+    /// Caller slot `s`'s current request.
+    #[inline]
+    fn call<'s>(self, sim: &'s mut Sim<'_>, s: u32) -> &'s mut Call {
+        &mut sim.station(self.0).calls[s as usize]
+    }
+}
+
+/// The parameters of layers 2 and up: a layer's caller slots, network and server, its own
+/// counts and tally; the deadline its callers' callers propagate; a request that ends lets
+/// its worker above answer upstream.
+impl Station for Below {
+    const HEDGES: bool = false;
+
+    #[inline]
+    fn arrive_event(self, s: u32, tag: u32) -> Event {
+        Event::HopArrive(hop(self.0, s), tag)
+    }
+    #[inline]
+    fn done_event(self, w: u32) -> Event {
+        Event::HopDone(hop(self.0, w))
+    }
+    #[inline]
+    fn reply_event(self, s: u32, tag: u32) -> Event {
+        Event::HopReply(hop(self.0, s), tag)
+    }
+    #[inline]
+    fn timeout_event(self, s: u32, tag: u32) -> Event {
+        Event::HopTimeout(hop(self.0, s), tag)
+    }
+    #[inline]
+    fn wake_event(self, s: u32) -> Event {
+        Event::HopWake(hop(self.0, s))
+    }
+    #[inline]
+    fn launch_event(self, s: u32) -> Event {
+        Event::HopLaunch(hop(self.0, s))
     }
 
-    /// Caller slot `s` of station `st`, holding its limiter slot if any, sends an attempt.
-    fn hop_launch(&mut self, st: usize, s: u32) {
-        let now = self.now;
-        let station = self.station(st);
-        let deadline = station.calls[s as usize].deadline;
-        // A propagated deadline that has passed: the caller above waits no longer (and a
-        // retry's budget token goes back, as for the layer's own deadline).
-        let launch = if now >= deadline {
-            station.callers.forgo_retry(s);
-            Launch::Refused(Ending::GaveUpDeadline)
-        } else {
-            station.callers.launch(s, now)
+    #[inline]
+    fn parts<'s, 'a>(self, sim: &'s mut Sim<'a>) -> Parts<'s, 'a> {
+        let layer = sim.station(self.0);
+        Parts {
+            callers: &mut layer.callers,
+            network: &mut layer.network,
+            server: &mut layer.server,
+        }
+    }
+    #[inline]
+    fn stream(self, sim: &Sim<'_>, s: u32, tag: u32) -> (u64, u64) {
+        self.layer(sim).stream(s, tag)
+    }
+    #[inline]
+    fn below(self, sim: &Sim<'_>) -> Option<Below> {
+        let layers = sim.chain.as_ref().map_or(0, |c| c.inner.len());
+        (self.0 < layers).then_some(Below(self.0 + 1))
+    }
+    #[inline]
+    fn deadline(self, sim: &Sim<'_>, s: u32) -> Option<SimTime> {
+        Some(self.layer(sim).calls[s as usize].deadline)
+    }
+    fn expiry(self, sim: &Sim<'_>, s: u32) -> SimTime {
+        self.layer(sim).calls[s as usize].expiry
+    }
+
+    #[inline]
+    fn began(self, sim: &mut Sim<'_>) {
+        sim.station(self.0).counts.requests += 1;
+    }
+    /// The attempt's timer is cut to the propagated deadline.
+    fn sent(self, sim: &mut Sim<'_>, s: u32, timeout: Option<SimDuration>) -> Option<SimDuration> {
+        let now = sim.now;
+        let layer = sim.station(self.0);
+        let deadline = layer.calls[s as usize].deadline;
+        let timeout = match (timeout, deadline) {
+            (t, SimTime::NEVER) => t,
+            (None, d) => Some(d.saturating_since(now)),
+            (Some(t), d) => Some(t.min(d.saturating_since(now))),
         };
-        match launch {
-            Launch::Sent { tag, timeout } => {
-                // The attempt's timer is cut to the propagated deadline.
-                let timeout = match (timeout, deadline) {
-                    (t, SimTime::NEVER) => t,
-                    (None, d) => Some(d.saturating_since(now)),
-                    (Some(t), d) => Some(t.min(d.saturating_since(now))),
-                };
-                station.calls[s as usize].expiry = expiry(now, timeout);
-                station.counts.attempts += 1;
-                self.hop_send(st, s, tag);
-                if let Some(t) = timeout
-                    && self.station(st).callers.awaits(s, tag)
-                {
-                    self.after(t, Event::HopTimeout(hop(st, s), tag));
-                }
-            }
-            Launch::Refused(ending) => {
-                self.hop_release_slot(st);
-                self.hop_end(st, s, ending);
-            }
-        }
+        layer.calls[s as usize].expiry = expiry(now, timeout);
+        layer.counts.attempts += 1;
+        timeout
     }
-
-    /// Attempt `tag` of caller slot `s` leaves for station `st`.
-    fn hop_send(&mut self, st: usize, s: u32, tag: u32) {
-        let station = self.station(st);
-        if station.network.is_instant() {
-            self.hop_arrive(st, s, tag);
-        } else {
-            let stream = station.stream(s, tag);
-            let d = station.network.first_leg(s, stream);
-            self.after(d, Event::HopArrive(hop(st, s), tag));
-        }
+    #[inline]
+    fn arrived(self, sim: &mut Sim<'_>, s: u32, tag: u32) {
+        let now = sim.now;
+        let layer = sim.station(self.0);
+        let first = layer.callers.is_first(s, tag);
+        layer.tally.arrival(now, first);
     }
-
-    /// Attempt `tag` of caller slot `s` reaches station `st`'s server.
-    fn hop_arrive(&mut self, st: usize, s: u32, tag: u32) {
-        let now = self.now;
-        let station = self.station(st);
-        let first = station.callers.is_first(s, tag);
-        station.tally.arrival(now, first);
-        let visit = Visit {
-            client: s,
-            tag,
-            stream: station.stream(s, tag),
-        };
-        match station.server.admit(now, visit) {
-            Admission::Serve { slot, service } => {
-                self.after(service, Event::HopDone(hop(st, slot)))
-            }
-            Admission::Wait | Admission::Drop => {}
-            Admission::Reject { answer, hint } => self.hop_answer(st, s, tag, answer, hint, 0),
-            // A chain's layers are queues (checked by the scenario).
-            Admission::Read { .. } => self.hop_answer(st, s, tag, Answer::Status(501), None, 0),
-        }
+    /// Drops are not tallied below layer 1.
+    #[inline]
+    fn dropped(self, _: &mut Sim<'_>) {}
+    /// Rejections are not tallied below layer 1.
+    #[inline]
+    fn rejected(self, _: &mut Sim<'_>, _: bool) {}
+    /// A chain's layers are queues (checked by the scenario).
+    fn read(self, sim: &mut Sim<'_>, s: u32, tag: u32, _: u32) {
+        sim.answer(self, s, tag, Answer::Status(501), None, 0);
     }
-
-    /// Worker `w` of station `st` finished its own service: the last layer answers, a
-    /// calling layer calls the next.
-    fn hop_done(&mut self, st: usize, w: u32) {
-        if st == self.chain.as_ref().map_or(0, |c| c.inner.len()) {
-            self.hop_release(st, w, Answer::OK, 0);
-        } else {
-            self.call_down(st + 1, w);
-        }
+    #[inline]
+    fn worked(self, sim: &mut Sim<'_>, work: u64, awaited: bool, answer: Answer) {
+        sim.station(self.0).tally.work(work, awaited, answer);
     }
-
-    /// Worker `w` of station `st` (1 and up) is done with its attempt, `held` nanoseconds
-    /// after its own service: the answer goes back, then the worker takes the next waiting
-    /// attempt.
-    fn hop_release(&mut self, st: usize, w: u32, answer: Answer, held: u64) {
-        let now = self.now;
-        let station = self.station(st);
-        let job = station.server.depart(w);
-        let work = job.work + held;
-        let awaited = station.callers.awaits(job.client, job.tag);
-        station.tally.work(work, awaited, answer);
-        if awaited {
-            self.hop_answer(st, job.client, job.tag, answer, None, work);
-        }
-        let station = self.station(st);
-        let callers = &station.callers;
-        if let Some((c, tag)) = station
-            .server
-            .next_waiting(w, false, |c, tag| callers.awaits(c, tag))
-        {
-            let visit = Visit {
-                client: c,
-                tag,
-                stream: station.stream(c, tag),
-            };
-            let service = station.server.serve(now, w, visit);
-            self.after(service, Event::HopDone(hop(st, w)));
-        }
+    #[inline]
+    fn wasted(self, sim: &mut Sim<'_>, work: u64) {
+        sim.station(self.0).tally.wasted_ns += work as u128;
     }
-
-    /// Sends `answer` from station `st` back to caller slot `s`, if it still waits for
-    /// attempt `tag`; `work` is the worker time spent on it.
-    fn hop_answer(
-        &mut self,
-        st: usize,
-        s: u32,
-        tag: u32,
-        answer: Answer,
-        hint: Option<SimDuration>,
-        work: u64,
-    ) {
-        let station = self.station(st);
-        if !station.callers.awaits(s, tag) {
-            return;
-        }
-        if station.network.is_instant() {
-            self.hop_receive(st, s, tag, answer, hint);
-        } else {
-            let d = station.network.reply_leg(s, tag, work, answer, hint);
-            self.after(d, Event::HopReply(hop(st, s), tag));
-        }
+    #[inline]
+    fn answered(self, sim: &mut Sim<'_>, s: u32, answer: Answer) {
+        self.call(sim, s).last = Some(answer);
     }
-
-    /// An answer reaches caller slot `s` of station `st`.
-    fn hop_receive(
-        &mut self,
-        st: usize,
-        s: u32,
-        tag: u32,
-        answer: Answer,
-        hint: Option<SimDuration>,
-    ) {
-        let station = self.station(st);
-        if !station.callers.awaits(s, tag) {
-            return;
-        }
-        station.calls[s as usize].last = Some(answer);
-        self.hop_conclude(st, s, answer.outcome(), hint);
+    #[inline]
+    fn timed_out(self, sim: &mut Sim<'_>, s: u32) {
+        self.call(sim, s).last = Some(GATEWAY_TIMEOUT);
     }
-
-    /// The timer of attempt `tag` of caller slot `s` of station `st` fired.
-    fn hop_timeout(&mut self, st: usize, s: u32, tag: u32) {
-        let station = self.station(st);
-        if !station.callers.awaits(s, tag) {
-            return;
-        }
-        // A served answer already on its way back is now work nobody will use.
-        if let Some(work) = station.network.reply_work(s, tag) {
-            station.tally.wasted_ns += work as u128;
-        }
-        station.calls[s as usize].last = Some(GATEWAY_TIMEOUT);
-        self.hop_conclude(st, s, Outcome::Timeout, None);
-    }
-
-    /// Caller slot `s`'s attempt ended with `outcome`: it sleeps or its request ends.
-    fn hop_conclude(&mut self, st: usize, s: u32, outcome: Outcome, hint: Option<SimDuration>) {
-        self.hop_release_slot(st);
-        let now = self.now;
-        let station = self.station(st);
-        let deadline = station.calls[s as usize].deadline;
-        match station.callers.conclude(s, now, outcome, hint) {
-            // A retry that could not be sent before the propagated deadline is not taken, as
-            // with the layer's own deadline.
-            Next::Sleep(sleep) if now + sleep >= deadline => {
-                station.callers.forgo_retry(s);
-                self.hop_end(st, s, Ending::GaveUpDeadline)
-            }
-            Next::Sleep(sleep) => self.after(sleep, Event::HopWake(hop(st, s))),
-            Next::End(ending) => self.hop_end(st, s, ending),
-        }
-    }
-
-    /// Frees a limiter slot of station `st`'s callers; a waiter handed it launches by event.
-    fn hop_release_slot(&mut self, st: usize) {
-        if let Some(next) = self.station(st).callers.release_slot() {
-            self.after(SimDuration::ZERO, Event::HopLaunch(hop(st, next)));
-        }
-    }
-
-    /// Caller slot `s`'s request to station `st` ends: its worker above answers upstream.
-    fn hop_end(&mut self, st: usize, s: u32, ending: Ending) {
-        let now = self.now;
-        let station = self.station(st);
-        if station.callers.end(s).is_none() {
-            self.recorder.ledger_fault();
-            return;
-        }
-        station.counts.record(ending);
-        let call = station.calls[s as usize];
+    /// The worker above that waited for caller slot `s` answers its own caller: OK, or
+    /// what [`upstream`] makes of the last answer it received.
+    fn ended(self, sim: &mut Sim<'_>, s: u32, ending: Ending, _: Request) {
+        let now = sim.now;
+        let layer = sim.station(self.0);
+        layer.counts.record(ending);
+        let call = layer.calls[s as usize];
         let held = now.saturating_since(call.since).as_nanos();
         if ending == Ending::Succeeded {
-            station.tally.succeeded_ns += held as u128;
+            layer.tally.succeeded_ns += held as u128;
         }
         let answer = match ending {
             Ending::Succeeded => Answer::OK,
-            _ => upstream(call.last, station.on_give_up),
+            _ => upstream(call.last, layer.on_give_up),
         };
-        if st == 1 {
-            self.release(s, answer, held);
+        if self.0 == 1 {
+            sim.release(Edge, s, answer, held);
         } else {
-            self.hop_release(st - 1, s, answer, held);
+            sim.release(Below(self.0 - 1), s, answer, held);
         }
     }
 }
