@@ -218,7 +218,11 @@ fn file_names_are_spelled_in_the_folder_module_alone() {
     sources(&repo().join("src"), None, &mut files);
     for (_, _, file) in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = production_code(&text);
+        // A module's `tests.rs` is its unit tests, moved out of its file.
+        let code = match file.file_name().is_some_and(|f| f == "tests.rs") {
+            true => "",
+            false => production_code(&text),
+        };
         for name in names
             .iter()
             .filter(|n| file != names_rs && code.contains(n.as_str()))
@@ -233,5 +237,32 @@ fn file_names_are_spelled_in_the_folder_module_alone() {
         spelled.is_empty(),
         "file names outside src/folder/names.rs:\n{}",
         spelled.join("\n")
+    );
+}
+
+/// Every `x.rs` under `dir` that has a directory `x/` beside it.
+fn split_modules(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.with_extension("rs").is_file() {
+                out.push(path.with_extension("rs"));
+            }
+            split_modules(&path, out);
+        }
+    }
+}
+
+/// One convention for module files (docs/architecture.md, "Conventions"): a module with
+/// children is a directory with its `mod.rs`, never `x.rs` beside `x/`.
+#[test]
+fn a_module_with_children_is_a_directory_with_its_mod_rs() {
+    let mut split = Vec::new();
+    for root in ["src", "crates/jitterlab-retry/src", "crates/peers/src"] {
+        split_modules(&repo().join(root), &mut split);
+    }
+    assert!(
+        split.is_empty(),
+        "modules written as x.rs beside x/ (move x.rs to x/mod.rs): {split:#?}"
     );
 }
