@@ -114,7 +114,7 @@ fn integral_is_closed_form_per_segment() {
     assert!(close(p.integral(at(7.0)), 20.0));
 }
 
-/// The constant-rate open workload exactly as `engine.rs` schedules it: the first arrival at
+/// The constant-rate open workload exactly as `sim::engine` schedules it: the first arrival at
 /// `start + exponential(mean)`, each next at `now + exponential(mean)`, kept while `< end`.
 fn engine_poisson(rate: f64, start: SimDuration, duration: SimDuration, seed: u64) -> Vec<SimTime> {
     let mut rng = arrivals_stream(seed);
