@@ -19,6 +19,15 @@ pub const DEFAULT_STRATEGIES: [Jitter; 4] = [
     Jitter::Decorrelated,
 ];
 
+/// `backoff.base` when absent.
+pub const DEFAULT_BASE: &str = "50ms";
+
+/// `backoff.multiplier` when absent.
+pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+
+/// `backoff.cap` when absent.
+pub const DEFAULT_CAP: &str = "2s";
+
 /// `[backoff]`; strategies are read by hand for errors that name `backoff.strategies[i]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -34,9 +43,9 @@ pub struct BackoffFile {
 pub fn backoff_defaults(b: &BackoffFile) -> Result<BackoffParams> {
     Ok(BackoffParams {
         jitter: Jitter::Full,
-        base: dur("backoff.base", &b.base, "50ms")?.to_std(),
-        multiplier: b.multiplier.unwrap_or(2.0),
-        cap: dur("backoff.cap", &b.cap, "2s")?.to_std(),
+        base: dur("backoff.base", &b.base, DEFAULT_BASE)?.to_std(),
+        multiplier: b.multiplier.unwrap_or(DEFAULT_MULTIPLIER),
+        cap: dur("backoff.cap", &b.cap, DEFAULT_CAP)?.to_std(),
         growth: b.growth.unwrap_or(DEFAULT_GROWTH),
         factor: b.factor.unwrap_or(DEFAULT_FACTOR),
     })

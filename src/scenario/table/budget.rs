@@ -73,7 +73,20 @@ pub fn budget_defaults(kind: &str) -> Result<BudgetConfig, ValueError> {
 pub fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
     let key = |k: &str| format!("{table}.{k}");
     let mut config = budget_defaults(&b.kind).map_err(|e| Error::for_key(key("kind"), e))?;
-    // Each kind takes its own keys; a key of another kind is a mistake worth naming.
+    refuse_other_kinds_keys(table, b, &config)?;
+    set_given_keys(table, b, &mut config)?;
+    config.validate().map_err(under(table))?;
+    // Brooker's two kinds are per client unless told otherwise, as in his simulator.
+    let default_scope = if config.per_client_by_default() {
+        Scope::Client
+    } else {
+        Scope::Shared
+    };
+    Ok((config, scope_or(&key("scope"), &b.scope, default_scope)?))
+}
+
+/// Each kind takes its own keys; a key of another kind is a mistake worth naming.
+fn refuse_other_kinds_keys(table: &str, b: &BudgetFile, config: &BudgetConfig) -> Result<()> {
     let given = [
         ("capacity", b.capacity.is_some()),
         ("retry_cost", b.retry_cost.is_some()),
@@ -105,46 +118,25 @@ pub fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
         BudgetConfig::RetryBreaker(_) => &["ratio"],
         BudgetConfig::Concurrency { .. } => &["percent", "min_concurrency"],
     };
-    if let Some((k, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
-        return Err(Error::invalid(
-            key(k),
+    match given.iter().find(|(k, g)| *g && !own.contains(k)) {
+        Some((k, _)) => Err(Error::invalid(
+            format!("{table}.{k}"),
             "given",
             format!(
                 "not used when {table}.kind = \"{}\" (its keys: {}); remove it",
                 config.kind(),
                 own.join(", ")
             ),
-        ));
+        )),
+        None => Ok(()),
     }
-    match &mut config {
-        BudgetConfig::TokenBucket {
-            capacity,
-            retry_cost,
-            timeout_cost,
-            throttling_cost,
-            success_refund,
-        } => {
-            [
-                ("capacity", b.capacity, &mut *capacity),
-                ("retry_cost", b.retry_cost, &mut *retry_cost),
-                ("timeout_cost", b.timeout_cost, timeout_cost),
-                ("success_refund", b.success_refund, success_refund),
-            ]
-            .into_iter()
-            .try_for_each(|(k, given, slot)| {
-                *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
-                Ok::<_, Error>(())
-            })?;
-            // A throttling answer costs what any retry costs unless told otherwise.
-            let default = i64::from(*retry_cost);
-            *throttling_cost = count(
-                &key("throttling_cost"),
-                b.throttling_cost,
-                default,
-                0,
-                u32::MAX as i64,
-            )?;
-        }
+}
+
+/// Sets the keys the table gives over its kind's defaults.
+fn set_given_keys(table: &str, b: &BudgetFile, config: &mut BudgetConfig) -> Result<()> {
+    let key = |k: &str| format!("{table}.{k}");
+    match config {
+        BudgetConfig::TokenBucket { .. } => set_token_bucket_keys(table, b, config)?,
         BudgetConfig::Ratio {
             percent,
             min_per_sec,
@@ -194,14 +186,43 @@ pub fn budget(table: &str, b: &BudgetFile) -> Result<(BudgetConfig, Scope)> {
             )?;
         }
     }
-    config.validate().map_err(under(table))?;
-    // Brooker's two kinds are per client unless told otherwise, as in his simulator.
-    let default_scope = if config.per_client_by_default() {
-        Scope::Client
-    } else {
-        Scope::Shared
+    Ok(())
+}
+
+/// A token bucket's counts; `throttling_cost` follows `retry_cost` unless given.
+fn set_token_bucket_keys(table: &str, b: &BudgetFile, config: &mut BudgetConfig) -> Result<()> {
+    let BudgetConfig::TokenBucket {
+        capacity,
+        retry_cost,
+        timeout_cost,
+        throttling_cost,
+        success_refund,
+    } = config
+    else {
+        return Ok(());
     };
-    Ok((config, scope_or(&key("scope"), &b.scope, default_scope)?))
+    let key = |k: &str| format!("{table}.{k}");
+    [
+        ("capacity", b.capacity, &mut *capacity),
+        ("retry_cost", b.retry_cost, &mut *retry_cost),
+        ("timeout_cost", b.timeout_cost, timeout_cost),
+        ("success_refund", b.success_refund, success_refund),
+    ]
+    .into_iter()
+    .try_for_each(|(k, given, slot)| {
+        *slot = count(&key(k), given, i64::from(*slot), 0, u32::MAX as i64)?;
+        Ok::<_, Error>(())
+    })?;
+    // A throttling answer costs what any retry costs unless told otherwise.
+    let default = i64::from(*retry_cost);
+    *throttling_cost = count(
+        &key("throttling_cost"),
+        b.throttling_cost,
+        default,
+        0,
+        u32::MAX as i64,
+    )?;
+    Ok(())
 }
 
 /// A budget table: its kind, scope and every parameter.

@@ -21,6 +21,27 @@ use crate::scenario::file::CountOr;
 use crate::sim::ClientConfig;
 use crate::time::{SimDuration, format_limit};
 
+/// `client.timeout` when absent.
+pub const DEFAULT_TIMEOUT: &str = "1s";
+
+/// `client.deadline` when absent.
+pub const DEFAULT_DEADLINE: &str = "off";
+
+/// `client.max_attempts` when absent.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
+/// `client.retry_after` when absent: wait at least what the server asks.
+pub const DEFAULT_RETRY_AFTER: &str = "at_least";
+
+/// `client.retry_after_max` and `client.retry_after_max_extra` when absent.
+pub const NO_LIMIT: &str = "off";
+
+/// `client.idempotent` when absent.
+pub const DEFAULT_IDEMPOTENT: bool = true;
+
+/// `client.idempotency_key` when absent.
+pub const DEFAULT_IDEMPOTENCY_KEY: bool = false;
+
 /// `[client]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -56,8 +77,8 @@ pub fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
     let retry_on = outcome_set(&k("retry_on"), &c.retry_on, RetryOn::default())?;
     let throttling_on = outcome_set(&k("throttling_on"), &c.throttling_on, throttling_default())?;
     let idempotency = match (
-        c.idempotent.unwrap_or(true),
-        c.idempotency_key.unwrap_or(false),
+        c.idempotent.unwrap_or(DEFAULT_IDEMPOTENT),
+        c.idempotency_key.unwrap_or(DEFAULT_IDEMPOTENCY_KEY),
     ) {
         (true, _) => Idempotency::Idempotent,
         (false, true) => Idempotency::WithKey,
@@ -91,12 +112,12 @@ pub fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
         1,
     )?;
     Ok(ClientConfig {
-        timeout: limit(&k("timeout"), &c.timeout, "1s")?,
-        deadline: limit(&k("deadline"), &c.deadline, "off")?,
+        timeout: limit(&k("timeout"), &c.timeout, DEFAULT_TIMEOUT)?,
+        deadline: limit(&k("deadline"), &c.deadline, DEFAULT_DEADLINE)?,
         max_attempts: count_or(
             &k("max_attempts"),
             &c.max_attempts,
-            Some(5),
+            Some(DEFAULT_MAX_ATTEMPTS),
             &["unlimited"],
             1,
         )?,
@@ -105,12 +126,17 @@ pub fn client(table: &str, c: &ClientFile) -> Result<ClientConfig> {
             mode: c
                 .retry_after
                 .as_deref()
-                .unwrap_or("at_least")
+                .unwrap_or(DEFAULT_RETRY_AFTER)
                 .parse()
                 .map_err(|e| Error::for_key(k("retry_after"), e))?,
-            max: limit(&k("retry_after_max"), &c.retry_after_max, "off")?.map(SimDuration::to_std),
-            max_extra: limit(&k("retry_after_max_extra"), &c.retry_after_max_extra, "off")?
+            max: limit(&k("retry_after_max"), &c.retry_after_max, NO_LIMIT)?
                 .map(SimDuration::to_std),
+            max_extra: limit(
+                &k("retry_after_max_extra"),
+                &c.retry_after_max_extra,
+                NO_LIMIT,
+            )?
+            .map(SimDuration::to_std),
             header: header(&k("retry_after_header"), &c.retry_after_header)?,
         },
         throttling_on,

@@ -9,6 +9,9 @@ use crate::scenario::file::{CountOr, StatusOr};
 use crate::sim::faults::{Fault, FaultKind, OutageAnswer};
 use crate::time::{SimDuration, SimTime};
 
+/// The status of an `outage` or `errors` window when absent.
+pub const DEFAULT_STATUS: u16 = 503;
+
 /// One `[[faults]]` entry.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +43,7 @@ pub fn fault(key: &str, f: &FaultFile) -> Result<Fault> {
             only_for(&k("share"), &f.share, &k("kind"), "outage")?;
             only_for(&k("factor"), &f.factor, &k("kind"), "outage")?;
             FaultKind::Outage(match &f.status {
-                None => OutageAnswer::Status(503),
+                None => OutageAnswer::Status(DEFAULT_STATUS),
                 Some(CountOr::Count(n)) => OutageAnswer::Status(status(&k("status"), *n)?),
                 Some(CountOr::Word(w)) if w == "drop" => OutageAnswer::Drop,
                 Some(CountOr::Word(w)) if w == "reset" => OutageAnswer::Reset,
@@ -65,7 +68,7 @@ pub fn fault(key: &str, f: &FaultFile) -> Result<Fault> {
                 "a number from 0 to 1",
             )?;
             let status = match &f.status {
-                None => 503,
+                None => DEFAULT_STATUS,
                 Some(CountOr::Count(n)) => status(&k("status"), *n)?,
                 Some(CountOr::Word(w)) => {
                     return Err(Error::invalid(

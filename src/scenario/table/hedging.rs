@@ -13,6 +13,12 @@ use crate::sim::hedge::{Cancel, HedgeConfig, HedgeDelay, MAX_COPIES};
 use crate::sim::{ClientConfig, ServerConfig, Strategy};
 use crate::time::SimDuration;
 
+/// `hedging.max_attempts` when absent: the request and one copy (gRFC A6).
+pub const DEFAULT_MAX_ATTEMPTS: i64 = 2;
+
+/// `hedging.cancel` when absent: the server drops a cancelled copy still in its queue.
+pub const DEFAULT_CANCEL: &str = "waiting";
+
 /// `client.hedging`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -69,11 +75,11 @@ pub fn hedging(table: &str, h: &HedgingFile) -> Result<HedgeConfig> {
     let max_attempts = count(
         &key("max_attempts"),
         h.max_attempts,
-        2,
+        DEFAULT_MAX_ATTEMPTS,
         2,
         i64::from(MAX_COPIES),
     )?;
-    let cancel = match h.cancel.as_deref().unwrap_or("waiting") {
+    let cancel = match h.cancel.as_deref().unwrap_or(DEFAULT_CANCEL) {
         "waiting" => Cancel::Waiting,
         "never" => Cancel::Never,
         other => {

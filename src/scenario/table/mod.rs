@@ -1,5 +1,15 @@
-//! One module per scenario table (docs/scenario.md's sections): each owns its serde structs,
-//! its defaults, its checks and its write-back to the resolved file.
+//! One module per scenario table, in docs/scenario.md's sections: each owns its serde
+//! structs, its defaults (named constants), its checks and its write-back to the resolved
+//! file. Adding a key is a change to its table's module and its row in docs/scenario.md.
+//!
+//! The grouping follows the TOML tables. `client.budget` has a module of its own (six kinds,
+//! each with its own keys); the client's three smaller guards (`breaker`, `throttle`,
+//! `adaptive_rate`) share [`guards`]; `client.hedging` is [`hedging`], which also owns the check
+//! of what hedging needs from the other tables. `[backoff]`'s shared keys ([`backoff`]) and its
+//! `strategies` list ([`strategies`]: presets, client overrides, `throttling_backoff`, layer
+//! overrides) are two modules because a strategy is a table of its own. A distribution
+//! ([`dist`]) is a value shape two tables use. `[sweep]` is [`super::sweep`] and `[playground]`
+//! [`super::playground`], which read them by hand.
 
 pub mod backoff;
 pub mod budget;

@@ -21,6 +21,30 @@ use crate::time::SimDuration;
 /// The most workers of a queue server (`server.workers`, `layers[].server.workers`).
 pub const MAX_WORKERS: i64 = 10_000_000;
 
+/// `server.kind` when absent.
+pub const DEFAULT_KIND: &str = "queue";
+
+/// `server.workers` when absent.
+pub const DEFAULT_WORKERS: i64 = 100;
+
+/// `server.queue` when absent.
+pub const DEFAULT_QUEUE: u32 = 1000;
+
+/// The mean of `server.service` when absent (exponentially distributed).
+pub const DEFAULT_SERVICE_MEAN: SimDuration = SimDuration::from_millis(10);
+
+/// `server.contention` when absent.
+pub const DEFAULT_CONTENTION: &str = "0ms";
+
+/// `server.overload_status` when absent.
+pub const DEFAULT_OVERLOAD_STATUS: i64 = 503;
+
+/// `server.retry_after` when absent: no hint.
+pub const DEFAULT_RETRY_AFTER: &str = "off";
+
+/// `server.drop_expired` when absent.
+pub const DEFAULT_DROP_EXPIRED: bool = false;
+
 /// `[server]`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -48,63 +72,9 @@ pub struct RateLimitFile {
 /// The server table at `table` (`server`, or a chain's `layers[i].server`).
 pub fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
     let k = |key: &str| format!("{table}.{key}");
-    let kind = s.kind.as_deref().unwrap_or("queue");
+    let kind = s.kind.as_deref().unwrap_or(DEFAULT_KIND);
     match kind {
-        "queue" => {
-            let retry_after = match s.retry_after.as_deref().unwrap_or("off") {
-                "off" => RetryAfterHint::Off,
-                "drain" => RetryAfterHint::Drain,
-                text => RetryAfterHint::Fixed(text.parse().map_err(|_| {
-                    Error::invalid(
-                        k("retry_after"),
-                        format!("{text:?}"),
-                        "\"off\", \"drain\" or a duration such as \"2s\"",
-                    )
-                })?),
-            };
-            let rate_limit = match &s.rate_limit {
-                None => None,
-                Some(r) => Some(RateLimit {
-                    rate: finite(
-                        &k("rate_limit.rate"),
-                        r.rate,
-                        r.rate > 0.0,
-                        "a number of requests per second above 0",
-                    )?,
-                    burst: count(&k("rate_limit.burst"), Some(r.burst), 1, 1, u32::MAX as i64)?,
-                }),
-            };
-            let workers = match &s.workers {
-                Some(CountOr::Word(w)) if w == "unlimited" => UNLIMITED_WORKERS,
-                Some(CountOr::Word(w)) => {
-                    return Err(Error::invalid(
-                        k("workers"),
-                        format!("{w:?}"),
-                        format!("an integer from 1 to {MAX_WORKERS}, or \"unlimited\""),
-                    ));
-                }
-                Some(CountOr::Count(n)) => count(&k("workers"), Some(*n), 100, 1, MAX_WORKERS)?,
-                None => 100,
-            };
-            Ok(ServerConfig::Queue(QueueConfig {
-                workers,
-                queue: count_or(&k("queue"), &s.queue, Some(1000), &["unbounded"], 0)?,
-                service: dist(
-                    &k("service"),
-                    &s.service,
-                    Dist::Exponential {
-                        mean: SimDuration::from_millis(10),
-                    },
-                    dir,
-                )?,
-                contention: dur(&k("contention"), &s.contention, "0ms")?,
-                overload_status: status(&k("overload_status"), s.overload_status.unwrap_or(503))?,
-                retry_after,
-                retry_after_header: header(&k("retry_after_header"), &s.retry_after_header)?,
-                rate_limit,
-                drop_expired: s.drop_expired.unwrap_or(false),
-            }))
-        }
+        "queue" => queue_server(table, s, dir),
         "occ" => {
             only_for(&k("workers"), &s.workers, &k("kind"), kind)?;
             only_for(&k("queue"), &s.queue, &k("kind"), kind)?;
@@ -127,6 +97,93 @@ pub fn server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerC
             format!("{other:?}"),
             "\"queue\" or \"occ\"",
         )),
+    }
+}
+
+/// A queue server's keys, defaults applied.
+fn queue_server(table: &str, s: &ServerFile, dir: Option<&Path>) -> Result<ServerConfig> {
+    let k = |key: &str| format!("{table}.{key}");
+    let retry_after = retry_after_hint(&k("retry_after"), &s.retry_after)?;
+    let rate_limit = s
+        .rate_limit
+        .as_ref()
+        .map(|r| rate_limit(&k("rate_limit"), r))
+        .transpose()?;
+    let workers = workers(&k("workers"), &s.workers)?;
+    Ok(ServerConfig::Queue(QueueConfig {
+        workers,
+        queue: count_or(
+            &k("queue"),
+            &s.queue,
+            Some(DEFAULT_QUEUE),
+            &["unbounded"],
+            0,
+        )?,
+        service: dist(
+            &k("service"),
+            &s.service,
+            Dist::Exponential {
+                mean: DEFAULT_SERVICE_MEAN,
+            },
+            dir,
+        )?,
+        contention: dur(&k("contention"), &s.contention, DEFAULT_CONTENTION)?,
+        overload_status: status(
+            &k("overload_status"),
+            s.overload_status.unwrap_or(DEFAULT_OVERLOAD_STATUS),
+        )?,
+        retry_after,
+        retry_after_header: header(&k("retry_after_header"), &s.retry_after_header)?,
+        rate_limit,
+        drop_expired: s.drop_expired.unwrap_or(DEFAULT_DROP_EXPIRED),
+    }))
+}
+
+/// `server.retry_after` at `key`: `"off"`, `"drain"` or a fixed duration.
+fn retry_after_hint(key: &str, value: &Option<String>) -> Result<RetryAfterHint> {
+    Ok(match value.as_deref().unwrap_or(DEFAULT_RETRY_AFTER) {
+        "off" => RetryAfterHint::Off,
+        "drain" => RetryAfterHint::Drain,
+        text => RetryAfterHint::Fixed(text.parse().map_err(|_| {
+            Error::invalid(
+                key,
+                format!("{text:?}"),
+                "\"off\", \"drain\" or a duration such as \"2s\"",
+            )
+        })?),
+    })
+}
+
+/// `server.rate_limit` at `key`.
+fn rate_limit(key: &str, r: &RateLimitFile) -> Result<RateLimit> {
+    Ok(RateLimit {
+        rate: finite(
+            &format!("{key}.rate"),
+            r.rate,
+            r.rate > 0.0,
+            "a number of requests per second above 0",
+        )?,
+        burst: count(
+            &format!("{key}.burst"),
+            Some(r.burst),
+            1,
+            1,
+            u32::MAX as i64,
+        )?,
+    })
+}
+
+/// `server.workers` at `key`: a count or `"unlimited"`.
+fn workers(key: &str, value: &Option<CountOr>) -> Result<u32> {
+    match value {
+        Some(CountOr::Word(w)) if w == "unlimited" => Ok(UNLIMITED_WORKERS),
+        Some(CountOr::Word(w)) => Err(Error::invalid(
+            key,
+            format!("{w:?}"),
+            format!("an integer from 1 to {MAX_WORKERS}, or \"unlimited\""),
+        )),
+        Some(CountOr::Count(n)) => count(key, Some(*n), DEFAULT_WORKERS, 1, MAX_WORKERS),
+        None => Ok(DEFAULT_WORKERS as u32),
     }
 }
 

@@ -13,6 +13,33 @@ use crate::time::SimDuration;
 /// runs go on in parallel, one per core.
 pub const MAX_SIMULATED_CLIENTS: i64 = 10_000_000;
 
+/// `workload.kind` when absent.
+pub const DEFAULT_KIND: &str = "burst";
+
+/// `workload.start` when absent.
+pub const DEFAULT_START: &str = "0s";
+
+/// A burst's `workload.clients` when absent.
+pub const DEFAULT_BURST_CLIENTS: i64 = 1000;
+
+/// A burst's `workload.spread` when absent: every client at the same instant.
+pub const DEFAULT_SPREAD: &str = "0ms";
+
+/// `workload.clients` of the closed and `poisson_clients` kinds when absent.
+pub const DEFAULT_CLIENTS: i64 = 100;
+
+/// An open (`poisson`) workload's `workload.rate` when absent, in requests per second.
+pub const DEFAULT_POISSON_RATE: f64 = 100.0;
+
+/// Each `poisson_clients` client's `workload.rate` when absent, in requests per second.
+pub const DEFAULT_CLIENT_RATE: f64 = 10.0;
+
+/// `workload.duration` of the open kinds when absent.
+pub const DEFAULT_DURATION: &str = "60s";
+
+/// A closed client's `workload.think` when absent.
+pub const DEFAULT_THINK: &str = "1s";
+
 /// `[workload]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -38,8 +65,8 @@ pub struct SpikeFile {
 }
 
 pub fn workload(w: &WorkloadFile) -> Result<Workload> {
-    let kind = w.kind.as_deref().unwrap_or("burst");
-    let start = dur("workload.start", &w.start, "0s")?;
+    let kind = w.kind.as_deref().unwrap_or(DEFAULT_KIND);
+    let start = dur("workload.start", &w.start, DEFAULT_START)?;
     match kind {
         "burst" => {
             only_for("workload.rate", &w.rate, "workload.kind", kind)?;
@@ -50,20 +77,20 @@ pub fn workload(w: &WorkloadFile) -> Result<Workload> {
                 clients: count(
                     "workload.clients",
                     w.clients,
-                    1000,
+                    DEFAULT_BURST_CLIENTS,
                     1,
                     MAX_SIMULATED_CLIENTS,
                 )?,
                 start,
-                spread: dur("workload.spread", &w.spread, "0ms")?,
+                spread: dur("workload.spread", &w.spread, DEFAULT_SPREAD)?,
             })
         }
         "poisson" => {
             only_for("workload.clients", &w.clients, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let rate = poisson_rate(&w.rate, 100.0, &w.spike)?;
-            let duration = dur("workload.duration", &w.duration, "60s")?;
+            let rate = poisson_rate(&w.rate, DEFAULT_POISSON_RATE, &w.spike)?;
+            let duration = dur("workload.duration", &w.duration, DEFAULT_DURATION)?;
             at_most_max_requests(Workload::Poisson {
                 rate,
                 start,
@@ -75,9 +102,15 @@ pub fn workload(w: &WorkloadFile) -> Result<Workload> {
             only_for("workload.spike", &w.spike, "workload.kind", kind)?;
             only_for("workload.duration", &w.duration, "workload.kind", kind)?;
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
-            let think = positive_dur("workload.think", &w.think, "1s")?;
+            let think = positive_dur("workload.think", &w.think, DEFAULT_THINK)?;
             Ok(Workload::Closed {
-                clients: count("workload.clients", w.clients, 100, 1, MAX_SIMULATED_CLIENTS)?,
+                clients: count(
+                    "workload.clients",
+                    w.clients,
+                    DEFAULT_CLIENTS,
+                    1,
+                    MAX_SIMULATED_CLIENTS,
+                )?,
                 think,
                 start,
             })
@@ -85,10 +118,16 @@ pub fn workload(w: &WorkloadFile) -> Result<Workload> {
         "poisson_clients" => {
             only_for("workload.spread", &w.spread, "workload.kind", kind)?;
             only_for("workload.think", &w.think, "workload.kind", kind)?;
-            let clients = count("workload.clients", w.clients, 100, 1, MAX_SIMULATED_CLIENTS)?;
+            let clients = count(
+                "workload.clients",
+                w.clients,
+                DEFAULT_CLIENTS,
+                1,
+                MAX_SIMULATED_CLIENTS,
+            )?;
             // Each client's own profile: the same shape for every client.
-            let rate = poisson_rate(&w.rate, 10.0, &w.spike)?;
-            let duration = dur("workload.duration", &w.duration, "60s")?;
+            let rate = poisson_rate(&w.rate, DEFAULT_CLIENT_RATE, &w.spike)?;
+            let duration = dur("workload.duration", &w.duration, DEFAULT_DURATION)?;
             at_most_max_requests(Workload::PoissonClients {
                 clients,
                 rate,
