@@ -8,7 +8,8 @@
 //! places the key where its value was written (a line and column, a `--set`, a sweep point).
 //!
 //! The cross-table checks live where their conclusion belongs: [`hedging::hedging_fits`] (what
-//! a hedging client needs of the server, network and chain) with the hedging table; the
+//! a hedging client needs of the server, network and chain) with the hedging table, the
+//! recovery trigger (from the faults or the workload) with the recovery table; the
 //! checks whose refusal names a key of several tables (an OCC server needs a burst, no client
 //! may retry forever at one instant, a strategy's layer overrides need the layers) here.
 
@@ -23,10 +24,8 @@ use super::table::{
 use crate::backoff::Jitter;
 use crate::error::{Error, Result};
 use crate::sim::dist::Dist;
-use crate::sim::faults::Fault;
 use crate::sim::workload::Workload;
 use crate::sim::{Chain, ClientConfig, Model, ServerConfig, Strategy};
-use crate::time::SimTime;
 
 /// Checks a whole file. `fallback_name` is used when the file has none.
 /// Files the scenario names (empirical samples) are read relative to `dir`.
@@ -59,7 +58,7 @@ pub(super) fn check(
     layer_overrides_fit(&strategies, chain.as_ref())?;
     hedging::hedging_fits(&strategies, &client, &latency, &server, chain.is_some())?;
     layer_overrides_need_layers(&strategies, chain.as_ref())?;
-    let trigger = trigger(&faults, chain.as_ref(), &workload);
+    let trigger = recovery::default_trigger(&faults, chain.as_ref(), &workload);
     Ok(Scenario {
         name,
         description: root::description(&file.description),
@@ -169,30 +168,4 @@ fn layer_overrides_need_layers(strategies: &[Strategy], chain: Option<&Chain>) -
         ));
     }
     Ok(())
-}
-
-/// The span whose recovery is measured: from the first fault window's start (of any layer)
-/// to the last one's end; without faults, from the first to the last span where the
-/// workload's rate profile is above its base (none when it stays above for good).
-fn trigger(
-    faults: &[Fault],
-    chain: Option<&Chain>,
-    workload: &Workload,
-) -> Option<(SimTime, SimTime)> {
-    let all_faults: Vec<&Fault> = faults
-        .iter()
-        .chain(
-            chain
-                .iter()
-                .flat_map(|c| c.hops.iter().flat_map(|h| h.faults.iter())),
-        )
-        .collect();
-    let spans: Vec<(SimTime, SimTime)> = if all_faults.is_empty() {
-        workload.trigger_windows()
-    } else {
-        all_faults.iter().map(|f| (f.start, f.end)).collect()
-    };
-    let start = spans.iter().map(|s| s.0).min()?;
-    let end = spans.iter().map(|s| s.1).max()?;
-    (end != SimTime::NEVER).then_some((start, end))
 }

@@ -31,7 +31,7 @@ impl Scenario {
             put("faults", faults::faults_list(&m.faults));
         }
         put("output", output::write(m.bucket));
-        put("recovery", recovery::write(&m.recovery));
+        put("recovery", recovery::write(m));
         if let Some(table) = recommend::write(self.min_success) {
             put("recommend", table);
         }

@@ -1,11 +1,16 @@
-//! `[recovery]`: when a run counts as recovered.
+//! `[recovery]`: the span whose recovery is measured (the trigger) and when a run counts as
+//! recovered.
 
 use serde::Deserialize;
 use toml::Value;
 
 use super::helpers::{finite, positive_dur, s, table};
 use crate::error::Result;
+use crate::sim::faults::Fault;
 use crate::sim::recovery::RecoveryConfig;
+use crate::sim::workload::Workload;
+use crate::sim::{Chain, Model};
+use crate::time::SimTime;
 
 /// `[recovery]`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -35,9 +40,35 @@ pub fn recovery(r: &RecoveryFile) -> Result<RecoveryConfig> {
 }
 
 /// `[recovery]` as written back.
-pub fn write(r: &RecoveryConfig) -> Value {
+pub fn write(m: &Model) -> Value {
     table(vec![
-        ("window", s(r.window)),
-        ("tolerance", Value::Float(r.tolerance)),
+        ("window", s(m.recovery.window)),
+        ("tolerance", Value::Float(m.recovery.tolerance)),
     ])
+}
+
+/// The span whose recovery is measured: from the first fault window's start (of any layer)
+/// to the last one's end; without faults, from the first to the last span where the
+/// workload's rate profile is above its base (none when it stays above for good).
+pub fn default_trigger(
+    faults: &[Fault],
+    chain: Option<&Chain>,
+    workload: &Workload,
+) -> Option<(SimTime, SimTime)> {
+    let all_faults: Vec<&Fault> = faults
+        .iter()
+        .chain(
+            chain
+                .iter()
+                .flat_map(|c| c.hops.iter().flat_map(|h| h.faults.iter())),
+        )
+        .collect();
+    let spans: Vec<(SimTime, SimTime)> = if all_faults.is_empty() {
+        workload.trigger_windows()
+    } else {
+        all_faults.iter().map(|f| (f.start, f.end)).collect()
+    };
+    let start = spans.iter().map(|s| s.0).min()?;
+    let end = spans.iter().map(|s| s.1).max()?;
+    (end != SimTime::NEVER).then_some((start, end))
 }
