@@ -58,7 +58,7 @@ pub(super) fn check(
     layer_overrides_fit(&strategies, chain.as_ref())?;
     hedging::hedging_fits(&strategies, &client, &latency, &server, chain.is_some())?;
     layer_overrides_need_layers(&strategies, chain.as_ref())?;
-    let trigger = recovery::default_trigger(&faults, chain.as_ref(), &workload);
+    let trigger = recovery::trigger(&file.recovery, &faults, chain.as_ref(), &workload)?;
     Ok(Scenario {
         name,
         description: root::description(&file.description),

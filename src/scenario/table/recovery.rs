@@ -4,13 +4,13 @@
 use serde::Deserialize;
 use toml::Value;
 
-use super::helpers::{finite, positive_dur, s, table};
-use crate::error::Result;
+use super::helpers::{duration, finite, positive_dur, s, table};
+use crate::error::{Error, Result};
 use crate::sim::faults::Fault;
 use crate::sim::recovery::RecoveryConfig;
 use crate::sim::workload::Workload;
 use crate::sim::{Chain, Model};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// `[recovery]`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -18,6 +18,9 @@ use crate::time::SimTime;
 pub struct RecoveryFile {
     pub window: Option<String>,
     pub tolerance: Option<f64>,
+    /// `["start", "end"]`: the trigger, instead of the one found from the faults or the
+    /// workload.
+    pub trigger: Option<Vec<String>>,
 }
 /// `recovery.window` when absent.
 pub const DEFAULT_WINDOW: &str = "10s";
@@ -39,12 +42,52 @@ pub fn recovery(r: &RecoveryFile) -> Result<RecoveryConfig> {
     })
 }
 
-/// `[recovery]` as written back.
+/// The span whose recovery is measured: `recovery.trigger` when given, else
+/// [`default_trigger`].
+pub fn trigger(
+    r: &RecoveryFile,
+    faults: &[Fault],
+    chain: Option<&Chain>,
+    workload: &Workload,
+) -> Result<Option<(SimTime, SimTime)>> {
+    let Some(given) = &r.trigger else {
+        return Ok(default_trigger(faults, chain, workload));
+    };
+    let [start, end] = given.as_slice() else {
+        return Err(Error::invalid(
+            "recovery.trigger",
+            format!("{given:?}"),
+            "two times [\"start\", \"end\"] such as [\"30s\", \"45s\"]",
+        ));
+    };
+    let at = |i: usize, text: &str| {
+        duration(&format!("recovery.trigger[{i}]"), text).map(|d| SimTime(d.as_nanos()))
+    };
+    let (from, to) = (at(0, start)?, at(1, end)?);
+    if to <= from {
+        return Err(Error::invalid(
+            "recovery.trigger[1]",
+            format!("{end:?}"),
+            format!("a time after recovery.trigger[0] ({start})"),
+        ));
+    }
+    Ok(Some((from, to)))
+}
+
+/// `[recovery]` as written back; `trigger` only when it is not the one found from the
+/// faults or the workload (the resolved files of earlier releases stay unchanged).
 pub fn write(m: &Model) -> Value {
-    table(vec![
+    let mut pairs = vec![
         ("window", s(m.recovery.window)),
         ("tolerance", Value::Float(m.recovery.tolerance)),
-    ])
+    ];
+    if let Some((start, end)) = m.trigger
+        && m.trigger != default_trigger(&m.faults, m.chain.as_ref(), &m.workload)
+    {
+        let time = |t: SimTime| s(SimDuration(t.as_nanos()));
+        pairs.push(("trigger", Value::Array(vec![time(start), time(end)])));
+    }
+    table(pairs)
 }
 
 /// The span whose recovery is measured: from the first fault window's start (of any layer)
