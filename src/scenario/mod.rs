@@ -22,15 +22,16 @@ pub mod presets;
 mod resolved;
 pub mod roles;
 mod sweep;
+mod table;
 mod warn;
 mod wording;
 
 use std::path::{Path, PathBuf};
 
-pub use check::DEFAULT_STRATEGIES;
 pub use playground::{Control, Knob, choice_text, entry_name};
 pub use roles::Role;
 pub use sweep::{Sweep, format_value};
+pub use table::backoff::DEFAULT_STRATEGIES;
 
 use crate::backoff::BackoffParams;
 use crate::cancel::CancelToken;

@@ -10,14 +10,36 @@
 //! [`Knob::assignment`] checks that text against the knob and turns it into the `KEY=VALUE`
 //! that `--set` takes, so the page's numbers are those of `jitterlab run --set KEY=VALUE`.
 
+use serde::Deserialize;
 use toml::Value;
 
-use super::file::{KnobFile, ScenarioFile};
+use super::file::ScenarioFile;
 use super::locate::{KeyPath, Step};
 use super::{ScenarioDoc, parse_value};
 use crate::error::{Error, Result};
 use crate::scenario::DEFAULT_STRATEGIES;
 use crate::time::SimDuration;
+
+/// `[playground]`: the knobs `jitterlab serve` shows (no effect on the runs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlaygroundFile {
+    pub knobs: Option<Vec<KnobFile>>,
+}
+
+/// One `playground.knobs` entry: a key and the values its control offers. The values stay
+/// TOML values here; [`Knob`] reads them by the key's kind.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnobFile {
+    pub key: Option<String>,
+    pub label: Option<String>,
+    pub min: Option<toml::Value>,
+    pub max: Option<toml::Value>,
+    pub step: Option<toml::Value>,
+    pub choices: Option<Vec<toml::Value>>,
+    pub subset: Option<Vec<toml::Value>>,
+}
 
 /// At most this many knobs, choices or subset items: a page a person can read.
 const MAX_ENTRIES: usize = 64;

@@ -16,7 +16,7 @@ use crate::policy::{
 use crate::presets::{self, NAMES, Preset};
 use crate::time::{SimDuration, format_limit};
 
-use super::resolved::outcome_list;
+use super::table::helpers::outcome_list;
 
 /// The strategy table `t` at `key`, with its `preset` expanded: the preset's keys, then `t`'s.
 pub(super) fn expand(key: &str, t: &Table) -> Result<Table> {

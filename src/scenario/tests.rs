@@ -660,3 +660,52 @@ fn hedging_refusals_name_the_key_the_value_and_what_is_allowed() {
     let ok = "[client]\nhedging = { delay = \"p99.9\", max_attempts = 5 }\nidempotent = false\nidempotency_key = true\n";
     assert!(parse(ok).and_then(|d| d.base()).is_ok());
 }
+
+#[test]
+fn recovery_trigger_is_checked_used_and_resolved() -> Result<()> {
+    for (text, expected) in [
+        (
+            "[recovery]\ntrigger = [\"5s\"]\n",
+            "test.toml:2:11: invalid value for `recovery.trigger`: [\"5s\"]: two times",
+        ),
+        (
+            "[recovery]\ntrigger = [\"5s\", \"soon\"]\n",
+            "`recovery.trigger[1]`",
+        ),
+        (
+            "[recovery]\ntrigger = [\"5s\", \"5s\"]\n",
+            "`recovery.trigger[1]`: \"5s\": a time after recovery.trigger[0] (5s)",
+        ),
+    ] {
+        let e = error_of(text);
+        assert!(e.contains(expected), "{e}\nfor:\n{text}");
+    }
+    let faults = "[[faults]]\nkind = \"outage\"\nstart = \"10s\"\nend = \"20s\"\n[[faults]]\nkind = \"outage\"\nstart = \"40s\"\nend = \"45s\"\n";
+    let at = |s: u64| crate::time::SimTime(SimDuration::from_secs(s).as_nanos());
+    // Without the key: the span of every fault window, and no key in the resolved file.
+    let found = parse(faults)?.base()?;
+    assert_eq!(found.model.trigger, Some((at(10), at(45))));
+    assert!(!found.to_toml(None).contains("trigger"));
+    // With it: the model's trigger (what the runs measure), written back and read again.
+    let given = parse(&format!(
+        "{faults}[recovery]\ntrigger = [\"40s\", \"45s\"]\n"
+    ))?
+    .base()?;
+    assert_eq!(given.model.trigger, Some((at(40), at(45))));
+    let resolved = given.to_toml(None);
+    assert!(
+        resolved.contains("trigger = [\"40s\", \"45s\"]"),
+        "{resolved}"
+    );
+    let again = parse(&resolved)?.base()?;
+    assert_eq!(again.model.trigger, given.model.trigger);
+    assert_eq!(again.to_toml(None), resolved);
+    // Given where nothing would be found: a workload without faults or spikes.
+    let quiet = parse("[recovery]\ntrigger = [\"30s\", \"31s\"]\n")?.base()?;
+    assert_eq!(quiet.model.trigger, Some((at(30), at(31))));
+    assert_eq!(
+        parse(&quiet.to_toml(None))?.base()?.model.trigger,
+        quiet.model.trigger
+    );
+    Ok(())
+}
