@@ -45,7 +45,7 @@ use crate::output::publish::{Claimed, RunReport};
 use crate::output::rows::LiveVsSimRow;
 use crate::scenario::{Scenario, ScenarioDoc};
 use crate::sim::workload::Workload;
-use crate::sim::{Model, RunResult, Scope, ServerConfig, Strategy};
+use crate::sim::{ClientConfig, Model, RunResult, Scope, ServerConfig, Strategy};
 use crate::sweep::Unit;
 use crate::sweep::journal::UnitRecord;
 use crate::time::SimDuration;
@@ -114,7 +114,29 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "one [server] for `jitterlab live`: it serves one layer on the loopback",
         ));
     }
-    let c = &model.client;
+    check_guards(&model.client)?;
+    if let ServerConfig::Occ = model.server {
+        return Err(Error::invalid(
+            "server.kind",
+            "\"occ\"",
+            "\"queue\" for `jitterlab live`",
+        ));
+    }
+    check_workload(model)?;
+    if model.horizon > MAX_HORIZON {
+        return Err(Error::invalid(
+            "horizon",
+            model.horizon,
+            format!(
+                "at most {MAX_HORIZON} for `jitterlab live`, which runs in real time (each strategy in turn)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses the client guards the live executor has not, or cannot mix.
+fn check_guards(c: &ClientConfig) -> Result<()> {
     if c.throttle.is_some() {
         return Err(Error::invalid(
             "client.throttle",
@@ -142,13 +164,11 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             "for `jitterlab live`, guards that are all `shared` (client.concurrency is shared too) or all `client`: a live client runs one executor, whose guards are one or the other",
         ));
     }
-    if let ServerConfig::Occ = model.server {
-        return Err(Error::invalid(
-            "server.kind",
-            "\"occ\"",
-            "\"queue\" for `jitterlab live`",
-        ));
-    }
+    Ok(())
+}
+
+/// Refuses a workload too large to run for real, or one live mode has no driver for.
+fn check_workload(model: &Model) -> Result<()> {
     match model.workload {
         Workload::Burst { clients, .. } | Workload::Closed { clients, .. }
             if clients > MAX_LIVE_CLIENTS =>
@@ -186,15 +206,6 @@ pub fn check_limits(model: &Model, points: usize) -> Result<()> {
             ));
         }
         _ => {}
-    }
-    if model.horizon > MAX_HORIZON {
-        return Err(Error::invalid(
-            "horizon",
-            model.horizon,
-            format!(
-                "at most {MAX_HORIZON} for `jitterlab live`, which runs in real time (each strategy in turn)"
-            ),
-        ));
     }
     Ok(())
 }
