@@ -231,8 +231,12 @@ mod tests {
         #[cfg(unix)]
         {
             let fifo = dir.join("fifo");
-            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-            if made.is_ok_and(|s| s.success()) {
+            // Made by a call, not by a `mkfifo` process: a child holds the parent's descriptors
+            // until it execs, flocks included, which would race the lock tests of
+            // `folder::stage`.
+            let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path that lives through the call.
+            if unsafe { libc::mkfifo(path.as_ptr(), 0o600) } == 0 {
                 let e = read(&fifo, SCENARIO).unwrap_err();
                 assert!(e.to_string().contains("is a FIFO (named pipe)"), "{e}");
                 let e = open(&fifo).unwrap_err();

@@ -604,9 +604,11 @@ mod tests {
     #[test]
     fn a_killed_processs_temporary_files_go_and_a_live_ones_stay() {
         let dir = scratch("leftovers");
-        let dead = std::process::Command::new("true").spawn().unwrap();
-        let pid = dead.id();
-        let _ = dead.wait_with_output();
+        // A process id no process has: above Linux's largest (PID_MAX_LIMIT, 2^22) and every
+        // other Unix's. (Spawning a process that ends would race the lock tests of
+        // `folder::stage`: a child holds the parent's descriptors, flocks included, until it
+        // execs.)
+        let pid = (1u32 << 22) + 1;
         let own = std::process::id();
         let (host, namespace) = crate::atomic::host_and_namespace();
         let here = format!(".aggregate.csv.tmp-{host}-{namespace}-{pid}");
