@@ -514,6 +514,8 @@ mod tests {
     use crate::sim::model::{Model, RunSpec, Strategy};
     use crate::sim::recovery::RecoveryConfig;
     use crate::sim::run;
+    use crate::sim::run_result::RunResult;
+    use crate::sim::server::{RetryAfterHint, ServerConfig};
     use crate::sim::workload::Workload;
 
     use super::super::tests::{constant, ms, queue, run_immediate};
@@ -756,6 +758,57 @@ mod tests {
         };
         assert_eq!(arrivals(&model(true)), [2, 0]);
         assert_eq!(arrivals(&model(false)), [2, 2]);
+    }
+
+    /// Three requests at time zero into two healthy layers, 1 ms of service each and no
+    /// network: layer 1's workers all call layer 2 at 1 ms; `tune` changes the hop.
+    fn two_healthy_layers(tune: impl FnOnce(&mut Hop)) -> RunResult {
+        let mut m = chain(3, 2, 2, 0);
+        let hop = &mut m.chain.as_mut().unwrap().hops[0];
+        hop.faults.clear();
+        tune(hop);
+        run_immediate(&m)
+    }
+
+    #[test]
+    fn a_layers_callers_wait_for_a_limiter_slot_and_launch_when_one_is_freed() {
+        // Without a limit the three calls into layer 2 end at 2 ms, 1 ms after they began.
+        // With one slot for layer 1's callers they go one after the other, each launched
+        // when the call before frees the slot: they end at 2, 3 and 4 ms.
+        let free = two_healthy_layers(|_| {});
+        assert_eq!(free.layers[1].latency_mean_ms, 1.0);
+        let limited = two_healthy_layers(|hop| hop.client.concurrency = Some(1));
+        assert_eq!(limited.layers[1].latency_mean_ms, 2.0);
+        assert_eq!(limited.layers[0].latency_mean_ms, 3.0);
+        assert_eq!(limited.layers[1].counts.succeeded, 3);
+    }
+
+    #[test]
+    fn a_layers_caller_honours_the_retry_after_hint_of_the_layer_below() {
+        // Layer 2 has one worker and no waiting room, and turns an arrival away with a 50 ms
+        // hint; every backoff is immediate. Of the three calls at 1 ms one is served (1 ms
+        // long); two are told to wait 50 ms (at least, over no backoff) and retry at 51 ms:
+        // one is served (51 ms long), the other turned away again, out of attempts; its edge
+        // client retries at once and the new call, at 52 ms, is served (1 ms). Without the
+        // hint both retry at once into the busy worker and run out of attempts; their edge
+        // clients' new calls at 2 ms serve one and turn the other away twice.
+        let hinted = |hint| {
+            two_healthy_layers(|hop| {
+                let mut server = queue(1, Some(0), 1);
+                if let ServerConfig::Queue(q) = &mut server {
+                    q.retry_after = hint;
+                }
+                hop.server = server;
+            })
+        };
+        let r = hinted(RetryAfterHint::Fixed(SimDuration::from_millis(50)));
+        assert_eq!(r.layers[1].arrivals, 6);
+        assert_eq!(r.layers[1].counts.succeeded, 3);
+        assert!((r.layers[1].latency_mean_ms - (1.0 + 51.0 + 1.0) / 3.0).abs() < 1e-9);
+        let r = hinted(RetryAfterHint::Off);
+        assert_eq!(r.layers[1].arrivals, 8);
+        assert_eq!(r.layers[1].counts.succeeded, 2);
+        assert_eq!(r.layers[1].latency_mean_ms, 1.0);
     }
 
     #[test]
