@@ -493,6 +493,7 @@ impl Station for Below {
             Ending::Succeeded => Answer::OK,
             _ => upstream(call.last, layer.on_give_up),
         };
+        // The station above is the edge (its own type) or another `Below`.
         if self.0 == 1 {
             sim.release(Edge, s, answer, held);
         } else {
