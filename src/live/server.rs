@@ -136,10 +136,11 @@ async fn worker(shared: Arc<Shared>, slot: u32, mut service: SimDuration) {
         g.observed.service(spent);
         let job = g.server.depart(slot);
         let work = spent.as_nanos() as u64;
-        let reply = g.replies.remove(&(job.client, job.tag));
-        let awaited = g.ledger.awaits(job.client, job.tag) && reply.is_some();
-        g.recorder.work(work, awaited);
-        if awaited && let Some(tx) = reply {
+        // The answer goes back only to a client still waiting on its channel.
+        let reply = (g.replies.remove(&(job.client, job.tag)))
+            .filter(|_| g.ledger.awaits(job.client, job.tag));
+        g.recorder.work(work, reply.is_some());
+        if let Some(tx) = reply {
             let _ = tx.send((Answer::OK, None, work));
         }
         let ledger = &g.ledger;

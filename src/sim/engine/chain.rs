@@ -202,7 +202,7 @@ impl<'a> Layer<'a> {
 }
 
 /// Layers 2 and up, and layer 1's tally.
-pub(super) struct Stations<'a> {
+pub(super) struct Layers<'a> {
     /// Attempts layer 1 answered with a success (the rest of layer 1 is measured by the
     /// engine's recorder: its server and callers are the engine's own).
     pub first_served: u64,
@@ -212,12 +212,12 @@ pub(super) struct Stations<'a> {
     inner: Vec<Layer<'a>>,
 }
 
-impl<'a> Stations<'a> {
-    /// The chain's stations as `spec`'s strategy runs them (layer 1's series is the run's).
+impl<'a> Layers<'a> {
+    /// The chain's layers as `spec`'s strategy runs them (layer 1's series is the run's).
     pub fn new(chain: &'a Chain, spec: &RunSpec) -> Self {
         let model = spec.model;
         let tally = || Tally::new(model.bucket, spec.keep_series);
-        Stations {
+        Layers {
             first_served: 0,
             first_expiry: Vec::new(),
             inner: (chain.hops.iter().enumerate())
@@ -261,10 +261,10 @@ impl<'a> Stations<'a> {
             served: self.first_served,
             ..layer1
         }];
-        for station in &self.inner {
-            let mut counts = station.counts;
-            counts.unfinished = station.callers.in_flight();
-            layers.push(station.tally.result(counts, end, station.server.workers()));
+        for layer in &self.inner {
+            let mut counts = layer.counts;
+            counts.unfinished = layer.callers.in_flight();
+            layers.push(layer.tally.result(counts, end, layer.server.workers()));
         }
         layers
     }
@@ -290,9 +290,9 @@ fn upstream(last: Option<Answer>, give_up: GiveUp) -> Answer {
 const GATEWAY_TIMEOUT: Answer = Answer::Status(504);
 
 impl<'a> Sim<'a> {
-    /// Station `st` (layer `st + 1`, 2 and up).
+    /// Layer `st + 1` (2 and up), the layer of station `Below(st)`.
     #[inline]
-    fn station(&mut self, st: usize) -> &mut Layer<'a> {
+    fn layer_mut(&mut self, st: usize) -> &mut Layer<'a> {
         &mut self.chain.as_mut().expect("a chain event in a chain").inner[st - 1]
     }
 
@@ -309,7 +309,7 @@ impl<'a> Sim<'a> {
             }
             Event::HopReply(h, tag) => {
                 let (st, s) = unhop(h);
-                let (answer, hint) = self.station(st).network.reply(s);
+                let (answer, hint) = self.layer_mut(st).network.reply(s);
                 self.receive(Below(st), s, tag, answer, hint);
             }
             Event::HopTimeout(h, tag) => {
@@ -335,7 +335,7 @@ impl<'a> Sim<'a> {
     pub(super) fn call_down<S: Station>(&mut self, above: S, below: Below, w: u32) {
         let job = above.parts(self).server.job(w);
         let (key, sub) = above.stream(self, job.client, job.tag);
-        let deadline = if !self.station(below.0).propagate {
+        let deadline = if !self.layer_mut(below.0).propagate {
             SimTime::NEVER
         } else if above.parts(self).callers.awaits(job.client, job.tag) {
             above.expiry(self, job.client)
@@ -343,9 +343,9 @@ impl<'a> Sim<'a> {
             SimTime::ZERO
         };
         let now = self.now;
-        let station = self.station(below.0);
-        station.ensure(w);
-        station.calls[w as usize] = Call {
+        let layer = self.layer_mut(below.0);
+        layer.ensure(w);
+        layer.calls[w as usize] = Call {
             key: mix_key(key, &[sub]),
             last: None,
             since: now,
@@ -366,7 +366,7 @@ impl Below {
     /// Caller slot `s`'s current request.
     #[inline]
     fn call<'s>(self, sim: &'s mut Sim<'_>, s: u32) -> &'s mut Call {
-        &mut sim.station(self.0).calls[s as usize]
+        &mut sim.layer_mut(self.0).calls[s as usize]
     }
 }
 
@@ -403,7 +403,7 @@ impl Station for Below {
 
     #[inline]
     fn parts<'s, 'a>(self, sim: &'s mut Sim<'a>) -> Parts<'s, 'a> {
-        let layer = sim.station(self.0);
+        let layer = sim.layer_mut(self.0);
         Parts {
             callers: &mut layer.callers,
             network: &mut layer.network,
@@ -429,12 +429,12 @@ impl Station for Below {
 
     #[inline]
     fn began(self, sim: &mut Sim<'_>) {
-        sim.station(self.0).counts.requests += 1;
+        sim.layer_mut(self.0).counts.requests += 1;
     }
     /// The attempt's timer is cut to the propagated deadline.
     fn sent(self, sim: &mut Sim<'_>, s: u32, timeout: Option<SimDuration>) -> Option<SimDuration> {
         let now = sim.now;
-        let layer = sim.station(self.0);
+        let layer = sim.layer_mut(self.0);
         let deadline = layer.calls[s as usize].deadline;
         let timeout = match (timeout, deadline) {
             (t, SimTime::NEVER) => t,
@@ -448,7 +448,7 @@ impl Station for Below {
     #[inline]
     fn arrived(self, sim: &mut Sim<'_>, s: u32, tag: u32) {
         let now = sim.now;
-        let layer = sim.station(self.0);
+        let layer = sim.layer_mut(self.0);
         let first = layer.callers.is_first(s, tag);
         layer.tally.arrival(now, first);
     }
@@ -464,11 +464,11 @@ impl Station for Below {
     }
     #[inline]
     fn worked(self, sim: &mut Sim<'_>, work: u64, awaited: bool, answer: Answer) {
-        sim.station(self.0).tally.work(work, awaited, answer);
+        sim.layer_mut(self.0).tally.work(work, awaited, answer);
     }
     #[inline]
     fn wasted(self, sim: &mut Sim<'_>, work: u64) {
-        sim.station(self.0).tally.wasted_ns += work as u128;
+        sim.layer_mut(self.0).tally.wasted_ns += work as u128;
     }
     #[inline]
     fn answered(self, sim: &mut Sim<'_>, s: u32, answer: Answer) {
@@ -482,7 +482,7 @@ impl Station for Below {
     /// what [`upstream`] makes of the last answer it received.
     fn ended(self, sim: &mut Sim<'_>, s: u32, ending: Ending, _: Request) {
         let now = sim.now;
-        let layer = sim.station(self.0);
+        let layer = sim.layer_mut(self.0);
         layer.counts.record(ending);
         let call = layer.calls[s as usize];
         let held = now.saturating_since(call.since).as_nanos();
@@ -493,6 +493,7 @@ impl Station for Below {
             Ending::Succeeded => Answer::OK,
             _ => upstream(call.last, layer.on_give_up),
         };
+        // The station above is the edge (its own type) or another `Below`.
         if self.0 == 1 {
             sim.release(Edge, s, answer, held);
         } else {
@@ -514,6 +515,8 @@ mod tests {
     use crate::sim::model::{Model, RunSpec, Strategy};
     use crate::sim::recovery::RecoveryConfig;
     use crate::sim::run;
+    use crate::sim::run_result::RunResult;
+    use crate::sim::server::{RetryAfterHint, ServerConfig};
     use crate::sim::workload::Workload;
 
     use super::super::tests::{constant, ms, queue, run_immediate};
@@ -756,6 +759,57 @@ mod tests {
         };
         assert_eq!(arrivals(&model(true)), [2, 0]);
         assert_eq!(arrivals(&model(false)), [2, 2]);
+    }
+
+    /// Three requests at time zero into two healthy layers, 1 ms of service each and no
+    /// network: layer 1's workers all call layer 2 at 1 ms; `tune` changes the hop.
+    fn two_healthy_layers(tune: impl FnOnce(&mut Hop)) -> RunResult {
+        let mut m = chain(3, 2, 2, 0);
+        let hop = &mut m.chain.as_mut().unwrap().hops[0];
+        hop.faults.clear();
+        tune(hop);
+        run_immediate(&m)
+    }
+
+    #[test]
+    fn a_layers_callers_wait_for_a_limiter_slot_and_launch_when_one_is_freed() {
+        // Without a limit the three calls into layer 2 end at 2 ms, 1 ms after they began.
+        // With one slot for layer 1's callers they go one after the other, each launched
+        // when the call before frees the slot: they end at 2, 3 and 4 ms.
+        let free = two_healthy_layers(|_| {});
+        assert_eq!(free.layers[1].latency_mean_ms, 1.0);
+        let limited = two_healthy_layers(|hop| hop.client.concurrency = Some(1));
+        assert_eq!(limited.layers[1].latency_mean_ms, 2.0);
+        assert_eq!(limited.layers[0].latency_mean_ms, 3.0);
+        assert_eq!(limited.layers[1].counts.succeeded, 3);
+    }
+
+    #[test]
+    fn a_layers_caller_honours_the_retry_after_hint_of_the_layer_below() {
+        // Layer 2 has one worker and no waiting room, and turns an arrival away with a 50 ms
+        // hint; every backoff is immediate. Of the three calls at 1 ms one is served (1 ms
+        // long); two are told to wait 50 ms (at least, over no backoff) and retry at 51 ms:
+        // one is served (51 ms long), the other turned away again, out of attempts; its edge
+        // client retries at once and the new call, at 52 ms, is served (1 ms). Without the
+        // hint both retry at once into the busy worker and run out of attempts; their edge
+        // clients' new calls at 2 ms serve one and turn the other away twice.
+        let hinted = |hint| {
+            two_healthy_layers(|hop| {
+                let mut server = queue(1, Some(0), 1);
+                if let ServerConfig::Queue(q) = &mut server {
+                    q.retry_after = hint;
+                }
+                hop.server = server;
+            })
+        };
+        let r = hinted(RetryAfterHint::Fixed(SimDuration::from_millis(50)));
+        assert_eq!(r.layers[1].arrivals, 6);
+        assert_eq!(r.layers[1].counts.succeeded, 3);
+        assert!((r.layers[1].latency_mean_ms - (1.0 + 51.0 + 1.0) / 3.0).abs() < 1e-9);
+        let r = hinted(RetryAfterHint::Off);
+        assert_eq!(r.layers[1].arrivals, 8);
+        assert_eq!(r.layers[1].counts.succeeded, 2);
+        assert_eq!(r.layers[1].latency_mean_ms, 1.0);
     }
 
     #[test]

@@ -69,9 +69,10 @@ pub(super) trait Station: Copy {
     /// When caller `c`'s current attempt times out (what a layer below may be told).
     fn expiry(self, sim: &Sim<'_>, c: u32) -> SimTime;
 
-    /// Caller `c` began a request.
+    /// A caller began a request.
     fn began(self, sim: &mut Sim<'_>);
-    /// Caller `c` sent an attempt at `now` with `timeout`; returns the timeout to arm.
+    /// Caller `c` sent an attempt just now that times out after `timeout`; returns the
+    /// timeout to arm (cut to a propagated deadline).
     fn sent(self, sim: &mut Sim<'_>, c: u32, timeout: Option<SimDuration>) -> Option<SimDuration>;
     /// Attempt `tag` of caller `c` reached the server.
     fn arrived(self, sim: &mut Sim<'_>, c: u32, tag: u32);

@@ -22,7 +22,7 @@ use crate::cancel::CancelToken;
 use crate::policy::Outcome;
 use crate::rng::{SimRng, StreamFamily, StreamKind};
 use crate::time::{SimDuration, SimTime};
-use chain::Stations;
+use chain::Layers;
 use lifecycle::{Below, Edge, Parts, Station};
 
 /// Simulates one (point, strategy, replication).
@@ -70,7 +70,7 @@ pub(crate) struct Sim<'a> {
     /// workload's start) and their stream.
     sources: Vec<(Arrivals, SimRng)>,
     /// The layers behind the server when the model is a chain of services.
-    chain: Option<Stations<'a>>,
+    chain: Option<Layers<'a>>,
 }
 
 impl<'a> Sim<'a> {
@@ -110,7 +110,7 @@ impl<'a> Sim<'a> {
             think: family(StreamKind::Think),
             poisson: None,
             sources: Vec::new(),
-            chain: model.chain.as_ref().map(|c| Stations::new(c, &spec)),
+            chain: model.chain.as_ref().map(|c| Layers::new(c, &spec)),
         };
         if let Some(source) = &spec.strategy.source {
             sim.clients.use_source(source.clone());
