@@ -266,3 +266,49 @@ fn a_module_with_children_is_a_directory_with_its_mod_rs() {
         "modules written as x.rs beside x/ (move x.rs to x/mod.rs): {split:#?}"
     );
 }
+
+/// The longest a module's unit tests may run inside its file before they move to `tests.rs`.
+const INLINE_TESTS_MAX: usize = 400;
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// One convention for unit tests (docs/architecture.md, "Conventions"): at the bottom of the
+/// file they test, in `#[cfg(test)] mod tests { .. }`, and in the module's `tests.rs` once
+/// they run longer than [`INLINE_TESTS_MAX`] lines.
+#[test]
+fn long_unit_tests_live_in_their_modules_tests_rs() {
+    let mut files = Vec::new();
+    for root in ["src", "crates/jitterlab-retry/src", "crates/peers/src"] {
+        rust_files(&repo().join(root), &mut files);
+    }
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let inline = lines.windows(2).position(|w| {
+            w[0].trim() == "#[cfg(test)]"
+                && w[1]
+                    .trim_start()
+                    .trim_start_matches("pub(crate) ")
+                    .starts_with("mod tests {")
+        });
+        if let Some(at) = inline.filter(|at| lines.len() - at > INLINE_TESTS_MAX) {
+            long.push(format!("{} ({} lines)", file.display(), lines.len() - at));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "unit tests over {INLINE_TESTS_MAX} lines inside their file (move them to the \
+         module's tests.rs): {long:#?}"
+    );
+}
