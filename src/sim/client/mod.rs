@@ -141,6 +141,8 @@ mod tests;
 
 use guards::Guards;
 pub(super) use guards::accepted;
+// The live mode keys its attempts as the simulator does.
+#[cfg(feature = "live")]
 pub(crate) use state::request_key;
 use state::{Client, Phase};
 
