@@ -709,3 +709,36 @@ fn recovery_trigger_is_checked_used_and_resolved() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn a_named_trigger_nothing_can_be_measured_from_is_a_warning() -> Result<()> {
+    // A 60 s horizon; the window (10 s) and the bucket (10 ms) as by default.
+    let warnings = |trigger: &str| -> Result<Vec<String>> {
+        Ok(parse(&format!(
+            "horizon = \"60s\"\n[recovery]\ntrigger = {trigger}\n"
+        ))?
+        .base()?
+        .warnings())
+    };
+    assert_eq!(warnings("[\"30s\", \"31s\"]")?, Vec::<String>::new());
+    // Exactly one whole window after its end still measures; a nanosecond later does not.
+    assert_eq!(warnings("[\"30s\", \"50s\"]")?, Vec::<String>::new());
+    assert_eq!(
+        warnings("[\"30s\", \"50000000001ns\"]")?,
+        [
+            "recovery.trigger [30s, 50000000001ns) leaves no whole recovery.window (10s) between its end and the horizon (1m): no recovery is measured"
+        ]
+    );
+    assert_eq!(
+        warnings("[\"5ms\", \"4s\"]")?,
+        [
+            "recovery.trigger [5ms, 4s) starts in the first output.bucket (10ms), with nothing before it: no recovery is measured"
+        ]
+    );
+    // A trigger found from faults past the horizon is the faults' warning alone.
+    let late = "horizon = \"10s\"\n[[faults]]\nkind = \"outage\"\nstart = \"20s\"\nend = \"30s\"\n";
+    let w = parse(late)?.base()?.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("faults[0] starts at 20s"), "{w:?}");
+    Ok(())
+}

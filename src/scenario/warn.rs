@@ -1,17 +1,18 @@
 //! Warnings: a scenario that is valid but surely not what was meant. A fault window that
-//! begins at or after the horizon never acts; it is run as written, with a word on stderr.
+//! begins at or after the horizon never acts, and a `recovery.trigger` the run cannot measure
+//! leaves the recovery columns empty; each is run as written, with a word on stderr.
 
+use super::table::recovery::default_trigger;
 use super::{Point, Scenario, ScenarioDoc, describe};
 use crate::error::Result;
+use crate::sim::recovery::measurable;
 
 impl Scenario {
     /// What in this checked scenario can never have an effect.
     pub fn warnings(&self) -> Vec<String> {
         let horizon = self.model.horizon;
-        self.model
-            .faults
-            .iter()
-            .enumerate()
+        let faults = self.model.faults.iter().enumerate();
+        faults
             .filter(|(_, f)| f.start.as_nanos() >= horizon.as_nanos())
             .map(|(i, f)| {
                 format!(
@@ -19,7 +20,33 @@ impl Scenario {
                     f.start
                 )
             })
+            .chain(self.unmeasured_trigger())
             .collect()
+    }
+
+    /// A trigger named by `recovery.trigger` (not one found from the faults or the load) from
+    /// which no recovery can be measured: it starts in the first output bucket, or no whole
+    /// `recovery.window` fits between its end and the horizon.
+    fn unmeasured_trigger(&self) -> Option<String> {
+        let m = &self.model;
+        let (start, end) = m.trigger?;
+        let named = m.trigger != default_trigger(&m.faults, m.chain.as_ref(), &m.workload);
+        if !named || measurable(m.bucket, m.horizon, (start, end), m.recovery.window) {
+            return None;
+        }
+        let why = match start.as_nanos() < m.bucket.as_nanos() {
+            true => format!(
+                "starts in the first output.bucket ({}), with nothing before it",
+                m.bucket
+            ),
+            false => format!(
+                "leaves no whole recovery.window ({}) between its end and the horizon ({})",
+                m.recovery.window, m.horizon
+            ),
+        };
+        Some(format!(
+            "recovery.trigger [{start}, {end}) {why}: no recovery is measured"
+        ))
     }
 }
 

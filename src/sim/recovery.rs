@@ -60,23 +60,44 @@ impl Recovery {
     }
 }
 
+/// The buckets of a measurement: `(b, k, n, b0, b1)` as the module docs name them, `None`
+/// when nothing can be measured (the trigger starts in the first bucket, or no whole window
+/// fits between its end and the horizon).
+fn buckets(
+    bucket: SimDuration,
+    horizon: SimDuration,
+    (t0, t1): (SimTime, SimTime),
+    window: SimDuration,
+) -> Option<(u64, usize, usize, usize, usize)> {
+    let b = bucket.as_nanos().max(1);
+    let k = (window.as_nanos() / b).max(1) as usize;
+    let n = (horizon.as_nanos() / b) as usize;
+    let b0 = (t0.as_nanos() / b) as usize;
+    let b1 = t1.as_nanos().div_ceil(b) as usize;
+    (b0 > 0 && b1.saturating_add(k) <= n).then_some((b, k, n, b0, b1))
+}
+
+/// True when a run of `horizon` in buckets of `bucket` can measure recovery from `trigger`
+/// with windows of `window` (else its recovery columns stay empty).
+pub fn measurable(
+    bucket: SimDuration,
+    horizon: SimDuration,
+    trigger: (SimTime, SimTime),
+    window: SimDuration,
+) -> bool {
+    buckets(bucket, horizon, trigger, window).is_some()
+}
+
 /// Measures recovery from the trigger `[t0, t1)` in the per-bucket `successes` (buckets of
 /// `bucket`, missing ones count 0) of a run that stopped at `horizon`; see the module docs.
 pub fn measure(
     successes: &[u32],
     bucket: SimDuration,
     horizon: SimDuration,
-    (t0, t1): (SimTime, SimTime),
+    trigger: (SimTime, SimTime),
     config: RecoveryConfig,
 ) -> Option<Recovery> {
-    let b = bucket.as_nanos().max(1);
-    let k = (config.window.as_nanos() / b).max(1) as usize;
-    let n = (horizon.as_nanos() / b) as usize;
-    let b0 = (t0.as_nanos() / b) as usize;
-    let b1 = t1.as_nanos().div_ceil(b) as usize;
-    if b0 == 0 || b1.saturating_add(k) > n {
-        return None;
-    }
+    let (b, k, n, b0, b1) = buckets(bucket, horizon, trigger, config.window)?;
     let sum = |from: usize, to: usize| -> u64 {
         (from..to)
             .map(|i| u64::from(successes.get(i).copied().unwrap_or(0)))
@@ -97,7 +118,7 @@ pub fn measure(
                 - u64::from(successes.get(s - 1).copied().unwrap_or(0));
         }
         if window as f64 >= need {
-            recovery_ns = Some(s as u64 * b - t1.as_nanos());
+            recovery_ns = Some(s as u64 * b - trigger.1.as_nanos());
             break;
         }
     }
