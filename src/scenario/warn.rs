@@ -2,7 +2,7 @@
 //! begins at or after the horizon never acts, and a `recovery.trigger` the run cannot measure
 //! leaves the recovery columns empty; each is run as written, with a word on stderr.
 
-use super::table::recovery::default_trigger;
+use super::table::recovery::named_trigger;
 use super::{Point, Scenario, ScenarioDoc, describe};
 use crate::error::Result;
 use crate::sim::recovery::measurable;
@@ -29,9 +29,8 @@ impl Scenario {
     /// `recovery.window` fits between its end and the horizon.
     fn unmeasured_trigger(&self) -> Option<String> {
         let m = &self.model;
-        let (start, end) = m.trigger?;
-        let named = m.trigger != default_trigger(&m.faults, m.chain.as_ref(), &m.workload);
-        if !named || measurable(m.bucket, m.horizon, (start, end), m.recovery.window) {
+        let (start, end) = named_trigger(m)?;
+        if measurable(m.bucket, m.horizon, (start, end), m.recovery.window) {
             return None;
         }
         let why = match start.as_nanos() < m.bucket.as_nanos() {

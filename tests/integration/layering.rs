@@ -240,27 +240,14 @@ fn file_names_are_spelled_in_the_folder_module_alone() {
     );
 }
 
-/// Every `x.rs` under `dir` that has a directory `x/` beside it.
-fn split_modules(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            if path.with_extension("rs").is_file() {
-                out.push(path.with_extension("rs"));
-            }
-            split_modules(&path, out);
-        }
-    }
-}
-
 /// One convention for module files (docs/architecture.md, "Conventions"): a module with
 /// children is a directory with its `mod.rs`, never `x.rs` beside `x/`.
 #[test]
 fn a_module_with_children_is_a_directory_with_its_mod_rs() {
-    let mut split = Vec::new();
-    for root in ["src", "crates/jitterlab-retry/src", "crates/peers/src"] {
-        split_modules(&repo().join(root), &mut split);
-    }
+    let split: Vec<PathBuf> = crate_sources()
+        .into_iter()
+        .filter(|file| file.with_extension("").is_dir())
+        .collect();
     assert!(
         split.is_empty(),
         "modules written as x.rs beside x/ (move x.rs to x/mod.rs): {split:#?}"
@@ -269,6 +256,15 @@ fn a_module_with_children_is_a_directory_with_its_mod_rs() {
 
 /// The longest a module's unit tests may run inside its file before they move to `tests.rs`.
 const INLINE_TESTS_MAX: usize = 400;
+
+/// Every `.rs` file of the crates' sources (the root's, the engine's and the peers').
+fn crate_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in ["src", "crates/jitterlab-retry/src", "crates/peers/src"] {
+        rust_files(&repo().join(root), &mut files);
+    }
+    files
+}
 
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -287,12 +283,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// they run longer than [`INLINE_TESTS_MAX`] lines.
 #[test]
 fn long_unit_tests_live_in_their_modules_tests_rs() {
-    let mut files = Vec::new();
-    for root in ["src", "crates/jitterlab-retry/src", "crates/peers/src"] {
-        rust_files(&repo().join(root), &mut files);
-    }
     let mut long = Vec::new();
-    for file in files {
+    for file in crate_sources() {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let inline = lines.windows(2).position(|w| {

@@ -81,13 +81,18 @@ pub fn write(m: &Model) -> Value {
         ("window", s(m.recovery.window)),
         ("tolerance", Value::Float(m.recovery.tolerance)),
     ];
-    if let Some((start, end)) = m.trigger
-        && m.trigger != default_trigger(&m.faults, m.chain.as_ref(), &m.workload)
-    {
+    if let Some((start, end)) = named_trigger(m) {
         let time = |t: SimTime| s(SimDuration(t.as_nanos()));
         pairs.push(("trigger", Value::Array(vec![time(start), time(end)])));
     }
     table(pairs)
+}
+
+/// The trigger when `recovery.trigger` named one other than the one found from the faults
+/// or the workload ([`default_trigger`]).
+pub fn named_trigger(m: &Model) -> Option<(SimTime, SimTime)> {
+    m.trigger
+        .filter(|_| m.trigger != default_trigger(&m.faults, m.chain.as_ref(), &m.workload))
 }
 
 /// The span whose recovery is measured: from the first fault window's start (of any layer)
