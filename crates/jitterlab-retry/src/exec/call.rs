@@ -229,6 +229,7 @@ where
             end: now.saturating_sub(self.start),
             decision,
             copy: None,
+            dropped: false,
         };
         report(&mut self.on_attempt, &event);
         self.next(result, outcome, decision)
@@ -364,6 +365,40 @@ where
         }
     }
 
+    /// The call was cancelled at `now` with an attempt in flight, whose future the async
+    /// executor drops: the attempt ends without an outcome (a concurrency budget hears that
+    /// it ended, a half-open breaker's probe goes back), and the observer sees it dropped.
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
+    pub(crate) fn dropped(&mut self, now: Duration) -> RetryError<E> {
+        let attempt = self.made.saturating_add(1);
+        if std::mem::take(&mut self.sending)
+            && let Some(budget) = &self.retrier.budget
+        {
+            lock(budget).on_abandon(attempt);
+        }
+        if std::mem::take(&mut self.probing)
+            && let Some(breaker) = &self.retrier.breaker
+        {
+            lock(breaker).abandon_probe();
+        }
+        let event = AttemptEvent {
+            attempt,
+            outcome: None,
+            error: None,
+            retry_after: None,
+            start: self.sent.saturating_sub(self.start),
+            end: now.saturating_sub(self.start),
+            decision: Decision::Stop(StopReason::Cancelled),
+            copy: None,
+            dropped: true,
+        };
+        report(&mut self.on_attempt, &event);
+        RetryError::Cancelled {
+            last: self.last.take().and_then(Failure::into_error),
+            attempts: attempt,
+        }
+    }
+
     /// The breaker refused the next attempt at `now`.
     fn refused(&mut self, now: Duration) -> RetryError<E> {
         self.stop_before(now, StopReason::BreakerOpen);
@@ -391,6 +426,7 @@ where
             end: at,
             decision: Decision::Stop(reason),
             copy: None,
+            dropped: false,
         };
         report(&mut self.on_attempt, &event);
     }

@@ -263,6 +263,10 @@ pub struct AttemptEvent<'a, E> {
     /// What this event says of a copy of a hedged call (`None`: a call without hedging, whose
     /// events come one per attempt as it ends).
     pub copy: Option<CopyEvent>,
+    /// The attempt was in flight when the call was cancelled, and the async executor dropped
+    /// its future (no outcome; `start` is when it was sent, `end` when it was dropped). A
+    /// call without hedging only; a hedged call's copies say [`CopyEvent::Cancelled`].
+    pub dropped: bool,
 }
 
 /// The event of one copy of a hedged call ([`crate::policy::HedgingPolicy`]): each copy is
@@ -300,8 +304,9 @@ impl<E> Clone for AttemptEvent<'_, E> {
 impl<E> Copy for AttemptEvent<'_, E> {}
 
 impl<E> fmt::Display for AttemptEvent<'_, E> {
-    /// `attempt 2: 503 after 120ms, retry in 1.2s`, or `attempt 3: not sent, stop: cancelled`
-    /// (the error itself is left to the caller).
+    /// `attempt 2: 503 after 120ms, retry in 1.2s`, `attempt 3: not sent, stop: cancelled`,
+    /// or `attempt 3: dropped after 300ms, stop: cancelled` (the error itself is left to the
+    /// caller).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.copy, self.decision) {
             (Some(CopyEvent::Sent), decision) => {
@@ -339,6 +344,15 @@ impl<E> fmt::Display for AttemptEvent<'_, E> {
                 );
             }
             (None, _) => {}
+        }
+        if self.dropped {
+            return write!(
+                f,
+                "attempt {}: dropped after {}, {}",
+                self.attempt,
+                Human(self.took()),
+                self.decision
+            );
         }
         match self.outcome {
             Some(outcome) => write!(

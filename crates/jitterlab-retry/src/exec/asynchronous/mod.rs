@@ -3,7 +3,7 @@
 //! decides after each attempt with the same code.
 //!
 //! It is tied to no runtime: it waits on a [`Timer`] ([`super::timer`]), tokio's with the
-//! `tokio` feature ([`TokioTimer`](super::tokio::TokioTimer), the default there), any other
+//! `tokio` feature ([`TokioTimer`](super::timer::TokioTimer), the default there), any other
 //! runtime's through the trait, or [`ThreadTimer`](super::timer::ThreadTimer) where there is
 //! none; its concurrency limit is tokio's `Semaphore`, which needs no tokio runtime. A call is
 //! a plain future ([`CallFuture`], no boxing): it is `Send` exactly when the operation's
@@ -28,9 +28,10 @@
 //!   until the deadline, where the call stops ([`StopReason::Deadline`](crate::policy::StopReason::Deadline))
 //!   and the retry's budget token goes back;
 //! - **cancellation**: the cancel signal (any future, [`AsyncCall::cancel_on`]; a
-//!   [`CancelToken`] for [`AsyncRetrier::retry`]) is checked before each attempt and ends a
-//!   sleep or a wait for a slot at once (an attempt in flight runs to its outcome or its
-//!   timeout); a retry the call will not make is not announced and costs no budget token.
+//!   [`CancelToken`] for [`AsyncRetrier::retry`]) ends the call at once: a sleep, a wait
+//!   for a slot, or an attempt in flight, whose future is dropped
+//!   ([`AsyncCall::let_attempt_finish`] lets it run to its outcome instead); a retry the
+//!   call will not make is not announced and costs no budget token.
 //!   Dropping the future is always safe and cancels at once: the slot is given back, a
 //!   half-open breaker's probe in flight is given back, and the budget was only ever charged
 //!   for what already happened.
@@ -68,7 +69,7 @@ macro_rules! async_retrier {
         /// A [`Retrier`] for async operations, waiting on the timer `T`. Share one across tasks
         /// (`Arc<AsyncRetrier>`) to share its budget, breaker and concurrency limit.
         ///
-        /// With the `tokio` feature `T` defaults to [`TokioTimer`](super::tokio::TokioTimer)
+        /// With the `tokio` feature `T` defaults to [`TokioTimer`](super::timer::TokioTimer)
         /// and [`RetrierBuilder::build_async`](super::RetrierBuilder::build_async) makes one;
         /// on any timer, [`AsyncRetrier::with_timer`].
         #[derive(Debug)]
@@ -85,7 +86,7 @@ macro_rules! async_retrier {
 }
 
 #[cfg(feature = "tokio")]
-async_retrier!(= super::tokio::TokioTimer);
+async_retrier!(= super::timer::TokioTimer);
 #[cfg(not(feature = "tokio"))]
 async_retrier!();
 
@@ -211,6 +212,7 @@ impl<T: Timer> AsyncRetrier<T> {
             on_attempt: |_| {},
             cancel: std::future::pending(),
             idempotency: None,
+            finish: false,
         }
     }
 
@@ -279,6 +281,7 @@ pub struct AsyncCall<'r, T, F, O, C> {
     on_attempt: O,
     cancel: C,
     idempotency: Option<Idempotency>,
+    finish: bool,
 }
 
 impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
@@ -291,8 +294,11 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
 
     /// Cancels the call when `signal` completes: any future (a `CancelToken::cancelled()`,
     /// tokio-util's `CancellationToken::cancelled_owned()`, a `oneshot` receiver, a timer). It
-    /// is checked before each attempt and ends a sleep or a wait for a slot at once; an
-    /// attempt in flight runs to its outcome or its timeout.
+    /// ends the call at once, whatever it is doing: a sleep, a wait for a slot, or an attempt
+    /// in flight, whose future is dropped (as dropping the call's future would; its event
+    /// says `dropped`, and the call returns [`RetryError::Cancelled`]).
+    /// [`let_attempt_finish`](Self::let_attempt_finish) lets an attempt in flight run to its
+    /// outcome or its timeout instead.
     pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S> {
         AsyncCall {
             retrier: self.retrier,
@@ -300,7 +306,17 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
             on_attempt: self.on_attempt,
             cancel: signal,
             idempotency: self.idempotency,
+            finish: self.finish,
         }
+    }
+
+    /// On a cancel, lets the attempt in flight run to its outcome or its timeout (its result
+    /// is then seen and counted) instead of dropping it: for an operation that must not be
+    /// cut half-way. The call still sends no further attempt. A hedged call drops its copies
+    /// in flight on a cancel whatever this says.
+    pub fn let_attempt_finish(mut self) -> Self {
+        self.finish = true;
+        self
     }
 
     /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
@@ -316,6 +332,7 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
             on_attempt: observer,
             cancel: self.cancel,
             idempotency: self.idempotency,
+            finish: self.finish,
         }
     }
 }
@@ -361,6 +378,7 @@ where
                     call,
                     op: self.op,
                     cancel,
+                    finish: self.finish,
                     step: Step::Next,
                 })
             }
@@ -421,6 +439,8 @@ struct Run<'r, T: Timer, E, F, Fut, O, C> {
     call: Call<'r, E, O>,
     op: F,
     cancel: Signal<C>,
+    /// A cancel waits for the attempt in flight ([`AsyncCall::let_attempt_finish`]).
+    finish: bool,
     step: Step<'r, T, Fut>,
 }
 
@@ -501,6 +521,11 @@ where
                     } else {
                         return Poll::Pending;
                     }
+                }
+                // A cancel drops the attempt in flight, unless the call lets it finish.
+                Step::Attempt { .. } if !self.finish && self.cancel.poll(cx) => {
+                    self.step = Step::Done;
+                    Err(Err(self.call.dropped(retrier.timer.now())))
                 }
                 Step::Attempt { attempt, limit, .. } => {
                     let result = match attempt.as_mut().poll(cx) {

@@ -485,6 +485,7 @@ where
             end: span.1.saturating_sub(start),
             decision,
             copy,
+            dropped: false,
         };
         report(&mut self.on_attempt, &event);
     }
