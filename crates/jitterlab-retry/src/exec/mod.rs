@@ -95,7 +95,7 @@ pub mod timer;
 pub mod tokio;
 pub use builder::RetrierBuilder;
 use call::{Call, Failure, Next};
-pub use classify::{Classify, TimedOut};
+pub use classify::{ByClassify, Classifier, Classify, RetryIf, TimedOut};
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -475,13 +475,114 @@ impl<E> fmt::Display for RetryError<E> {
     }
 }
 
-impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
+/// A `std::error::Error` for any error type that can be shown, so that `?` takes a
+/// `RetryError<String>` or `RetryError<anyhow::Error>` into `Box<dyn Error>` or
+/// `anyhow::Error` as it takes a `RetryError<std::io::Error>`. Its
+/// [`source`](std::error::Error::source) is the last attempt's error: see [`source_of`].
+impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for RetryError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RetryError::TimedOut { timed_out, .. } => Some(timed_out),
-            _ => self
-                .last_error()
-                .map(|e| e as &(dyn std::error::Error + 'static)),
+            _ => self.last_error().map(source_of),
+        }
+    }
+}
+
+/// The last attempt's error as a [`RetryError`]'s source: the error itself (its own
+/// sources follow) when it is of a type the engine knows (`std::io::Error`, a boxed error,
+/// whose inner error it gives, [`TimedOut`], the engine's `http::Error` and reqwest's and
+/// ureq's with their features); any other type through a wrapper that shows its `Display`
+/// and `Debug` (Rust cannot ask a generic type whether it is an error). The typed error is
+/// always [`RetryError::last_error`].
+pub fn source_of<E: fmt::Debug + fmt::Display + 'static>(
+    error: &E,
+) -> &(dyn std::error::Error + 'static) {
+    use std::any::Any;
+    use std::error::Error as StdError;
+    let any = error as &dyn Any;
+    if let Some(boxed) = any.downcast_ref::<Box<dyn StdError + Send + Sync>>() {
+        return &**boxed;
+    }
+    if let Some(boxed) = any.downcast_ref::<Box<dyn StdError>>() {
+        return &**boxed;
+    }
+    if let Some(e) = any.downcast_ref::<std::io::Error>() {
+        return e;
+    }
+    if let Some(e) = any.downcast_ref::<TimedOut>() {
+        return e;
+    }
+    #[cfg(feature = "http")]
+    if let Some(e) = any.downcast_ref::<crate::http::Error>() {
+        return e;
+    }
+    #[cfg(feature = "reqwest")]
+    if let Some(e) = any.downcast_ref::<::reqwest::Error>() {
+        return e;
+    }
+    #[cfg(feature = "ureq")]
+    if let Some(e) = any.downcast_ref::<::ureq::Error>() {
+        return e;
+    }
+    Shown::of(error)
+}
+
+/// An error value seen through its `Display` and `Debug` alone.
+#[repr(transparent)]
+struct Shown<E>(E);
+
+impl<E> Shown<E> {
+    fn of(error: &E) -> &Shown<E> {
+        // SAFETY: `Shown<E>` is `#[repr(transparent)]` over `E`: the same layout, so a
+        // reference to an `E` is a valid reference to a `Shown<E>` for the same lifetime.
+        unsafe { &*(error as *const E).cast::<Shown<E>>() }
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for Shown<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Shown<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for Shown<E> {}
+
+impl<E> RetryError<E> {
+    /// The same error with the last attempt's error mapped by `f`.
+    pub fn map_err<F>(self, f: impl FnOnce(E) -> F) -> RetryError<F> {
+        match self {
+            RetryError::Stopped {
+                reason,
+                error,
+                attempts,
+            } => RetryError::Stopped {
+                reason,
+                error: f(error),
+                attempts,
+            },
+            RetryError::Cancelled { last, attempts } => RetryError::Cancelled {
+                last: last.map(f),
+                attempts,
+            },
+            RetryError::BreakerOpen { last, attempts } => RetryError::BreakerOpen {
+                last: last.map(f),
+                attempts,
+            },
+            RetryError::TimedOut {
+                reason,
+                timed_out,
+                attempts,
+            } => RetryError::TimedOut {
+                reason,
+                timed_out,
+                attempts,
+            },
         }
     }
 }
@@ -638,7 +739,33 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        self.run(Call::new(self, on_attempt), clock, cancel, op)
+        self.run(Call::new(self, on_attempt, ByClassify), clock, cancel, op)
+    }
+
+    /// This retrier with a closure that says whether an error is worth retrying, for any
+    /// error type (`String`, `anyhow::Error`, another crate's; no [`Classify`] needed):
+    /// `true` retries it (the breaker and the budget count a failure), `false` ends the call
+    /// at once (they do not count it).
+    ///
+    /// ```
+    /// use jitterlab_retry::prelude::*;
+    ///
+    /// let retrier = Retrier::builder().seed(1).build()?;
+    /// let mut busy = 2;
+    /// let answer = retrier
+    ///     .retry_if(|e: &String| e.starts_with("busy"))
+    ///     .retry(&VirtualClock::new(), &CancelToken::new(), |_| {
+    ///         busy -= 1;
+    ///         if busy >= 0 { Err("busy, try later".to_string()) } else { Ok(42) }
+    ///     }, |_| {});
+    /// assert_eq!(answer.ok(), Some(42));
+    /// # Ok::<(), jitterlab_retry::Error>(())
+    /// ```
+    pub fn retry_if<E, P: Fn(&E) -> bool>(&self, retryable: P) -> RetrierWith<'_, RetryIf<P>> {
+        RetrierWith {
+            retrier: self,
+            classifier: RetryIf(retryable),
+        }
     }
 
     /// As [`Retrier::retry`], for a request that is `idempotency` whatever the retrier's
@@ -657,21 +784,21 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let call = Call::new(self, on_attempt).idempotency(idempotency);
+        let call = Call::new(self, on_attempt, ByClassify).idempotency(idempotency);
         self.run(call, clock, cancel, op)
     }
 
     /// The blocking retry loop.
-    fn run<T, E, C, F, O>(
+    fn run<T, E, C, F, O, K>(
         &self,
-        mut call: Call<'_, E, O>,
+        mut call: Call<'_, E, O, K>,
         clock: &C,
         cancel: &CancelToken,
         mut op: F,
     ) -> Result<T, RetryError<E>>
     where
         C: Clock + ?Sized,
-        E: Classify,
+        K: Classifier<E>,
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
@@ -700,6 +827,63 @@ impl Retrier {
                 }
             }
         }
+    }
+}
+
+/// A [`Retrier`] whose calls read their errors with the classifier `K` instead of
+/// [`Classify`]: made by [`Retrier::retry_if`]. The same policy, budget and breaker.
+#[derive(Debug, Clone, Copy)]
+pub struct RetrierWith<'r, K> {
+    retrier: &'r Retrier,
+    classifier: K,
+}
+
+impl<K> RetrierWith<'_, K> {
+    /// As [`Retrier::call`]: real time, no cancellation, no per-attempt reports.
+    pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+    {
+        self.retry(&SystemClock::new(), &CancelToken::new(), op, |_| {})
+    }
+
+    /// As [`Retrier::retry`].
+    pub fn retry<T, E, C, F, O>(
+        &self,
+        clock: &C,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        C: Clock + ?Sized,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        let call = Call::new(self.retrier, on_attempt, self.classifier.clone());
+        self.retrier.run(call, clock, cancel, op)
+    }
+
+    /// As [`Retrier::retry_as`].
+    pub fn retry_as<T, E, C, F, O>(
+        &self,
+        idempotency: Idempotency,
+        clock: &C,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        C: Clock + ?Sized,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        let call = Call::new(self.retrier, on_attempt, self.classifier.clone());
+        self.retrier
+            .run(call.idempotency(idempotency), clock, cancel, op)
     }
 }
 

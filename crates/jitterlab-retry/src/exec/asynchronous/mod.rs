@@ -53,7 +53,8 @@ use ::tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 use super::call::{Call, Failure, Next};
 use super::timer::Timer;
 use super::{
-    AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBuilder, RetryError, TimedOut,
+    AttemptCtx, AttemptEvent, ByClassify, CancelToken, Classifier, Classify, Retrier,
+    RetrierBuilder, RetryError, RetryIf, TimedOut,
 };
 use crate::error::Result;
 use crate::param::ParamError;
@@ -194,15 +195,15 @@ impl<T: Timer> AsyncRetrier<T> {
 
     /// A call of `op` under this retrier: `.await` it, or first set what this call alone
     /// needs ([`AsyncCall::cancel_on`], [`AsyncCall::on_attempt`],
-    /// [`AsyncCall::idempotency`]).
+    /// [`AsyncCall::idempotency`], [`AsyncCall::retry_if`]).
     ///
-    /// `op` is a closure returning a future of `Result<V, E>`, where `E` says how the attempt
-    /// ended ([`Classify`]: implemented for [`Outcome`](crate::policy::Outcome),
-    /// `std::io::Error`, `Box<dyn Error + Send + Sync>` and, with the `http` feature,
-    /// [`crate::http::Error`]).
+    /// `op` is a closure returning a future of `Result<V, E>`. Any `E` works with
+    /// [`AsyncCall::retry_if`] (a closure that says whether an error is worth retrying);
+    /// without it, `E` says how the attempt ended itself ([`Classify`]: implemented for
+    /// [`Outcome`](crate::policy::Outcome), `std::io::Error`, `Box<dyn Error + Send + Sync>`
+    /// and, with the `http` feature, [`crate::http::Error`]).
     pub fn call<V, E, F, Fut>(&self, op: F) -> AsyncCall<'_, T, F, NoObserver<E>, NoCancel>
     where
-        E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = std::result::Result<V, E>>,
     {
@@ -213,6 +214,7 @@ impl<T: Timer> AsyncRetrier<T> {
             cancel: std::future::pending(),
             idempotency: None,
             finish: false,
+            classifier: ByClassify,
         }
     }
 
@@ -275,16 +277,17 @@ pub type NoCancel = std::future::Pending<()>;
 /// # }
 /// ```
 #[must_use = "a call does nothing until it is awaited"]
-pub struct AsyncCall<'r, T, F, O, C> {
+pub struct AsyncCall<'r, T, F, O, C, K = ByClassify> {
     retrier: &'r AsyncRetrier<T>,
     op: F,
     on_attempt: O,
     cancel: C,
     idempotency: Option<Idempotency>,
     finish: bool,
+    classifier: K,
 }
 
-impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
+impl<'r, T: Timer, F, O, C, K> AsyncCall<'r, T, F, O, C, K> {
     /// Whether this call's request may be repeated, whatever the retrier's default (a
     /// non-idempotent request is never retried).
     pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
@@ -299,7 +302,7 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
     /// says `dropped`, and the call returns [`RetryError::Cancelled`]).
     /// [`let_attempt_finish`](Self::let_attempt_finish) lets an attempt in flight run to its
     /// outcome or its timeout instead.
-    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S> {
+    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S, K> {
         AsyncCall {
             retrier: self.retrier,
             op: self.op,
@@ -307,6 +310,28 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
             cancel: signal,
             idempotency: self.idempotency,
             finish: self.finish,
+            classifier: self.classifier,
+        }
+    }
+
+    /// Says with a closure whether an error is worth retrying, for any error type (`String`,
+    /// `anyhow::Error`, another crate's error; no [`Classify`] needed): `true` retries it
+    /// (the breaker and the budget count a failure), `false` ends the call at once (they do
+    /// not count it). See [`RetryIf`].
+    pub fn retry_if<V, E, Fut, P>(self, retryable: P) -> AsyncCall<'r, T, F, O, C, RetryIf<P>>
+    where
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+        P: Fn(&E) -> bool,
+    {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: self.on_attempt,
+            cancel: self.cancel,
+            idempotency: self.idempotency,
+            finish: self.finish,
+            classifier: RetryIf(retryable),
         }
     }
 
@@ -320,7 +345,7 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
     }
 
     /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
-    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C>
+    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C, K>
     where
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = std::result::Result<V, E>>,
@@ -333,21 +358,22 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
             cancel: self.cancel,
             idempotency: self.idempotency,
             finish: self.finish,
+            classifier: self.classifier,
         }
     }
 }
 
-impl<'r, T, V, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, T, F, O, C>
+impl<'r, T, V, E, F, Fut, O, C, K> IntoFuture for AsyncCall<'r, T, F, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
     C: Future,
 {
     type Output = std::result::Result<V, RetryError<E>>;
-    type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C>;
+    type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C, K>;
 
     fn into_future(self) -> Self::IntoFuture {
         let cancel = Signal {
@@ -365,11 +391,12 @@ where
                     self.on_attempt,
                     cancel,
                     idempotency,
+                    self.classifier,
                 );
                 Mode::Hedged(Box::new(hedged))
             }
             None => {
-                let mut call = Call::new(&retrier.retrier, self.on_attempt);
+                let mut call = Call::new(&retrier.retrier, self.on_attempt, self.classifier);
                 if let Some(idempotency) = self.idempotency {
                     call = call.idempotency(idempotency);
                 }
@@ -394,27 +421,27 @@ where
 /// The future of an [`AsyncCall`]: `Send` when the operation's future, the closures, the
 /// cancel signal and the timer's sleeps are.
 #[must_use = "a call does nothing until it is awaited"]
-pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C> {
+pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C, K = ByClassify> {
     /// The `tracing` feature's span of the call, entered at each poll.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
-    run: Mode<'r, T, E, F, Fut, O, C>,
+    run: Mode<'r, T, E, F, Fut, O, C, K>,
 }
 
 /// A call retried after failures, or hedged (its policy's
 /// [`hedging`](crate::policy::RetryPolicy::hedging)).
-enum Mode<'r, T: Timer, E, F, Fut, O, C> {
-    Retry(Run<'r, T, E, F, Fut, O, C>),
-    Hedged(Box<Hedged<'r, T, E, F, Fut, O, C>>),
+enum Mode<'r, T: Timer, E, F, Fut, O, C, K> {
+    Retry(Run<'r, T, E, F, Fut, O, C, K>),
+    Hedged(Box<Hedged<'r, T, E, F, Fut, O, C, K>>),
 }
 
 // No field is pinned in place: the futures inside are boxed (`Pin<Box<_>>`).
-impl<T: Timer, E, F, Fut, O, C> Unpin for CallFuture<'_, T, E, F, Fut, O, C> {}
+impl<T: Timer, E, F, Fut, O, C, K> Unpin for CallFuture<'_, T, E, F, Fut, O, C, K> {}
 
-impl<T, V, E, F, Fut, O, C> Future for CallFuture<'_, T, E, F, Fut, O, C>
+impl<T, V, E, F, Fut, O, C, K> Future for CallFuture<'_, T, E, F, Fut, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
@@ -434,9 +461,9 @@ where
 }
 
 /// The retry loop of one call, as a state machine: `step` says where it stands.
-struct Run<'r, T: Timer, E, F, Fut, O, C> {
+struct Run<'r, T: Timer, E, F, Fut, O, C, K> {
     retrier: &'r AsyncRetrier<T>,
-    call: Call<'r, E, O>,
+    call: Call<'r, E, O, K>,
     op: F,
     cancel: Signal<C>,
     /// A cancel waits for the attempt in flight ([`AsyncCall::let_attempt_finish`]).
@@ -477,10 +504,10 @@ type Acquire<'r> = Pin<
     >,
 >;
 
-impl<'r, T, V, E, F, Fut, O, C> Run<'r, T, E, F, Fut, O, C>
+impl<'r, T, V, E, F, Fut, O, C, K> Run<'r, T, E, F, Fut, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
