@@ -175,6 +175,7 @@
 
 pub mod backoff;
 pub mod cancel;
+mod draw;
 pub mod error;
 pub mod exec;
 #[cfg(feature = "http")]
@@ -191,7 +192,7 @@ pub use error::{Error, Result};
 /// The generator of the engine's unit tests.
 #[cfg(test)]
 pub(crate) fn test_rng(seed: u64) -> rand_pcg::Pcg64Mcg {
-    <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(seed)
+    <rand_pcg::Pcg64Mcg as rand_core::SeedableRng>::seed_from_u64(seed)
 }
 
 /// The README's Rust code, compiled by `cargo test --all-features` so that it can be copied as

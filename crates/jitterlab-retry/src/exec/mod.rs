@@ -78,7 +78,7 @@ type SimRng = rand_pcg::Pcg64Mcg;
 
 /// A generator seeded from one word (the same seed, the same sleeps).
 fn from_seed(seed: u64) -> SimRng {
-    rand::SeedableRng::seed_from_u64(seed)
+    rand_core::SeedableRng::seed_from_u64(seed)
 }
 
 #[cfg(feature = "async")]
