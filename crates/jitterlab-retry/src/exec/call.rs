@@ -236,7 +236,7 @@ where
             copy: None,
             dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(self.retrier, &mut self.on_attempt, &event);
         self.next(result, outcome, decision)
     }
 
@@ -397,7 +397,7 @@ where
             copy: None,
             dropped: true,
         };
-        report(&mut self.on_attempt, &event);
+        report(self.retrier, &mut self.on_attempt, &event);
         RetryError::Cancelled {
             last: self.last.take().and_then(Failure::into_error),
             attempts: attempt,
@@ -433,7 +433,7 @@ where
             copy: None,
             dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(self.retrier, &mut self.on_attempt, &event);
     }
 }
 
@@ -464,6 +464,7 @@ pub(crate) fn read<T, E, K: Classifier<E>>(
 /// Shows `event` to the observer, and with the `tracing` feature emits it, inside the call's
 /// span: attempt, outcome (`not sent` for a stop before an attempt), duration, sleep, stop.
 pub(crate) fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(
+    retrier: &Retrier,
     on_attempt: &mut O,
     event: &AttemptEvent<'_, E>,
 ) {
@@ -484,6 +485,7 @@ pub(crate) fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(
         );
     }
     on_attempt(event);
+    retrier.counts.count(event);
 }
 
 /// The `tracing` feature's span of one call.

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::backoff::{Backoff, Jitter};
-use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode};
+use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode, StopReason};
 use std::cell::RefCell;
 
 pub(super) fn ms(v: u64) -> Duration {

@@ -166,6 +166,11 @@ impl<T: Timer> AsyncRetrier<T> {
         self.retrier.policy()
     }
 
+    /// The counts so far, the budget's tokens and the breaker's state now, on the timer.
+    pub fn metrics(&self) -> super::Metrics {
+        self.retrier.metrics(self.timer.now())
+    }
+
     /// The timer the retrier sleeps and tells time with.
     pub fn timer(&self) -> &T {
         &self.timer

@@ -491,7 +491,7 @@ where
             copy,
             dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(&self.retrier.retrier, &mut self.on_attempt, &event);
     }
 }
 
