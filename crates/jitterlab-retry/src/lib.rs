@@ -66,7 +66,7 @@
 //! ## Async
 //!
 //! With the `reqwest` feature (which brings `tokio` and `http`): five attempts of at most 2 s
-//! within 10 s, full jitter from 100 ms, `Retry-After` honoured, 429/502/503/504, timeouts
+//! within 10 s, full jitter from 100 ms, `Retry-After` honoured, 429/500/502/503/504, timeouts
 //! and refused connections retried, 404 not, a retry budget shared by every call, and any
 //! future as the cancel signal. No error type of your own
 //! (from `examples/reqwest_client.rs`, whose tests run it against a local server):
@@ -173,7 +173,7 @@
 //! | --- | --- |
 //! | [`backoff::Backoff`], [`backoff::Jitter`] | the sleep before retry `k`: none, constant, exponential, full, equal, decorrelated (AWS), Polly's decorrelated v2, proportional (gRPC) |
 //! | [`policy::RetryPolicy::decide`] | after an attempt: done, retry after this sleep, or stop and why |
-//! | [`policy::RetryOn`], [`policy::Idempotency`] | which outcomes are retried (409, 429, 502, 503, 504, timeouts, connection errors by default), and which requests may be |
+//! | [`policy::RetryOn`], [`policy::Idempotency`] | which outcomes are retried (409, 429, 500, 502, 503, 504, timeouts, connection errors by default; any status opted in or out), and which requests may be |
 //! | [`policy::RetryAfterPolicy`] | `Retry-After` ignored, honoured as a minimum, or spread over 1 to 1.5 times the hint |
 //! | [`policy::Budget`] | retry budgets: token bucket (AWS), ratio (Finagle, Envoy), gRPC throttling, Brooker's adaptive bucket and retry breaker |
 //! | [`policy::Breaker`] | a circuit breaker over a sliding window, with one half-open probe |
@@ -210,8 +210,8 @@
 //! | feature | adds | dependencies |
 //! | --- | --- | --- |
 //! | (default) | backoff, policy, the blocking executor | `rand_core`, `rand_pcg`, `httpdate` (4 crates with this one) |
-//! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | `tokio` (`sync` only: a semaphore and a notifier, no runtime) |
-//! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`sync`, `time`) |
+//! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | none (its semaphore and notifier are its own) |
+//! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`time` only) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
 //! | `reqwest` | [`http::reqwest::send_text`], `send_bytes`, `send_with`, `send`; `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
 //! | `ureq` | [`http::ureq::call_text`], `call_bytes`, `call_with`, `call`; `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |

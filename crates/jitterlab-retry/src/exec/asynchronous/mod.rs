@@ -5,7 +5,7 @@
 //! It is tied to no runtime: it waits on a [`Timer`] ([`super::timer`]), tokio's with the
 //! `tokio` feature ([`TokioTimer`](super::timer::TokioTimer), the default there), any other
 //! runtime's through the trait, or [`ThreadTimer`](super::timer::ThreadTimer) where there is
-//! none; its concurrency limit is tokio's `Semaphore`, which needs no tokio runtime. A call is
+//! none; its concurrency limit is a fair semaphore of its own (`slots`), so it needs no tokio. A call is
 //! a plain future ([`CallFuture`], no boxing): it is `Send` exactly when the operation's
 //! future, its closures and the timer's sleeps are, so an operation holding an `Rc` runs on a
 //! single-threaded executor. What differs from the blocking executor is only how it waits:
@@ -48,8 +48,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
-use ::tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
-
 use super::call::{Call, Failure, Next};
 use super::timer::Timer;
 use super::{
@@ -60,8 +58,10 @@ use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{HedgeDelay, Idempotency, RetryPolicy};
 use hedged::Hedged;
+use slots::{Slot, Slots};
 
 mod hedged;
+mod slots;
 
 /// The struct, once with the `tokio` feature's default timer and once without a default: a
 /// default that changed with a feature would break code written without it.
@@ -114,7 +114,7 @@ impl RetrierBuilder {
 /// The concurrency limit: a fair semaphore of `size` permits.
 #[derive(Debug)]
 struct Limit {
-    slots: Semaphore,
+    slots: Slots,
     size: u32,
 }
 
@@ -150,7 +150,7 @@ impl<T: Timer> AsyncRetrier<T> {
             .into());
         }
         self.limit = Some(Limit {
-            slots: Semaphore::new(limit as usize),
+            slots: Slots::new(limit as usize),
             size: limit,
         });
         Ok(self)
@@ -184,7 +184,7 @@ impl<T: Timer> AsyncRetrier<T> {
     /// Attempts holding a concurrency slot now (`None`: no limit).
     pub fn in_flight(&self) -> Option<u32> {
         let limit = self.limit.as_ref()?;
-        let free = u32::try_from(limit.slots.available_permits()).unwrap_or(limit.size);
+        let free = u32::try_from(limit.slots.free()).unwrap_or(limit.size);
         Some(limit.size.saturating_sub(free))
     }
 
@@ -485,29 +485,20 @@ enum Step<'r, T: Timer, Fut> {
     Token(Pin<Box<T::Sleep>>),
     /// Waiting for a concurrency slot; a retry waits at most until its deadline.
     Slot {
-        acquire: Acquire<'r>,
+        acquire: slots::Take<'r>,
         deadline: Option<Pin<Box<T::Sleep>>>,
     },
     /// An attempt in flight: its future, its time limit and its sleep, the slot it holds.
     Attempt {
         attempt: Pin<Box<Fut>>,
         limit: Option<(Duration, Pin<Box<T::Sleep>>)>,
-        _slot: Option<SemaphorePermit<'r>>,
+        _slot: Option<Slot<'r>>,
     },
     /// The sleep before the next attempt.
     Sleep(Pin<Box<T::Sleep>>),
     /// The call has returned.
     Done,
 }
-
-/// A wait for a slot of the semaphore (tokio's future is `Send`, whatever the operation).
-type Acquire<'r> = Pin<
-    Box<
-        dyn Future<Output = std::result::Result<SemaphorePermit<'r>, ::tokio::sync::AcquireError>>
-            + Send
-            + 'r,
-    >,
->;
 
 impl<'r, T, V, E, F, Fut, O, C, K> Run<'r, T, E, F, Fut, O, C, K>
 where
@@ -526,14 +517,12 @@ where
                 Step::Next => match (self.call.token_wait(retrier.timer.now()), &retrier.limit) {
                     (Some(wait), _) => Ok(Step::Token(Box::pin(retrier.timer.sleep(wait)))),
                     (None, None) => self.begin(None, cx),
-                    (None, Some(limit)) => match limit.slots.try_acquire() {
-                        Ok(slot) => self.begin(Some(slot), cx),
-                        // `acquire` fails only on a closed semaphore, and this one never is.
-                        Err(TryAcquireError::Closed) => self.begin(None, cx),
-                        Err(TryAcquireError::NoPermits) => {
+                    (None, Some(limit)) => match limit.slots.try_take() {
+                        Some(slot) => self.begin(Some(slot), cx),
+                        None => {
                             let left = self.call.time_left(retrier.timer.now());
                             Ok(Step::Slot {
-                                acquire: Box::pin(limit.slots.acquire()),
+                                acquire: limit.slots.take(),
                                 deadline: left.map(|left| Box::pin(retrier.timer.sleep(left))),
                             })
                         }
@@ -542,8 +531,8 @@ where
                 Step::Slot { acquire, deadline } => {
                     if self.cancel.poll(cx) {
                         Err(Err(self.call.cancelled(retrier.timer.now())))
-                    } else if let Poll::Ready(slot) = acquire.as_mut().poll(cx) {
-                        self.begin(slot.ok(), cx)
+                    } else if let Poll::Ready(slot) = Pin::new(&mut *acquire).poll(cx) {
+                        self.begin(Some(slot), cx)
                     } else if deadline
                         .as_mut()
                         .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready())
@@ -600,7 +589,7 @@ where
     /// Sends the next attempt, holding `slot`, unless the call stops before it.
     fn begin(
         &mut self,
-        slot: Option<SemaphorePermit<'r>>,
+        slot: Option<Slot<'r>>,
         cx: &mut Context<'_>,
     ) -> std::result::Result<Step<'r, T, Fut>, std::result::Result<V, RetryError<E>>> {
         let cancelled = self.cancel.poll(cx);
