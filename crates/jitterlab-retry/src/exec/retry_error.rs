@@ -6,7 +6,7 @@ use std::fmt;
 use super::TimedOut;
 use crate::policy::StopReason;
 
-/// Why [`Retrier::retry`] gave up.
+/// Why [`Retrier::retry`](super::Retrier::retry) gave up.
 ///
 /// Its `Display` says why and after how many attempts; the last attempt's error is its
 /// [`source`](std::error::Error::source), so an error chain shows each cause once.
