@@ -1,15 +1,15 @@
 //! The engine's two uniform draws, made exactly as rand 0.10 makes them (`random::<f64>()`
-//! and `random_range(low..=high)` on `u64`), on any [`Rng`]: the engine needs only
-//! `rand_core`'s trait, not the whole of `rand` (a third of a cold build), and a seeded
+//! and `random_range(low..=high)` on `u64`), on any [`RandomSource`]: the engine needs no
+//! `rand` (a third of a cold build), and a seeded
 //! stream draws the same values as before, bit for bit (the tests below check it against
 //! rand itself; the simulator's golden results too).
 
-use rand_core::Rng;
+use crate::random::RandomSource;
 
 /// A uniform `f64` in `[0, 1)`: the top 53 bits of one word, scaled (rand's
 /// `StandardUniform`).
 #[inline]
-pub(crate) fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+pub(crate) fn unit_f64<R: RandomSource + ?Sized>(rng: &mut R) -> f64 {
     const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
     (rng.next_u64() >> 11) as f64 * SCALE
 }
@@ -18,7 +18,7 @@ pub(crate) fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// word only when the first falls in the biased zone (rand's `UniformInt` single sample,
 /// without its `unbiased` feature).
 #[inline]
-pub(crate) fn u64_inclusive<R: Rng + ?Sized>(rng: &mut R, low: u64, high: u64) -> u64 {
+pub(crate) fn u64_inclusive<R: RandomSource + ?Sized>(rng: &mut R, low: u64, high: u64) -> u64 {
     debug_assert!(low <= high);
     let range = high.wrapping_sub(low).wrapping_add(1);
     if range == 0 {
@@ -42,10 +42,11 @@ fn wmul(a: u64, b: u64) -> (u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use rand::{RngExt, SeedableRng};
+    use rand::{Rng, RngExt, SeedableRng};
     use rand_pcg::Pcg64Mcg;
 
     use super::*;
+    use crate::random;
 
     /// The same stream through rand and through these: the same values and the same words
     /// consumed, over ranges that often fall in the biased zone (just past a power of two)
@@ -64,7 +65,7 @@ mod tests {
             u64::MAX,
         ];
         for seed in 0..500u64 {
-            let mut ours = Pcg64Mcg::seed_from_u64(seed);
+            let mut ours = random::Pcg64Mcg::seed_from_u64(seed);
             let mut theirs = Pcg64Mcg::seed_from_u64(seed);
             for (i, &high) in highs.iter().enumerate() {
                 let low = if i % 2 == 0 { 0 } else { high / 3 };
@@ -79,8 +80,8 @@ mod tests {
                 );
             }
             assert_eq!(
-                ours.next_u64(),
-                theirs.next_u64(),
+                RandomSource::next_u64(&mut ours),
+                Rng::next_u64(&mut theirs),
                 "the same words consumed"
             );
         }

@@ -48,7 +48,7 @@
 //! [jitterlab](https://crates.io/crates/jitterlab) simulator runs this same code, so a policy
 //! chosen from its charts is the one that ships.
 //!
-//! - **Light**: three dependencies (`rand_core`, `rand_pcg`, `httpdate`), no proc-macro;
+//! - **Light**: no dependency at all by default, no proc-macro;
 //!   tokio, the HTTP adapters, tracing and serde only when you ask.
 //! - **Any error**: [`Retrier::retry_if`](exec::Retrier::retry_if) and
 //!   [`AsyncCall::retry_if`](exec::asynchronous::AsyncCall::retry_if) take a closure; an
@@ -209,7 +209,8 @@
 //!
 //! | feature | adds | dependencies |
 //! | --- | --- | --- |
-//! | (default) | backoff, policy, the blocking executor | `rand_core`, `rand_pcg`, `httpdate` (4 crates with this one) |
+//! | (default) | backoff, policy, the blocking executor | none (its generator, its two draws and its HTTP-date parser are its own) |
+//! | `rand_core` | any `rand` generator as a [`random::RandomSource`] | `rand_core` 0.10 |
 //! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | none (its semaphore and notifier are its own) |
 //! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`time` only) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
@@ -233,14 +234,15 @@ pub mod param;
 pub mod policy;
 pub mod prelude;
 pub mod presets;
+pub mod random;
 pub mod time;
 
 pub use error::{Error, Result};
 
 /// The generator of the engine's unit tests.
 #[cfg(test)]
-pub(crate) fn test_rng(seed: u64) -> rand_pcg::Pcg64Mcg {
-    <rand_pcg::Pcg64Mcg as rand_core::SeedableRng>::seed_from_u64(seed)
+pub(crate) fn test_rng(seed: u64) -> random::Pcg64Mcg {
+    random::Pcg64Mcg::seed_from_u64(seed)
 }
 
 /// The README's Rust code, compiled by `cargo test --all-features` so that it can be copied as

@@ -101,7 +101,7 @@ impl fmt::Display for Human {
             _ => 2,
         };
         let text = format!("{value:.decimals$}");
-        let text = if text.contains('.') {
+        let text = if decimals > 0 {
             text.trim_end_matches('0').trim_end_matches('.')
         } else {
             &text

@@ -9,9 +9,8 @@ use jitterlab_retry::policy::{
     AttemptReport, Breaker, BreakerConfig, Budget, BudgetConfig, Decision, Idempotency, Outcome,
     RetryAfterMode, RetryAfterPolicy, RetryClass, RetryPolicy,
 };
+use jitterlab_retry::random::Pcg64Mcg;
 use proptest::prelude::*;
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 
 fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

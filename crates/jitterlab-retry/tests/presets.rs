@@ -10,8 +10,8 @@ use jitterlab_retry::policy::{
     RetryAfterMode, RetryClass, RetryPolicy, StopReason,
 };
 use jitterlab_retry::presets::{self, Preset};
+use jitterlab_retry::random::Pcg64Mcg;
 use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde_json::Value;
 
 fn vectors(version: &str) -> Value {
@@ -440,7 +440,7 @@ fn dotnet_resilience_sleeps_as_pollys_decorrelated_jitter_v2() {
     // baseDelay 2 s. The u's are the stream's first draws, one per retry.
     let p = presets::dotnet_resilience();
     for seed in [1, 7, 27] {
-        let mut draws = Pcg64Mcg::seed_from_u64(seed);
+        let mut draws = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
         let mut prev = 0.0;
         let expected: Vec<f64> = (0..3)
             .map(|a| {
@@ -503,7 +503,7 @@ fn dotnet_resilience_is_the_standard_handler() {
 /// Go's `wait.Jitter(d, 0.1)`: `d + time.Duration(rand.Float64() * 0.1 * float64(d))`, the
 /// `u`'s being the stream's first draws, one per retry.
 fn go_jitter(nominal_ms: &[u64], seed: u64) -> Vec<Duration> {
-    let mut draws = Pcg64Mcg::seed_from_u64(seed);
+    let mut draws = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
     nominal_ms
         .iter()
         .map(|&d| {

@@ -68,7 +68,14 @@ impl Jitter {
 
     /// The allowed names, comma separated.
     pub fn names() -> String {
-        Jitter::ALL.map(Jitter::name).join(", ")
+        let mut names = String::new();
+        for (i, jitter) in Jitter::ALL.into_iter().enumerate() {
+            if i > 0 {
+                names.push_str(", ");
+            }
+            names.push_str(jitter.name());
+        }
+        names
     }
 }
 

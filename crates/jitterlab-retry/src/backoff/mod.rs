@@ -14,7 +14,7 @@
 //! use std::time::Duration;
 //!
 //! let policy = Backoff::new(Jitter::Full, Duration::from_millis(50), 2.0, Duration::from_secs(2))?;
-//! let mut rng = <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(42);
+//! let mut rng = jitterlab_retry::random::Pcg64Mcg::seed_from_u64(42);
 //! let mut state = BackoffState::new();
 //! for k in 1..=8 {
 //!     let sleep = policy.next_delay(&mut state, &mut rng);
@@ -27,7 +27,7 @@ mod jitter;
 
 pub use jitter::Jitter;
 
-use rand_core::Rng;
+use crate::random::RandomSource;
 
 use crate::draw::{u64_inclusive, unit_f64};
 
@@ -239,14 +239,22 @@ impl Backoff {
     /// Draws the sleep before the next retry and advances `state`. The first call gives the
     /// sleep before retry 1 (the second attempt).
     #[inline]
-    pub fn next_delay<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> Duration {
+    pub fn next_delay<R: RandomSource + ?Sized>(
+        &self,
+        state: &mut BackoffState,
+        rng: &mut R,
+    ) -> Duration {
         from_nanos(self.next_delay_nanos(state, rng))
     }
 
     /// [`Backoff::next_delay`] in integer nanoseconds: the same draw, for simulators (see
     /// [`crate::time`]).
     #[inline]
-    pub fn next_delay_nanos<R: Rng + ?Sized>(&self, state: &mut BackoffState, rng: &mut R) -> u64 {
+    pub fn next_delay_nanos<R: RandomSource + ?Sized>(
+        &self,
+        state: &mut BackoffState,
+        rng: &mut R,
+    ) -> u64 {
         state.retries = state.retries.saturating_add(1);
         let k = state.retries;
         let base = self.base;
@@ -290,7 +298,12 @@ impl Backoff {
 
     /// Polly's `DecorrelatedJitterBackoffV2` (Polly.Core `RetryHelper`): with `t = (k-1) + U[0,1)`,
     /// `f(t) = 2^t * tanh(sqrt(4 t))`, the sleep is `(f(t) - f_prev) / 1.4 * base`, capped.
-    fn polly_v2<R: Rng + ?Sized>(&self, state: &mut BackoffState, k: u32, rng: &mut R) -> u64 {
+    fn polly_v2<R: RandomSource + ?Sized>(
+        &self,
+        state: &mut BackoffState,
+        k: u32,
+        rng: &mut R,
+    ) -> u64 {
         const P_FACTOR: f64 = 4.0;
         const RP_SCALING: f64 = 1.0 / 1.4;
         let t = (k - 1) as f64 + unit_f64(rng);
@@ -305,7 +318,7 @@ impl Backoff {
     }
 
     /// An endless iterator of sleeps for one fresh request (retry 1, 2, ...).
-    pub fn sleeps<'a, R: Rng + ?Sized>(
+    pub fn sleeps<'a, R: RandomSource + ?Sized>(
         &'a self,
         rng: &'a mut R,
     ) -> impl Iterator<Item = Duration> + 'a {
@@ -326,7 +339,7 @@ fn nominal_exact(base: u64, multiplier: f64, cap: u64, i: u32) -> u64 {
 
 /// A uniform integer in `[0, n]`.
 #[inline]
-fn uniform_inclusive<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+fn uniform_inclusive<R: RandomSource + ?Sized>(rng: &mut R, n: u64) -> u64 {
     u64_inclusive(rng, 0, n)
 }
 

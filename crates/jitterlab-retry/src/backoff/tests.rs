@@ -4,7 +4,7 @@ use super::*;
 use crate::test_rng;
 
 /// An independent generator per sample `s` of a test seeded `seed`.
-fn stream(seed: u64, s: u64) -> rand_pcg::Pcg64Mcg {
+fn stream(seed: u64, s: u64) -> crate::random::Pcg64Mcg {
     test_rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ s)
 }
 use std::time::Duration;
@@ -209,7 +209,7 @@ fn deterministic_kinds_use_no_randomness() {
             _ => assert_eq!(got, vec![ms(50), ms(100), ms(200), ms(400)]),
         }
     }
-    use rand::Rng;
+    use crate::random::RandomSource;
     assert_eq!(a.next_u64(), b.next_u64());
 }
 

@@ -16,6 +16,7 @@ use crate::policy::{
     AdaptiveRateConfig, Breaker, BreakerConfig, Budget, BudgetConfig, HedgingPolicy, Idempotency,
     RetryAfterHeader, RetryAfterMode, RetryAfterPolicy, RetryOn, RetryPolicy, Throttling,
 };
+use crate::random::Pcg64Mcg;
 
 /// Builds a [`Retrier`]. Defaults, each with the method that changes it:
 ///
@@ -295,11 +296,11 @@ impl RetrierBuilder {
     #[cfg(feature = "async")]
     pub(crate) fn build_for_async(&self) -> Result<Retrier> {
         let rng = self.rng();
-        self.with_guards(Retrier::hedging_with_rng(self.policy()?, rng)?)
+        self.with_guards(Retrier::hedging_with_rng(self.policy()?, Box::new(rng))?)
     }
 
     /// The jitter's generator: the seed's, or entropy's.
-    fn rng(&self) -> rand_pcg::Pcg64Mcg {
+    fn rng(&self) -> Pcg64Mcg {
         match self.seed {
             Some(seed) => from_seed(seed),
             None => entropy_rng(),

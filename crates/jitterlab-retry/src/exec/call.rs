@@ -276,9 +276,12 @@ where
         let decision = {
             let mut rng = lock(&retrier.rng);
             let mut budget = retrier.budget.as_ref().map(lock);
-            retrier
-                .policy
-                .decide(&report, &mut self.backoff, budget.as_deref_mut(), &mut *rng)
+            retrier.policy.decide(
+                &report,
+                &mut self.backoff,
+                budget.as_deref_mut(),
+                &mut **rng,
+            )
         };
         let Decision::Retry { sleep } = decision else {
             return decision;

@@ -71,14 +71,15 @@ use crate::policy::{
     RetryPolicy,
 };
 
+use crate::random::{Pcg64Mcg, RandomSource};
 use crate::time::{Human, from_nanos, to_nanos};
 
-/// The executor's jitter generator: small, fast, seedable.
-type SimRng = rand_pcg::Pcg64Mcg;
+/// The executor's jitter generator: its own, or one a caller handed it.
+type Jitter = Box<dyn RandomSource + Send>;
 
 /// A generator seeded from one word (the same seed, the same sleeps).
-fn from_seed(seed: u64) -> SimRng {
-    rand_core::SeedableRng::seed_from_u64(seed)
+fn from_seed(seed: u64) -> Pcg64Mcg {
+    Pcg64Mcg::seed_from_u64(seed)
 }
 
 #[cfg(feature = "async")]
@@ -385,15 +386,27 @@ impl fmt::Display for NotSent {
 
 /// Runs operations with retries. Share one across threads (`&Retrier` or `Arc<Retrier>`) to
 /// share its budget and breaker; the jitter generator is shared too, behind a mutex.
-#[derive(Debug)]
 pub struct Retrier {
     policy: RetryPolicy,
     idempotency: Idempotency,
     budget: Option<Mutex<Budget>>,
     breaker: Option<Mutex<Breaker>>,
     rate: Option<Mutex<RateLimit>>,
-    rng: Mutex<SimRng>,
+    rng: Mutex<Jitter>,
     counts: metrics::Counts,
+}
+
+impl fmt::Debug for Retrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retrier")
+            .field("policy", &self.policy)
+            .field("idempotency", &self.idempotency)
+            .field("budget", &self.budget)
+            .field("breaker", &self.breaker)
+            .field("rate", &self.rate)
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The AWS adaptive mode's rate limiter, made at the first instant a call asks it (so it
@@ -438,7 +451,10 @@ impl Retrier {
     /// A policy with [`RetryPolicy::hedging`] is refused (the error names `hedging`): the
     /// blocking executor runs one attempt at a time, and a copy sent while another waits needs
     /// a thread of its own. [`RetrierBuilder::build_async`] makes a hedging retrier.
-    pub fn with_rng(policy: RetryPolicy, rng: rand_pcg::Pcg64Mcg) -> Result<Retrier> {
+    pub fn with_rng(
+        policy: RetryPolicy,
+        rng: impl RandomSource + Send + 'static,
+    ) -> Result<Retrier> {
         if policy.hedging.is_some() {
             return Err(crate::param::ParamError::new(
                 "hedging",
@@ -448,11 +464,11 @@ impl Retrier {
             )
             .into());
         }
-        Retrier::hedging_with_rng(policy, rng)
+        Retrier::hedging_with_rng(policy, Box::new(rng))
     }
 
     /// As [`Retrier::with_rng`], a hedging policy allowed: for the async executor only.
-    fn hedging_with_rng(policy: RetryPolicy, rng: rand_pcg::Pcg64Mcg) -> Result<Retrier> {
+    fn hedging_with_rng(policy: RetryPolicy, rng: Jitter) -> Result<Retrier> {
         policy.validate()?;
         Ok(Retrier {
             policy,
@@ -706,7 +722,7 @@ impl<K> RetrierWith<'_, K> {
 /// from the operating system once per thread, so hashing a counter, the process id and the
 /// time with two fresh states gives 128 bits that differ in every process and every call (a
 /// fleet must not draw the same jitter; nothing here needs to be secret).
-fn entropy_rng() -> SimRng {
+fn entropy_rng() -> Pcg64Mcg {
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
     static CALLS: AtomicU64 = AtomicU64::new(0);
@@ -720,7 +736,7 @@ fn entropy_rng() -> SimRng {
         h.write_u128(since_epoch);
         h.finish()
     };
-    SimRng::new(u128::from(word(1)) << 64 | u128::from(word(2)))
+    Pcg64Mcg::new(u128::from(word(1)) << 64 | u128::from(word(2)))
 }
 
 /// The process id and the wall time in nanoseconds, which tell processes apart.

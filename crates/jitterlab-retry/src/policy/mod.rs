@@ -12,7 +12,7 @@
 //!
 //! let policy = RetryPolicy::new(Backoff::from_params(BackoffParams::default())?);
 //! let mut state = BackoffState::new();
-//! let mut rng = <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(1);
+//! let mut rng = jitterlab_retry::random::Pcg64Mcg::seed_from_u64(1);
 //! // The first attempt got a 503 with "Retry-After: 3" one second after it was sent.
 //! let report = AttemptReport {
 //!     attempt: 1,
@@ -37,6 +37,7 @@ mod class;
 mod cubic;
 mod deadline;
 mod hedging;
+mod http_date;
 mod limiter;
 mod outcome;
 mod rate_bucket;
@@ -66,7 +67,7 @@ pub use send_rate::SendRate;
 
 use std::fmt;
 
-use rand_core::Rng;
+use crate::random::RandomSource;
 
 use crate::backoff::{Backoff, BackoffState};
 use crate::param::ParamError;
@@ -346,7 +347,7 @@ impl RetryPolicy {
     /// `on_success`, and an outcome in `retry_on` or [`Outcome::Fatal`] is `on_failure`
     /// (whether or not a retry follows; an [`Outcome::Invalid`] one is not counted). No allocation, no clock, no I/O.
     #[inline]
-    pub fn decide<R: Rng + ?Sized>(
+    pub fn decide<R: RandomSource + ?Sized>(
         &self,
         a: &AttemptReport,
         state: &mut BackoffState,
@@ -380,7 +381,7 @@ impl RetryPolicy {
     /// [`RetryPolicy::decide`] in integer nanoseconds, `limits` being this policy's, the
     /// backoff's sleep drawn by `draw` (`None`: no more retries).
     #[inline]
-    fn decide_in<R: Rng + ?Sized, D: FnOnce(&mut R) -> Option<u64>>(
+    fn decide_in<R: RandomSource + ?Sized, D: FnOnce(&mut R) -> Option<u64>>(
         &self,
         limits: &Limits,
         a: &AttemptReport<u64>,
@@ -466,7 +467,7 @@ impl NanosPolicy {
 
     /// [`RetryPolicy::decide`], in integer nanoseconds.
     #[inline]
-    pub fn decide<R: Rng + ?Sized>(
+    pub fn decide<R: RandomSource + ?Sized>(
         &self,
         a: &AttemptReport<u64>,
         state: &mut BackoffState,
@@ -484,7 +485,7 @@ impl NanosPolicy {
     /// nanoseconds, or `None` when the backoff gives up (then `Stop(Attempts)`, as a retry
     /// limit). Every other step is `decide`'s.
     #[inline]
-    pub fn decide_with<R: Rng + ?Sized>(
+    pub fn decide_with<R: RandomSource + ?Sized>(
         &self,
         a: &AttemptReport<u64>,
         budget: Option<&mut Budget>,

@@ -18,7 +18,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use rand_core::Rng;
+use crate::random::RandomSource;
 
 use crate::draw::u64_inclusive;
 
@@ -39,7 +39,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         // Kept to u64 nanoseconds (about 584 years), as every duration inside the engine.
         return Some(from_nanos(to_nanos(Duration::from_secs(secs))));
     }
-    let date = httpdate::parse_http_date(value).ok()?;
+    let date = super::http_date::parse(value)?;
     Some(match date.duration_since(now) {
         Ok(ahead) => from_nanos(to_nanos(ahead)),
         Err(_) => Duration::ZERO,
@@ -210,7 +210,7 @@ impl RetryAfterPolicy {
     /// one number from `rng` only when a hint is present, so runs without hints consume the
     /// same random numbers in every mode.
     #[inline]
-    pub fn sleep<R: Rng + ?Sized>(
+    pub fn sleep<R: RandomSource + ?Sized>(
         &self,
         backoff: Duration,
         hint: Option<Duration>,
@@ -244,7 +244,7 @@ impl RetryAfterPolicy {
     /// [`RetryAfterPolicy::sleep`] in integer nanoseconds, `max` being
     /// [`RetryAfterPolicy::clamp_nanos`] of `backoff`.
     #[inline]
-    pub(crate) fn sleep_nanos<R: Rng + ?Sized>(
+    pub(crate) fn sleep_nanos<R: RandomSource + ?Sized>(
         &self,
         backoff: u64,
         hint: Option<u64>,
@@ -392,7 +392,7 @@ mod tests {
 
     #[test]
     fn spread_draws_only_with_a_hint() {
-        use rand::Rng;
+        use crate::random::RandomSource;
         let spread = RetryAfterPolicy {
             mode: RetryAfterMode::Spread,
             max: None,

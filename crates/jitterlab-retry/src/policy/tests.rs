@@ -440,7 +440,7 @@ fn ratio_budget_counting_successes_earns_nothing_from_failures() {
 
 #[test]
 fn one_backoff_draw_per_retry_and_none_otherwise() {
-    use rand::Rng;
+    use crate::random::RandomSource;
     let p = policy(Jitter::Full);
     let mut state = BackoffState::new();
     let mut rng = test_rng(5);

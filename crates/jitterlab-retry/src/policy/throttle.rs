@@ -32,7 +32,7 @@
 //! Pure state: every method takes `now`, the generator is passed in; nothing here knows the
 //! simulator.
 
-use rand_core::Rng;
+use crate::random::RandomSource;
 
 use crate::draw::unit_f64;
 
@@ -127,13 +127,17 @@ impl Throttle {
     /// (it then fails fast, without reaching the network). Either way it counts as a request.
     /// Draws one uniform number from `rng` only when the rejection probability is above 0.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, now: impl Into<Duration>, rng: &mut R) -> bool {
+    pub fn admit<R: RandomSource + ?Sized>(
+        &mut self,
+        now: impl Into<Duration>,
+        rng: &mut R,
+    ) -> bool {
         self.admit_nanos(to_nanos(now.into()), rng)
     }
 
     /// [`Throttle::admit`] with `now` in integer nanoseconds.
     #[inline]
-    pub fn admit_nanos<R: Rng + ?Sized>(&mut self, now: u64, rng: &mut R) -> bool {
+    pub fn admit_nanos<R: RandomSource + ?Sized>(&mut self, now: u64, rng: &mut R) -> bool {
         let p = self.reject_probability_nanos(now);
         let admitted = p <= 0.0 || unit_f64(rng) >= p;
         self.window.add(now, 1, 0);

@@ -3,7 +3,6 @@
 //! slots, taken first come first served. A slot given back goes straight to the longest
 //! waiter, so a newcomer never overtakes the queue.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -18,7 +17,8 @@ pub(super) struct Slots {
 #[derive(Debug)]
 struct State {
     free: usize,
-    line: VecDeque<Waiter>,
+    /// In order of arrival (a `Vec`: a waiter leaves from anywhere in the line anyway).
+    line: Vec<Waiter>,
     next_id: u64,
 }
 
@@ -35,7 +35,7 @@ impl Slots {
         Slots {
             state: Mutex::new(State {
                 free: size,
-                line: VecDeque::new(),
+                line: Vec::new(),
                 next_id: 0,
             }),
         }
@@ -113,7 +113,7 @@ impl<'s> Future for Take<'s> {
             }
             let id = state.next_id;
             state.next_id += 1;
-            state.line.push_back(Waiter {
+            state.line.push(Waiter {
                 id,
                 waker: cx.waker().clone(),
                 granted: false,
@@ -143,8 +143,7 @@ impl Drop for Take<'_> {
         let Some(id) = self.id else { return };
         let mut state = self.slots.lock();
         if let Some(i) = state.line.iter().position(|w| w.id == id)
-            && let Some(waiter) = state.line.remove(i)
-            && waiter.granted
+            && state.line.remove(i).granted
         {
             Slots::give_back(&mut state);
         }

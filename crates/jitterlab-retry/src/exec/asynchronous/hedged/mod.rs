@@ -425,7 +425,7 @@ where
             let mut rng = lock(&self.retrier.retrier.rng);
             policy
                 .retry_after
-                .sleep(Duration::ZERO, Some(hint), &mut *rng)
+                .sleep(Duration::ZERO, Some(hint), &mut **rng)
         };
         let start = self.start.unwrap_or(now);
         let left = policy
