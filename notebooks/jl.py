@@ -193,7 +193,7 @@ def fresh_folder(out: str) -> Path:
     wrote inside `OUT` and holds nothing else; anything else is refused with a ValueError
     (an absolute path, `..`, a link, a folder of the student's, a file of theirs inside)."""
     name = Path(out)
-    if str(out) == "" or name.is_absolute() or any(p in ("", ".", "..") for p in name.parts):
+    if not name.parts or name.is_absolute() or any(p in ("", ".", "..") for p in name.parts):
         raise ValueError(
             f"out={str(out)!r}: name a folder inside {OUT} by a relative name without '..' "
             f"(e.g. 'herd'); jl.run deletes and rewrites it, so it never takes a path elsewhere"
