@@ -118,7 +118,7 @@ def test_fresh_folder_deletes_only_what_jitterlab_wrote_inside_its_root():
         # A link inside the root that leads out of it.
         (base / "link").symlink_to(outside)
         assert "leads outside" in raises(ValueError, jl.fresh_folder, f"{base.name}/link/x")
-        assert "link or a file" in raises(ValueError, jl.fresh_folder, f"{base.name}/link")
+        assert "leads outside" in raises(ValueError, jl.fresh_folder, f"{base.name}/link")
         assert (outside / "keep.txt").exists()
         # A folder of the student's (no journal), and a result folder with a file of theirs.
         mine = base / "mine"
