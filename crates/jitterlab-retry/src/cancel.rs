@@ -21,12 +21,20 @@ pub struct CancelToken {
 struct CancelInner {
     /// Fast path for [`CancelToken::is_cancelled`].
     flag: AtomicBool,
-    /// The same flag under the mutex the condition variable needs.
-    cancelled: Mutex<bool>,
+    /// The same flag under the mutex the condition variable needs, and the tasks awaiting
+    /// [`CancelToken::cancelled`].
+    cancelled: Mutex<Waiting>,
     wake: Condvar,
-    /// Wakes the tasks awaiting [`CancelToken::cancelled`].
+}
+
+/// The flag, and the wakers of the futures awaiting it (by the id each future holds).
+#[derive(Debug, Default)]
+struct Waiting {
+    cancelled: bool,
     #[cfg(feature = "async")]
-    notify: tokio::sync::Notify,
+    wakers: Vec<(u64, std::task::Waker)>,
+    #[cfg(feature = "async")]
+    next_id: u64,
 }
 
 impl CancelToken {
@@ -38,29 +46,31 @@ impl CancelToken {
     /// Cancels: every clone sees it, and sleeping threads wake.
     pub fn cancel(&self) {
         self.inner.flag.store(true, Ordering::Release);
-        *self
-            .inner
-            .cancelled
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = true;
+        let mut waiting = self.lock();
+        waiting.cancelled = true;
+        #[cfg(feature = "async")]
+        let wakers = std::mem::take(&mut waiting.wakers);
+        drop(waiting);
         self.inner.wake.notify_all();
         #[cfg(feature = "async")]
-        self.inner.notify.notify_waiters();
+        wakers.into_iter().for_each(|(_, waker)| waker.wake());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.inner
+            .cancelled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Completes once the token is cancelled (at once if it already is): the async
     /// counterpart of the wait that wakes blocking sleeps. Dropping it early is fine.
     #[cfg(feature = "async")]
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
-    pub async fn cancelled(&self) {
-        loop {
-            // Registered before the flag is read, so a cancel in between still wakes it.
-            let mut notified = std::pin::pin!(self.inner.notify.notified());
-            notified.as_mut().enable();
-            if self.is_cancelled() {
-                return;
-            }
-            notified.await;
+    pub fn cancelled(&self) -> Cancelled<'_> {
+        Cancelled {
+            token: self,
+            id: None,
         }
     }
 
@@ -72,13 +82,9 @@ impl CancelToken {
     /// Waits up to `d` of real time; true when cancelled (at once or during the wait).
     pub(crate) fn wait(&self, d: Duration) -> bool {
         let end = Instant::now().checked_add(d);
-        let mut cancelled = self
-            .inner
-            .cancelled
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut cancelled = self.lock();
         loop {
-            if *cancelled {
+            if cancelled.cancelled {
                 return true;
             }
             match end {
@@ -103,6 +109,52 @@ impl CancelToken {
                         .0;
                 }
             }
+        }
+    }
+}
+
+/// The future of [`CancelToken::cancelled`]: registered with the token (under the lock the
+/// cancel takes, so no cancel is missed) while it waits, unregistered when dropped.
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+#[derive(Debug)]
+#[must_use = "a future does nothing until it is awaited"]
+pub struct Cancelled<'t> {
+    token: &'t CancelToken,
+    id: Option<u64>,
+}
+
+#[cfg(feature = "async")]
+impl std::future::Future for Cancelled<'_> {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let this = self.get_mut();
+        let mut waiting = this.token.lock();
+        if waiting.cancelled {
+            this.id = None;
+            return std::task::Poll::Ready(());
+        }
+        let id = *this.id.get_or_insert_with(|| {
+            waiting.next_id += 1;
+            waiting.next_id
+        });
+        match waiting.wakers.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, waker)) => waker.clone_from(cx.waker()),
+            None => waiting.wakers.push((id, cx.waker().clone())),
+        }
+        std::task::Poll::Pending
+    }
+}
+
+#[cfg(feature = "async")]
+impl Drop for Cancelled<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.token.lock().wakers.retain(|(i, _)| *i != id);
         }
     }
 }

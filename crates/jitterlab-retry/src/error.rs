@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::param::ParamError;
+use crate::param::{ParamError, ValueError};
 
 /// Errors returned by the engine's constructors and clocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,15 @@ impl From<ParamError> for Error {
     }
 }
 
+impl From<ValueError> for Error {
+    /// The only value errors without a field come from [`crate::policy::RetryOn`]'s
+    /// builders, so `RetryOn::default().with_status(404)?` works in a function returning
+    /// the engine's `Result`: the error names `retry_on`.
+    fn from(e: ValueError) -> Error {
+        Error::InvalidValue(e.of("retry_on"))
+    }
+}
+
 /// `Result` with the engine's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -71,5 +80,7 @@ mod tests {
         );
         assert_eq!(Error::Cancelled.to_string(), "cancelled");
         assert_eq!(Error::Cancelled.field(), None);
+        let e = Error::from(ValueError::new(250, "a status code"));
+        assert_eq!(e.field(), Some("retry_on"));
     }
 }

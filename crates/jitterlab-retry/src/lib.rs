@@ -1,23 +1,72 @@
 //! # jitterlab-retry
 //!
 //! Retries with exponential backoff and jitter, `Retry-After`, a deadline, retry budgets and a
-//! circuit breaker, for async and blocking code. It is the engine the jitterlab simulator runs:
-//! the policy you pick from its charts is this code, unchanged.
+//! circuit breaker, for async and blocking code. Any closure returning a `Result` is retried;
+//! say which errors are worth it with a closure, any error type:
 //!
-//! - **Light**: four dependencies (`rand`, `rand_core`, `rand_pcg`, `httpdate`), no
-//!   proc-macro; tokio, the HTTP adapters, tracing and serde only when you ask.
-//! - **No glue**: a closure returning `Result` works as it is; reqwest, ureq and `http`
-//!   answers are classified for you (error status, `Retry-After`, timeout, connection).
+//! ```
+//! use jitterlab_retry::prelude::*;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let retrier = Retrier::builder().build()?;
+//!     let mut busy = 2; // a server busy for two attempts
+//!     let answer = retrier
+//!         .retry_if(|e: &String| e.starts_with("busy"))
+//!         .call(|_| if busy > 0 { busy -= 1; Err(format!("busy, {busy} left")) } else { Ok(42) })?;
+//!     assert_eq!(answer, 42);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The defaults are the ones real code wants: full jitter from 100 ms, at most 4 attempts
+//! within 30 s, a retry budget shared by every call; the error `?` gives up with says why
+//! (`attempts exhausted after 4 attempts`), the last attempt's error as its `source()`. With
+//! `anyhow`, a closure chooses by the error's cause, and `?` takes the retrier's error into
+//! `anyhow::Error`:
+//!
+//! ```
+//! use jitterlab_retry::prelude::*;
+//!
+//! fn load(retrier: &Retrier) -> anyhow::Result<u32> {
+//!     let mut locked = 2;
+//!     let n = retrier
+//!         .retry_if(|e: &anyhow::Error| e.is::<std::io::Error>()) // io errors only
+//!         .call(|_| -> anyhow::Result<u32> {
+//!             if locked > 0 {
+//!                 locked -= 1;
+//!                 Err(std::io::Error::other("file locked"))?;
+//!             }
+//!             Ok("7".parse::<u32>()?) // a parse error would not be retried
+//!         })?;
+//!     Ok(n)
+//! }
+//! # assert_eq!(load(&Retrier::builder().build().unwrap()).unwrap(), 7);
+//! ```
+//!
+//! HTTP needs no closure at all: reqwest, ureq and `http` answers are classified for you
+//! (the error status, `Retry-After`, a timeout, a refused connection). The
+//! [jitterlab](https://crates.io/crates/jitterlab) simulator runs this same code, so a policy
+//! chosen from its charts is the one that ships.
+//!
+//! - **Light**: three dependencies (`rand_core`, `rand_pcg`, `httpdate`), no proc-macro;
+//!   tokio, the HTTP adapters, tracing and serde only when you ask.
+//! - **Any error**: [`Retrier::retry_if`](exec::Retrier::retry_if) and
+//!   [`AsyncCall::retry_if`](exec::asynchronous::AsyncCall::retry_if) take a closure; an
+//!   error type of your own may implement [`Classify`](exec::Classify) instead, to report an
+//!   HTTP status and a `Retry-After`.
 //! - **Exact**: a retry that will not happen (breaker open, call cancelled, deadline) is not
 //!   announced and costs no budget token; a sleep that would pass the deadline says so, or is
 //!   shortened to fit one last attempt ([`RetrierBuilder::fit_last_attempt`](exec::RetrierBuilder::fit_last_attempt)).
 //! - **Testable**: sleeps run on tokio's clock or a [`VirtualClock`](exec::VirtualClock), so a
 //!   test of an hour of backoff takes milliseconds.
+//! - **Observable**: every attempt is an event, one log line; the budget's tokens, the
+//!   breaker's state and the call counts can be read at any time
+//!   ([`Retrier::metrics`](exec::Retrier::metrics)).
 //!
 //! ## Async
 //!
 //! With the `reqwest` feature (which brings `tokio` and `http`): five attempts of at most 2 s
-//! within 10 s, full jitter from 100 ms, `Retry-After` honoured, 429/502/503/504, timeouts
+//! within 10 s, full jitter from 100 ms, `Retry-After` honoured, 429/500/502/503/504, timeouts
 //! and refused connections retried, 404 not, a retry budget shared by every call, and any
 //! future as the cancel signal. No error type of your own
 //! (from `examples/reqwest_client.rs`, whose tests run it against a local server):
@@ -124,7 +173,7 @@
 //! | --- | --- |
 //! | [`backoff::Backoff`], [`backoff::Jitter`] | the sleep before retry `k`: none, constant, exponential, full, equal, decorrelated (AWS), Polly's decorrelated v2, proportional (gRPC) |
 //! | [`policy::RetryPolicy::decide`] | after an attempt: done, retry after this sleep, or stop and why |
-//! | [`policy::RetryOn`], [`policy::Idempotency`] | which outcomes are retried (409, 429, 502, 503, 504, timeouts, connection errors by default), and which requests may be |
+//! | [`policy::RetryOn`], [`policy::Idempotency`] | which outcomes are retried (409, 429, 500, 502, 503, 504, timeouts, connection errors by default; any status opted in or out), and which requests may be |
 //! | [`policy::RetryAfterPolicy`] | `Retry-After` ignored, honoured as a minimum, or spread over 1 to 1.5 times the hint |
 //! | [`policy::Budget`] | retry budgets: token bucket (AWS), ratio (Finagle, Envoy), gRPC throttling, Brooker's adaptive bucket and retry breaker |
 //! | [`policy::Breaker`] | a circuit breaker over a sliding window, with one half-open probe |
@@ -144,8 +193,7 @@
 //! ## Time
 //!
 //! Every duration is a [`std::time::Duration`]; an instant is a `Duration` since the clock's
-//! origin. Inside, the engine counts integer nanoseconds, so the simulator calls the same code
-//! through a few `_nanos` entry points ([`time`]).
+//! origin. Inside, the engine counts integer nanoseconds ([`time`]).
 //!
 //! ## Targets
 //!
@@ -161,9 +209,9 @@
 //!
 //! | feature | adds | dependencies |
 //! | --- | --- | --- |
-//! | (default) | backoff, policy, the blocking executor | `rand` (std), `rand_pcg`, `httpdate` (5 crates with this one) |
-//! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | `tokio` (`sync` only: a semaphore and a notifier, no runtime) |
-//! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`sync`, `time`) |
+//! | (default) | backoff, policy, the blocking executor | `rand_core`, `rand_pcg`, `httpdate` (4 crates with this one) |
+//! | `async` | [`exec::asynchronous::AsyncRetrier`] on any runtime's timer ([`exec::timer::Timer`]; [`exec::timer::ThreadTimer`] needs none), [`cancel::CancelToken::cancelled`]; a call is `Send` exactly when its operation is | none (its semaphore and notifier are its own) |
+//! | `tokio` | `async` on tokio's timer: [`exec::tokio::TokioTimer`], the default, and `build_async`; you bring the runtime | `tokio` (`time` only) |
 //! | `http` | [`http::Error`] and [`http::check`]: an `http::Response` as an outcome and a `Retry-After` | `http` |
 //! | `reqwest` | [`http::reqwest::send_text`], `send_bytes`, `send_with`, `send`; `From<reqwest::Error>` (implies `http` and `tokio`) | `reqwest` 0.13 (no default features: yours choose TLS) |
 //! | `ureq` | [`http::ureq::call_text`], `call_bytes`, `call_with`, `call`; `From<ureq::Error>` (implies `http`) | `ureq` 3 (no default features) |
@@ -175,6 +223,7 @@
 
 pub mod backoff;
 pub mod cancel;
+mod draw;
 pub mod error;
 pub mod exec;
 #[cfg(feature = "http")]
@@ -191,7 +240,7 @@ pub use error::{Error, Result};
 /// The generator of the engine's unit tests.
 #[cfg(test)]
 pub(crate) fn test_rng(seed: u64) -> rand_pcg::Pcg64Mcg {
-    <rand_pcg::Pcg64Mcg as rand::SeedableRng>::seed_from_u64(seed)
+    <rand_pcg::Pcg64Mcg as rand_core::SeedableRng>::seed_from_u64(seed)
 }
 
 /// The README's Rust code, compiled by `cargo test --all-features` so that it can be copied as

@@ -131,7 +131,12 @@ pub(in crate::sim) fn accepted(outcome: Outcome) -> bool {
     match outcome {
         Outcome::Success => true,
         Outcome::Status(code) => code != 429 && code != 503,
-        Outcome::Timeout | Outcome::Connection | Outcome::Fatal | Outcome::Invalid => false,
+        Outcome::Timeout
+        | Outcome::Connection
+        | Outcome::Fatal
+        | Outcome::Invalid
+        | Outcome::Transient
+        | Outcome::Permanent => false,
     }
 }
 

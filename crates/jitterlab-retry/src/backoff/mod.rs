@@ -27,7 +27,9 @@ mod jitter;
 
 pub use jitter::Jitter;
 
-use rand::{Rng, RngExt};
+use rand_core::Rng;
+
+use crate::draw::{u64_inclusive, unit_f64};
 
 use crate::param::ParamError;
 use std::time::Duration;
@@ -272,13 +274,13 @@ impl Backoff {
             Jitter::Proportional => {
                 let d = self.nominal_ns(k) as f64;
                 let f = self.params.factor;
-                let scale = 1.0 - f + 2.0 * f * rng.random::<f64>();
+                let scale = 1.0 - f + 2.0 * f * unit_f64(rng);
                 f64_to_nanos(d * scale).min(cap)
             }
             Jitter::Additive => {
                 // Go's `wait.Jitter`: `d + time.Duration(rand * f * d)`, truncated.
                 let d = self.nominal_ns(k);
-                let extra = rng.random::<f64>() * self.params.factor * d as f64;
+                let extra = unit_f64(rng) * self.params.factor * d as f64;
                 d.saturating_add(extra as u64)
             }
         };
@@ -291,7 +293,7 @@ impl Backoff {
     fn polly_v2<R: Rng + ?Sized>(&self, state: &mut BackoffState, k: u32, rng: &mut R) -> u64 {
         const P_FACTOR: f64 = 4.0;
         const RP_SCALING: f64 = 1.0 / 1.4;
-        let t = (k - 1) as f64 + rng.random::<f64>();
+        let t = (k - 1) as f64 + unit_f64(rng);
         let next = t.exp2() * (P_FACTOR * t).sqrt().tanh();
         let prev = state.prev_formula;
         state.prev_formula = next;
@@ -325,7 +327,7 @@ fn nominal_exact(base: u64, multiplier: f64, cap: u64, i: u32) -> u64 {
 /// A uniform integer in `[0, n]`.
 #[inline]
 fn uniform_inclusive<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    rng.random_range(0..=n)
+    u64_inclusive(rng, 0, n)
 }
 
 #[cfg(test)]

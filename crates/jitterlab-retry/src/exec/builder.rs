@@ -30,7 +30,7 @@ use crate::policy::{
 /// | [`timeout`](Self::timeout) | none | per attempt, passed to the operation in [`super::AttemptCtx`] |
 /// | [`deadline`](Self::deadline) | 30 s | the whole call, sleeps included; shortens the last attempt's timeout |
 /// | [`fit_last_attempt`](Self::fit_last_attempt) | off: a sleep past the deadline ends the call | shortens that sleep to leave time for one more attempt |
-/// | [`retry_on`](Self::retry_on) | [`RetryOn::default`]: 409, 429, 502, 503, 504, timeouts, connection errors | other 4xx and [`crate::policy::Outcome::Fatal`] never |
+/// | [`retry_on`](Self::retry_on) | [`RetryOn::recommended`]: 409, 429, 500, 502, 503, 504, timeouts, connection errors (500 as botocore and google-api-core do) | other 4xx unless opted in ([`RetryOn::with_status`]); [`crate::policy::Outcome::Fatal`] never |
 /// | [`retry_after`](Self::retry_after) | honoured as a minimum sleep, hints above 60 s clamped to 60 s | a server's pause, within reason |
 /// | [`retry_after_max_extra`](Self::retry_after_max_extra) | none | honour a hint only so far above the backoff (AWS: 5 s) |
 /// | [`retry_after_header`](Self::retry_after_header) | `Retry-After` | AWS: `x-amz-retry-after`, in milliseconds |
@@ -93,7 +93,7 @@ impl Default for RetrierBuilder {
             timeout: None,
             deadline: Some(Duration::from_secs(30)),
             fit_last_attempt: None,
-            retry_on: RetryOn::default(),
+            retry_on: RetryOn::recommended(),
             retry_after: RetryAfterPolicy {
                 mode: RetryAfterMode::AtLeast,
                 max: Some(Duration::from_secs(60)),

@@ -14,7 +14,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{AttemptCtx, AttemptEvent, Classify, Retrier, RetryError, TimedOut, lock};
+use super::{
+    AttemptCtx, AttemptEvent, ByClassify, Classifier, Retrier, RetryError, TimedOut, lock,
+};
 use crate::backoff::BackoffState;
 use crate::policy::{
     AttemptReport, AttemptTimeout, Decision, Idempotency, Outcome, RetryAfterHeader, RetryClass,
@@ -29,9 +31,9 @@ pub(crate) enum Next<T, E> {
     Sleep(Duration),
 }
 
-/// One call's state between attempts, and its observer `O`. Times are on the executor's
-/// clock.
-pub(crate) struct Call<'r, E, O> {
+/// One call's state between attempts, its observer `O` and the classifier `K` of its errors.
+/// Times are on the executor's clock.
+pub(crate) struct Call<'r, E, O, K = ByClassify> {
     retrier: &'r Retrier,
     /// When the first attempt was sent: the deadline and the events count from it.
     start: Duration,
@@ -53,6 +55,7 @@ pub(crate) struct Call<'r, E, O> {
     sending: bool,
     last: Option<Failure<E>>,
     on_attempt: O,
+    classifier: K,
 }
 
 /// How an attempt failed: its operation's error, or the async executor's cut-off.
@@ -96,13 +99,14 @@ impl<E> Failure<E> {
     }
 }
 
-impl<'r, E, O> Call<'r, E, O>
+impl<'r, E, O, K> Call<'r, E, O, K>
 where
-    E: Classify,
+    K: Classifier<E>,
     O: FnMut(&AttemptEvent<'_, E>),
 {
-    /// A call of `retrier` that has made no attempt yet, reporting to `on_attempt`.
-    pub(crate) fn new(retrier: &'r Retrier, on_attempt: O) -> Self {
+    /// A call of `retrier` that has made no attempt yet, reporting to `on_attempt`, its
+    /// errors read by `classifier`.
+    pub(crate) fn new(retrier: &'r Retrier, on_attempt: O, classifier: K) -> Self {
         Call {
             retrier,
             start: Duration::ZERO,
@@ -116,6 +120,7 @@ where
             sending: false,
             last: None,
             on_attempt,
+            classifier,
         }
     }
 
@@ -202,7 +207,7 @@ where
         cancelled: bool,
     ) -> Next<T, E> {
         let header = self.retrier.policy.retry_after.header;
-        let (outcome, retry_after) = read(&result, wall, header);
+        let (outcome, retry_after) = read(&self.classifier, &result, wall, header);
         // `decide` hears of the attempt's end.
         self.sending = false;
         self.made = self.made.saturating_add(1);
@@ -229,8 +234,9 @@ where
             end: now.saturating_sub(self.start),
             decision,
             copy: None,
+            dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(self.retrier, &mut self.on_attempt, &event);
         self.next(result, outcome, decision)
     }
 
@@ -364,6 +370,40 @@ where
         }
     }
 
+    /// The call was cancelled at `now` with an attempt in flight, whose future the async
+    /// executor drops: the attempt ends without an outcome (a concurrency budget hears that
+    /// it ended, a half-open breaker's probe goes back), and the observer sees it dropped.
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
+    pub(crate) fn dropped(&mut self, now: Duration) -> RetryError<E> {
+        let attempt = self.made.saturating_add(1);
+        if std::mem::take(&mut self.sending)
+            && let Some(budget) = &self.retrier.budget
+        {
+            lock(budget).on_abandon(attempt);
+        }
+        if std::mem::take(&mut self.probing)
+            && let Some(breaker) = &self.retrier.breaker
+        {
+            lock(breaker).abandon_probe();
+        }
+        let event = AttemptEvent {
+            attempt,
+            outcome: None,
+            error: None,
+            retry_after: None,
+            start: self.sent.saturating_sub(self.start),
+            end: now.saturating_sub(self.start),
+            decision: Decision::Stop(StopReason::Cancelled),
+            copy: None,
+            dropped: true,
+        };
+        report(self.retrier, &mut self.on_attempt, &event);
+        RetryError::Cancelled {
+            last: self.last.take().and_then(Failure::into_error),
+            attempts: attempt,
+        }
+    }
+
     /// The breaker refused the next attempt at `now`.
     fn refused(&mut self, now: Duration) -> RetryError<E> {
         self.stop_before(now, StopReason::BreakerOpen);
@@ -391,14 +431,16 @@ where
             end: at,
             decision: Decision::Stop(reason),
             copy: None,
+            dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(self.retrier, &mut self.on_attempt, &event);
     }
 }
 
 /// How an attempt's result reads: its outcome, and the hint of the policy's `header`, parsed
 /// at `wall`.
-pub(crate) fn read<T, E: Classify>(
+pub(crate) fn read<T, E, K: Classifier<E>>(
+    classifier: &K,
     result: &Result<T, Failure<E>>,
     wall: SystemTime,
     header: RetryAfterHeader,
@@ -408,10 +450,13 @@ pub(crate) fn read<T, E: Classify>(
         Err(Failure::TimedOut(_)) => (Outcome::Timeout, None),
         Err(Failure::Error(e)) => {
             let raw = match header {
-                RetryAfterHeader::RetryAfter => e.retry_after(),
-                RetryAfterHeader::AmzMillis => e.retry_after_millis(),
+                RetryAfterHeader::RetryAfter => classifier.retry_after(e),
+                RetryAfterHeader::AmzMillis => classifier.retry_after_millis(e),
             };
-            (e.outcome(), raw.and_then(|v| header.parse(v, wall)))
+            (
+                classifier.outcome(e),
+                raw.and_then(|v| header.parse(v, wall)),
+            )
         }
     }
 }
@@ -419,6 +464,7 @@ pub(crate) fn read<T, E: Classify>(
 /// Shows `event` to the observer, and with the `tracing` feature emits it, inside the call's
 /// span: attempt, outcome (`not sent` for a stop before an attempt), duration, sleep, stop.
 pub(crate) fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(
+    retrier: &Retrier,
     on_attempt: &mut O,
     event: &AttemptEvent<'_, E>,
 ) {
@@ -439,6 +485,7 @@ pub(crate) fn report<E, O: FnMut(&AttemptEvent<'_, E>)>(
         );
     }
     on_attempt(event);
+    retrier.counts.count(event);
 }
 
 /// The `tracing` feature's span of one call.
@@ -447,7 +494,7 @@ pub(crate) fn call_span() -> tracing::Span {
     tracing::debug_span!("retry call")
 }
 
-impl<E, O> Call<'_, E, O> {
+impl<E, O, K> Call<'_, E, O, K> {
     /// Gives the budget back the retry it granted, if that retry was not sent.
     fn refund(&mut self) {
         if let Some((at, class)) = self.granted.take()
@@ -458,7 +505,7 @@ impl<E, O> Call<'_, E, O> {
     }
 }
 
-impl<E, O> Drop for Call<'_, E, O> {
+impl<E, O, K> Drop for Call<'_, E, O, K> {
     /// A call dropped with the breaker's probe in flight (an async call's future dropped, an
     /// operation that panicked) gives the probe back, or the half-open breaker would wait
     /// for its result forever; a concurrency budget hears that its attempt ended.

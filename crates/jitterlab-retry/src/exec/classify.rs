@@ -47,6 +47,64 @@ pub trait Classify {
     }
 }
 
+/// How an executor reads an operation's error `E`: through its [`Classify`] implementation
+/// ([`ByClassify`], the default), or with a closure ([`RetryIf`], made by
+/// [`Retrier::retry_if`](super::Retrier::retry_if) and
+/// [`AsyncCall::retry_if`](super::asynchronous::AsyncCall::retry_if)).
+pub trait Classifier<E> {
+    /// The attempt's outcome.
+    fn outcome(&self, error: &E) -> Outcome;
+    /// The raw `Retry-After` header value, if the error carries one.
+    fn retry_after<'e>(&self, error: &'e E) -> Option<&'e str> {
+        let _ = error;
+        None
+    }
+    /// The raw `x-amz-retry-after` header value, if the error carries one.
+    fn retry_after_millis<'e>(&self, error: &'e E) -> Option<&'e str> {
+        let _ = error;
+        None
+    }
+}
+
+/// The error classifies itself ([`Classify`]): the executors' default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByClassify;
+
+impl<E: Classify> Classifier<E> for ByClassify {
+    fn outcome(&self, error: &E) -> Outcome {
+        error.outcome()
+    }
+    fn retry_after<'e>(&self, error: &'e E) -> Option<&'e str> {
+        error.retry_after()
+    }
+    fn retry_after_millis<'e>(&self, error: &'e E) -> Option<&'e str> {
+        error.retry_after_millis()
+    }
+}
+
+/// A closure says whether an error is worth retrying, for any error type (`String`,
+/// `anyhow::Error`, another crate's): `true` is [`Outcome::Transient`] (retried, and a
+/// failure for the breaker and the budget), `false` is [`Outcome::Permanent`] (the call
+/// stops; the breaker and the budget do not count it).
+#[derive(Clone, Copy)]
+pub struct RetryIf<P>(pub P);
+
+impl<P> fmt::Debug for RetryIf<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RetryIf(..)")
+    }
+}
+
+impl<E, P: Fn(&E) -> bool> Classifier<E> for RetryIf<P> {
+    fn outcome(&self, error: &E) -> Outcome {
+        if (self.0)(error) {
+            Outcome::Transient
+        } else {
+            Outcome::Permanent
+        }
+    }
+}
+
 impl Classify for Outcome {
     fn outcome(&self) -> Outcome {
         *self

@@ -68,7 +68,7 @@ pub use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::policy::{
     AdaptiveRateConfig, AdaptiveRateLimiter, Breaker, Budget, Decision, Idempotency, Outcome,
-    RetryPolicy, StopReason,
+    RetryPolicy,
 };
 
 use crate::time::{Human, from_nanos, to_nanos};
@@ -78,7 +78,7 @@ type SimRng = rand_pcg::Pcg64Mcg;
 
 /// A generator seeded from one word (the same seed, the same sleeps).
 fn from_seed(seed: u64) -> SimRng {
-    rand::SeedableRng::seed_from_u64(seed)
+    rand_core::SeedableRng::seed_from_u64(seed)
 }
 
 #[cfg(feature = "async")]
@@ -95,7 +95,11 @@ pub mod timer;
 pub mod tokio;
 pub use builder::RetrierBuilder;
 use call::{Call, Failure, Next};
-pub use classify::{Classify, TimedOut};
+pub use classify::{ByClassify, Classifier, Classify, RetryIf, TimedOut};
+mod metrics;
+pub use metrics::{Metrics, Observer};
+mod retry_error;
+pub use retry_error::{RetryError, source_of};
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the data
 /// here is counters that stay consistent between statements).
@@ -263,6 +267,10 @@ pub struct AttemptEvent<'a, E> {
     /// What this event says of a copy of a hedged call (`None`: a call without hedging, whose
     /// events come one per attempt as it ends).
     pub copy: Option<CopyEvent>,
+    /// The attempt was in flight when the call was cancelled, and the async executor dropped
+    /// its future (no outcome; `start` is when it was sent, `end` when it was dropped). A
+    /// call without hedging only; a hedged call's copies say [`CopyEvent::Cancelled`].
+    pub dropped: bool,
 }
 
 /// The event of one copy of a hedged call ([`crate::policy::HedgingPolicy`]): each copy is
@@ -300,8 +308,9 @@ impl<E> Clone for AttemptEvent<'_, E> {
 impl<E> Copy for AttemptEvent<'_, E> {}
 
 impl<E> fmt::Display for AttemptEvent<'_, E> {
-    /// `attempt 2: 503 after 120ms, retry in 1.2s`, or `attempt 3: not sent, stop: cancelled`
-    /// (the error itself is left to the caller).
+    /// `attempt 2: 503 after 120ms, retry in 1.2s`, `attempt 3: not sent, stop: cancelled`,
+    /// or `attempt 3: dropped after 300ms, stop: cancelled` (the error itself is left to the
+    /// caller).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.copy, self.decision) {
             (Some(CopyEvent::Sent), decision) => {
@@ -340,6 +349,15 @@ impl<E> fmt::Display for AttemptEvent<'_, E> {
             }
             (None, _) => {}
         }
+        if self.dropped {
+            return write!(
+                f,
+                "attempt {}: dropped after {}, {}",
+                self.attempt,
+                Human(self.took()),
+                self.decision
+            );
+        }
         match self.outcome {
             Some(outcome) => write!(
                 f,
@@ -365,113 +383,6 @@ impl fmt::Display for NotSent {
     }
 }
 
-/// Why [`Retrier::retry`] gave up.
-///
-/// Its `Display` says why and after how many attempts; the last attempt's error is its
-/// [`source`](std::error::Error::source), so an error chain shows each cause once.
-#[derive(Debug)]
-pub enum RetryError<E> {
-    /// The policy stopped: the last attempt's error and why no retry followed.
-    Stopped {
-        /// Why the policy stopped.
-        reason: StopReason,
-        /// The last attempt's error.
-        error: E,
-        /// Attempts made.
-        attempts: u32,
-    },
-    /// The cancel token was cancelled before an attempt or during a sleep.
-    Cancelled {
-        /// The last attempt's error, if an attempt was made.
-        last: Option<E>,
-        /// Attempts made.
-        attempts: u32,
-    },
-    /// The circuit breaker refused the next attempt.
-    BreakerOpen {
-        /// The last attempt's error, if an attempt was made.
-        last: Option<E>,
-        /// Attempts made.
-        attempts: u32,
-    },
-    /// The policy stopped after an attempt the async executor cut off at its timeout (so
-    /// there is no error of the operation's to return).
-    TimedOut {
-        /// Why the policy stopped.
-        reason: StopReason,
-        /// The last attempt's time limit.
-        timed_out: TimedOut,
-        /// Attempts made.
-        attempts: u32,
-    },
-}
-
-impl<E> RetryError<E> {
-    /// Attempts made before giving up.
-    pub fn attempts(&self) -> u32 {
-        match self {
-            RetryError::Stopped { attempts, .. }
-            | RetryError::Cancelled { attempts, .. }
-            | RetryError::BreakerOpen { attempts, .. }
-            | RetryError::TimedOut { attempts, .. } => *attempts,
-        }
-    }
-
-    /// The last attempt's error, if an attempt was made and returned one (`None` too when the
-    /// async executor cut it off).
-    pub fn last_error(&self) -> Option<&E> {
-        match self {
-            RetryError::Stopped { error, .. } => Some(error),
-            RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => {
-                last.as_ref()
-            }
-            RetryError::TimedOut { .. } => None,
-        }
-    }
-
-    /// Consumes `self`, returning the last attempt's error as [`RetryError::last_error`] does.
-    pub fn into_last_error(self) -> Option<E> {
-        match self {
-            RetryError::Stopped { error, .. } => Some(error),
-            RetryError::Cancelled { last, .. } | RetryError::BreakerOpen { last, .. } => last,
-            RetryError::TimedOut { .. } => None,
-        }
-    }
-
-    /// Why the call gave up.
-    pub fn reason(&self) -> StopReason {
-        match self {
-            RetryError::Stopped { reason, .. } | RetryError::TimedOut { reason, .. } => *reason,
-            RetryError::Cancelled { .. } => StopReason::Cancelled,
-            RetryError::BreakerOpen { .. } => StopReason::BreakerOpen,
-        }
-    }
-}
-
-impl<E> fmt::Display for RetryError<E> {
-    /// `attempts exhausted after 5 attempts`: the cause is the error's `source()`, not
-    /// repeated here.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (what, attempts) = (self.reason().describe(), self.attempts());
-        write!(
-            f,
-            "{what} after {attempts} attempt{}",
-            if attempts == 1 { "" } else { "s" }
-        )
-    }
-}
-
-impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RetryError::TimedOut { timed_out, .. } => Some(timed_out),
-            _ => self
-                .last_error()
-                .map(|e| e as &(dyn std::error::Error + 'static)),
-        }
-    }
-}
-
 /// Runs operations with retries. Share one across threads (`&Retrier` or `Arc<Retrier>`) to
 /// share its budget and breaker; the jitter generator is shared too, behind a mutex.
 #[derive(Debug)]
@@ -482,6 +393,7 @@ pub struct Retrier {
     breaker: Option<Mutex<Breaker>>,
     rate: Option<Mutex<RateLimit>>,
     rng: Mutex<SimRng>,
+    counts: metrics::Counts,
 }
 
 /// The AWS adaptive mode's rate limiter, made at the first instant a call asks it (so it
@@ -549,6 +461,7 @@ impl Retrier {
             breaker: None,
             rate: None,
             rng: Mutex::new(rng),
+            counts: metrics::Counts::default(),
         })
     }
 
@@ -592,6 +505,22 @@ impl Retrier {
         &self.policy
     }
 
+    /// Shows `observer` every attempt's event of every call (a metrics exporter's hook:
+    /// see [`Observer`]), after each call's own `on_attempt`.
+    pub fn with_observer(mut self, observer: impl Observer + 'static) -> Retrier {
+        self.counts.observer = Some(std::sync::Arc::new(observer));
+        self
+    }
+
+    /// The counts so far, the budget's tokens and the breaker's state at `now` (on the
+    /// clock the calls use; [`AsyncRetrier::metrics`](asynchronous::AsyncRetrier::metrics)
+    /// reads its timer).
+    pub fn metrics(&self, now: Duration) -> Metrics {
+        let budget = self.budget.as_ref().map(|b| lock(b).available(now));
+        let breaker = self.breaker.as_ref().map(|b| lock(b).state());
+        self.counts.snapshot(budget, breaker)
+    }
+
     /// Runs `op` in real time (a [`SystemClock`]) until it succeeds or the policy gives up, without cancellation or per-attempt
     /// reports: [`Retrier::retry`] has those.
     pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
@@ -624,7 +553,33 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        self.run(Call::new(self, on_attempt), clock, cancel, op)
+        self.run(Call::new(self, on_attempt, ByClassify), clock, cancel, op)
+    }
+
+    /// This retrier with a closure that says whether an error is worth retrying, for any
+    /// error type (`String`, `anyhow::Error`, another crate's; no [`Classify`] needed):
+    /// `true` retries it (the breaker and the budget count a failure), `false` ends the call
+    /// at once (they do not count it).
+    ///
+    /// ```
+    /// use jitterlab_retry::prelude::*;
+    ///
+    /// let retrier = Retrier::builder().seed(1).build()?;
+    /// let mut busy = 2;
+    /// let answer = retrier
+    ///     .retry_if(|e: &String| e.starts_with("busy"))
+    ///     .retry(&VirtualClock::new(), &CancelToken::new(), |_| {
+    ///         busy -= 1;
+    ///         if busy >= 0 { Err("busy, try later".to_string()) } else { Ok(42) }
+    ///     }, |_| {});
+    /// assert_eq!(answer.ok(), Some(42));
+    /// # Ok::<(), jitterlab_retry::Error>(())
+    /// ```
+    pub fn retry_if<E, P: Fn(&E) -> bool>(&self, retryable: P) -> RetrierWith<'_, RetryIf<P>> {
+        RetrierWith {
+            retrier: self,
+            classifier: RetryIf(retryable),
+        }
     }
 
     /// As [`Retrier::retry`], for a request that is `idempotency` whatever the retrier's
@@ -643,21 +598,21 @@ impl Retrier {
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
-        let call = Call::new(self, on_attempt).idempotency(idempotency);
+        let call = Call::new(self, on_attempt, ByClassify).idempotency(idempotency);
         self.run(call, clock, cancel, op)
     }
 
     /// The blocking retry loop.
-    fn run<T, E, C, F, O>(
+    fn run<T, E, C, F, O, K>(
         &self,
-        mut call: Call<'_, E, O>,
+        mut call: Call<'_, E, O, K>,
         clock: &C,
         cancel: &CancelToken,
         mut op: F,
     ) -> Result<T, RetryError<E>>
     where
         C: Clock + ?Sized,
-        E: Classify,
+        K: Classifier<E>,
         F: FnMut(AttemptCtx) -> Result<T, E>,
         O: FnMut(&AttemptEvent<'_, E>),
     {
@@ -686,6 +641,63 @@ impl Retrier {
                 }
             }
         }
+    }
+}
+
+/// A [`Retrier`] whose calls read their errors with the classifier `K` instead of
+/// [`Classify`]: made by [`Retrier::retry_if`]. The same policy, budget and breaker.
+#[derive(Debug, Clone, Copy)]
+pub struct RetrierWith<'r, K> {
+    retrier: &'r Retrier,
+    classifier: K,
+}
+
+impl<K> RetrierWith<'_, K> {
+    /// As [`Retrier::call`]: real time, no cancellation, no per-attempt reports.
+    pub fn call<T, E, F>(&self, op: F) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+    {
+        self.retry(&SystemClock::new(), &CancelToken::new(), op, |_| {})
+    }
+
+    /// As [`Retrier::retry`].
+    pub fn retry<T, E, C, F, O>(
+        &self,
+        clock: &C,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        C: Clock + ?Sized,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        let call = Call::new(self.retrier, on_attempt, self.classifier.clone());
+        self.retrier.run(call, clock, cancel, op)
+    }
+
+    /// As [`Retrier::retry_as`].
+    pub fn retry_as<T, E, C, F, O>(
+        &self,
+        idempotency: Idempotency,
+        clock: &C,
+        cancel: &CancelToken,
+        op: F,
+        on_attempt: O,
+    ) -> Result<T, RetryError<E>>
+    where
+        K: Classifier<E> + Clone,
+        C: Clock + ?Sized,
+        F: FnMut(AttemptCtx) -> Result<T, E>,
+        O: FnMut(&AttemptEvent<'_, E>),
+    {
+        let call = Call::new(self.retrier, on_attempt, self.classifier.clone());
+        self.retrier
+            .run(call.idempotency(idempotency), clock, cancel, op)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::backoff::{Backoff, Jitter};
-use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode};
+use crate::policy::{BreakerConfig, BudgetConfig, RatioDeposit, RetryAfterMode, StopReason};
 use std::cell::RefCell;
 
 pub(super) fn ms(v: u64) -> Duration {
@@ -1413,26 +1413,57 @@ impl Classify for ReadError {
     }
 }
 
-#[test]
-fn errors_chain_each_cause_once() {
-    let e = RetryError::Stopped {
-        reason: StopReason::Attempts,
-        error: ReadError(std::io::Error::other("connection reset")),
-        attempts: 5,
-    };
+/// Each message of `e`'s source chain.
+fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     let mut chain = Vec::new();
-    let mut next: Option<&dyn std::error::Error> = Some(&e);
+    let mut next = Some(e);
     while let Some(cause) = next {
         chain.push(cause.to_string());
         next = cause.source();
     }
+    chain
+}
+
+#[test]
+fn errors_chain_each_cause_once() {
+    // A boxed error (what `?` makes of most errors) is read through: its own chain follows.
+    let boxed: Box<dyn std::error::Error + Send + Sync> =
+        Box::new(ReadError(std::io::Error::other("connection reset")));
+    let e = RetryError::Stopped {
+        reason: StopReason::Attempts,
+        error: boxed,
+        attempts: 5,
+    };
     assert_eq!(
-        chain,
+        chain(&e),
         [
             "attempts exhausted after 5 attempts",
             "reading the answer",
             "connection reset"
         ]
+    );
+    assert!(std::error::Error::source(&e).unwrap().is::<ReadError>());
+    // Any other type that can be shown is an error source too, through its `Display`.
+    let e = RetryError::Stopped {
+        reason: StopReason::NotRetryable,
+        error: String::from("no such bucket"),
+        attempts: 1,
+    };
+    assert_eq!(
+        chain(&e),
+        ["not retryable after 1 attempt", "no such bucket"]
+    );
+    let e = RetryError::Stopped {
+        reason: StopReason::Attempts,
+        error: ReadError(std::io::Error::other("connection reset")),
+        attempts: 5,
+    };
+    assert_eq!(chain(&e)[1], "reading the answer");
+    assert_eq!(
+        e.map_err(|r| r.0.to_string())
+            .last_error()
+            .map(String::as_str),
+        Some("connection reset")
     );
     let e: RetryError<Outcome> = RetryError::Cancelled {
         last: None,

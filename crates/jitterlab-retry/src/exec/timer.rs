@@ -1,6 +1,6 @@
 //! The async executor's clock and sleeps: a [`Timer`], so any runtime's timer can drive it.
 //!
-//! With the `tokio` feature, [`TokioTimer`](super::tokio::TokioTimer) (the default) sleeps on
+//! With the `tokio` feature, [`TokioTimer`] (the default) sleeps on
 //! tokio's clock, paused time included. [`ThreadTimer`] needs no runtime's timer at all, so it
 //! runs on any executor. Another runtime's timer is a few lines:
 //!
@@ -223,6 +223,43 @@ impl Timers {
                     .unwrap_or_else(PoisonError::into_inner),
             };
         }
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+/// tokio's clock (the `tokio` feature) (`tokio::time::Instant`, paused time included) and `tokio::time::sleep`; its
+/// origin is when it was made.
+#[derive(Debug, Clone, Copy)]
+pub struct TokioTimer {
+    origin: ::tokio::time::Instant,
+}
+
+#[cfg(feature = "tokio")]
+impl TokioTimer {
+    /// A timer whose origin is tokio's now.
+    pub fn new() -> TokioTimer {
+        TokioTimer {
+            origin: ::tokio::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Default for TokioTimer {
+    fn default() -> Self {
+        TokioTimer::new()
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Timer for TokioTimer {
+    type Sleep = ::tokio::time::Sleep;
+    fn now(&self) -> Duration {
+        ::tokio::time::Instant::now().saturating_duration_since(self.origin)
+    }
+    fn sleep(&self, d: Duration) -> Self::Sleep {
+        ::tokio::time::sleep(d)
     }
 }
 

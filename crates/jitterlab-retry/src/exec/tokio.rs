@@ -1,5 +1,5 @@
-//! The async executor on tokio's timer (the `tokio` feature): [`TokioTimer`], the default
-//! timer of [`AsyncRetrier`], [`RetrierBuilder::build_async`] and [`AsyncRetrier::new`]; the
+//! The async executor on tokio's timer (the `tokio` feature): [`TokioTimer`] (whose home is
+//! [`super::timer`]), the default timer of [`AsyncRetrier`], [`RetrierBuilder::build_async`] and [`AsyncRetrier::new`]; the
 //! executor itself is [`super::asynchronous`] (re-exported here).
 //!
 //! Sleeps are `tokio::time::sleep` and time is `tokio::time::Instant`, so a test under
@@ -53,45 +53,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::time::Duration;
-
 pub use super::TimedOut;
 pub use super::asynchronous::{AsyncCall, AsyncRetrier, CallFuture, NoCancel, NoObserver};
-pub use super::timer::{ThreadTimer, Timer};
+pub use super::timer::{ThreadTimer, Timer, TokioTimer};
 use super::{Retrier, RetrierBuilder};
 use crate::error::Result;
-
-/// tokio's clock (`tokio::time::Instant`, paused time included) and `tokio::time::sleep`; its
-/// origin is when it was made.
-#[derive(Debug, Clone, Copy)]
-pub struct TokioTimer {
-    origin: ::tokio::time::Instant,
-}
-
-impl TokioTimer {
-    /// A timer whose origin is tokio's now.
-    pub fn new() -> TokioTimer {
-        TokioTimer {
-            origin: ::tokio::time::Instant::now(),
-        }
-    }
-}
-
-impl Default for TokioTimer {
-    fn default() -> Self {
-        TokioTimer::new()
-    }
-}
-
-impl Timer for TokioTimer {
-    type Sleep = ::tokio::time::Sleep;
-    fn now(&self) -> Duration {
-        ::tokio::time::Instant::now().saturating_duration_since(self.origin)
-    }
-    fn sleep(&self, d: Duration) -> Self::Sleep {
-        ::tokio::time::sleep(d)
-    }
-}
 
 impl RetrierBuilder {
     /// The retrier for async code on tokio's timer ([`AsyncRetrier`]), or the first setting

@@ -66,7 +66,7 @@ pub use send_rate::SendRate;
 
 use std::fmt;
 
-use rand::Rng;
+use rand_core::Rng;
 
 use crate::backoff::{Backoff, BackoffState};
 use crate::param::ParamError;

@@ -34,6 +34,15 @@ pub enum Outcome {
     /// circuit breaker nor the retry budget counts it, since it says nothing about the
     /// server's health. The simulator never produces it.
     Invalid,
+    /// An error that is not an HTTP answer, which the caller's classifier
+    /// ([`crate::exec::RetryIf`]) says is worth retrying: retried whatever
+    /// [`RetryOn`] says (which speaks of statuses, timeouts and connections), and counted as a
+    /// failure by the circuit breaker and the retry budget. The simulator never produces it.
+    Transient,
+    /// An error that is not an HTTP answer, which the caller's classifier says is not worth
+    /// retrying: the request stops at once, and neither the circuit breaker nor the retry
+    /// budget counts it (as [`Outcome::Invalid`]). The simulator never produces it.
+    Permanent,
 }
 
 impl Outcome {
@@ -59,16 +68,16 @@ impl Outcome {
         match self {
             Outcome::Success => false,
             Outcome::Status(code) => code == 429 || code >= 500,
-            Outcome::Timeout | Outcome::Connection | Outcome::Fatal => true,
-            Outcome::Invalid => false,
+            Outcome::Timeout | Outcome::Connection | Outcome::Fatal | Outcome::Transient => true,
+            Outcome::Invalid | Outcome::Permanent => false,
         }
     }
 
-    /// False for [`Outcome::Invalid`], which says nothing about the server: the circuit breaker
+    /// False for [`Outcome::Invalid`] and [`Outcome::Permanent`], which say nothing about the server: the circuit breaker
     /// records every other outcome (a failure if [`Outcome::is_server_failure`], else a
     /// success).
     pub const fn concerns_the_server(self) -> bool {
-        !matches!(self, Outcome::Invalid)
+        !matches!(self, Outcome::Invalid | Outcome::Permanent)
     }
 
     /// True for [`Outcome::Fatal`].
@@ -78,7 +87,8 @@ impl Outcome {
 }
 
 impl fmt::Display for Outcome {
-    /// `success`, the status code, `timeout`, `connection`, `fatal` or `invalid`.
+    /// `success`, the status code, `timeout`, `connection`, `fatal`, `invalid`,
+    /// `transient error` or `permanent error`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Success => f.write_str("success"),
@@ -87,6 +97,8 @@ impl fmt::Display for Outcome {
             Outcome::Connection => f.write_str("connection"),
             Outcome::Fatal => f.write_str("fatal"),
             Outcome::Invalid => f.write_str("invalid"),
+            Outcome::Transient => f.write_str("transient error"),
+            Outcome::Permanent => f.write_str("permanent error"),
         }
     }
 }
@@ -141,10 +153,11 @@ const WORDS: usize = ((HIGHEST - LOWEST + 1) as usize).div_ceil(64);
 /// timeouts and connection errors. [`Outcome::Success`], [`Outcome::Fatal`] and
 /// [`Outcome::Invalid`] are never retried.
 ///
-/// Status codes are limited to those worth sending again: 409, 429, 5xx (500 is opt-in),
-/// 408 and 425 (opt-in) and, harmlessly, 1xx. A 2xx/3xx code is a success and other 4xx codes are never retried, so
-/// [`RetryOn::with_item`] and [`RetryOn::with_status`] refuse them rather than silently ignore
-/// them.
+/// A scenario's list ([`RetryOn::with_item`]) is limited to the statuses worth sending
+/// again: 409, 429, 5xx (500 is opt-in there), 408 and 425 (opt-in) and, harmlessly, 1xx;
+/// other 4xx codes are refused rather than silently ignored. In code,
+/// [`RetryOn::with_status`] and [`RetryOn::without_status`] opt any error status in or out.
+/// A 2xx/3xx code is a success and never retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RetryOn {
     codes: [u64; WORDS],
@@ -158,6 +171,30 @@ impl Default for RetryOn {
         let mut set = RetryOn::none();
         for code in [409, 429, 502, 503, 504] {
             set.insert(code);
+        }
+        set.timeout = true;
+        set.connection = true;
+        set
+    }
+}
+
+impl RetryOn {
+    /// 409, 429, 500, 502, 503, 504, timeouts and connection errors: [`RetryOn::default`]
+    /// with 500, what [`crate::exec::Retrier::builder`] retries unless told otherwise. Most
+    /// of the libraries the presets cite retry a 500: botocore 1.44.8
+    /// (`botocore/retries/standard.py`, `_TRANSIENT_STATUS_CODES` 500, 502, 503, 504),
+    /// google-api-core 2.44.0 (`google/api_core/retry/retry_base.py`, `if_transient_error`:
+    /// 429, 500, 503), the .NET resilience handler and Polly (every 5xx and 408), Envoy
+    /// (`5xx`), resilience4j (every failure); gRPC's A6 example retries only UNAVAILABLE
+    /// (503), client-go only conflicts.
+    pub const fn recommended() -> RetryOn {
+        let mut set = RetryOn::none();
+        let codes = [409, 429, 500, 502, 503, 504];
+        let mut i = 0;
+        while i < codes.len() {
+            let k = (codes[i] - LOWEST) as usize;
+            set.codes[k / 64] |= 1 << (k % 64);
+            i += 1;
         }
         set.timeout = true;
         set.connection = true;
@@ -225,11 +262,32 @@ impl RetryOn {
         Ok(self)
     }
 
-    /// The same set with `code` added (for example 500, which is opt-in). Refuses what
-    /// [`RetryOn::with_item`] refuses.
+    /// The same set with `code` added: any status 100..=599 but a success (2xx and 3xx), a
+    /// 404 or a 401 too if the caller knows why its server answers them for a passing
+    /// fault. (A scenario's list, [`RetryOn::with_item`], keeps to the 4xx that ask to be
+    /// sent again.) Its error converts into [`crate::Error`], naming `retry_on`.
     pub fn with_status(mut self, code: u16) -> Result<RetryOn, ValueError> {
-        self.insert(RetryOn::check_code(i64::from(code))?);
-        Ok(self)
+        match code {
+            200..=399 => Err(ValueError::new(
+                code,
+                "not a success: a 2xx or 3xx answer is never retried",
+            )),
+            LOWEST..=HIGHEST => {
+                self.insert(code);
+                Ok(self)
+            }
+            _ => Err(ValueError::new(code, "a status code from 100 to 599")),
+        }
+    }
+
+    /// The same set without `code` (a status it did not hold, or outside 100..=599, changes
+    /// nothing): `RetryOn::default().without_status(409)` stops retrying conflicts.
+    pub const fn without_status(mut self, code: u16) -> RetryOn {
+        if code >= LOWEST && code <= HIGHEST {
+            let i = (code - LOWEST) as usize;
+            self.codes[i / 64] &= !(1 << (i % 64));
+        }
+        self
     }
 
     /// The same set with timeouts retried or not.
@@ -259,7 +317,9 @@ impl RetryOn {
             }
             Outcome::Timeout => self.timeout,
             Outcome::Connection => self.connection,
-            Outcome::Fatal | Outcome::Invalid => false,
+            // The caller's classifier has the last word on errors that are not HTTP answers.
+            Outcome::Transient => true,
+            Outcome::Fatal | Outcome::Invalid | Outcome::Permanent => false,
         }
     }
 
@@ -370,7 +430,29 @@ mod tests {
             assert_eq!(err.value, item.to_string());
             assert!(err.to_string().contains(needle), "{item}: {err}");
         }
-        assert!(RetryOn::default().with_status(418).is_err());
+        // The Rust API opts any error status in, and out.
+        let set = RetryOn::default().with_status(404).unwrap();
+        assert!(set.retries(Outcome::Status(404)));
+        assert!(!set.without_status(404).retries(Outcome::Status(404)));
+        assert!(!set.without_status(409).retries(Outcome::Status(409)));
+        assert_eq!(
+            set.without_status(404).without_status(700),
+            RetryOn::default()
+        );
+        for refused in [99, 200, 304, 600] {
+            assert!(
+                RetryOn::default().with_status(refused).is_err(),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn recommended_is_the_default_with_500() {
+        assert_eq!(
+            RetryOn::recommended(),
+            RetryOn::default().with_status(500).unwrap()
+        );
     }
 
     /// 408 Request Timeout and 425 Too Early say "send it again" (RFC 9110 §15.5.9, RFC 8470

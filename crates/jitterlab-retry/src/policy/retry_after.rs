@@ -18,7 +18,9 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use rand::{Rng, RngExt};
+use rand_core::Rng;
+
+use crate::draw::u64_inclusive;
 
 use crate::param::ValueError;
 use crate::time::{from_nanos, to_nanos};
@@ -262,7 +264,7 @@ impl RetryAfterPolicy {
             RetryAfterMode::Exact => ra,
             RetryAfterMode::Spread => {
                 let high = ra.saturating_add(ra / 2);
-                backoff.max(rng.random_range(ra..=high))
+                backoff.max(u64_inclusive(rng, ra, high))
             }
         }
     }

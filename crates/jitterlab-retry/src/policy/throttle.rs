@@ -32,7 +32,9 @@
 //! Pure state: every method takes `now`, the generator is passed in; nothing here knows the
 //! simulator.
 
-use rand::{Rng, RngExt};
+use rand_core::Rng;
+
+use crate::draw::unit_f64;
 
 use crate::param::ParamError;
 use crate::policy::window::SlidingWindow;
@@ -133,7 +135,7 @@ impl Throttle {
     #[inline]
     pub fn admit_nanos<R: Rng + ?Sized>(&mut self, now: u64, rng: &mut R) -> bool {
         let p = self.reject_probability_nanos(now);
-        let admitted = p <= 0.0 || rng.random::<f64>() >= p;
+        let admitted = p <= 0.0 || unit_f64(rng) >= p;
         self.window.add(now, 1, 0);
         admitted
     }
@@ -229,7 +231,7 @@ mod tests {
         seed_counts(&mut t, at_ms(0), 10, 2);
         for _ in 0..200 {
             let p = t.reject_probability(at_ms(1));
-            let u: f64 = rng.clone().random();
+            let u = unit_f64(&mut rng.clone());
             let admitted = t.admit(at_ms(1), &mut rng);
             assert_eq!(admitted, u >= p, "u = {u}, p = {p}");
         }

@@ -3,9 +3,9 @@
 //! decides after each attempt with the same code.
 //!
 //! It is tied to no runtime: it waits on a [`Timer`] ([`super::timer`]), tokio's with the
-//! `tokio` feature ([`TokioTimer`](super::tokio::TokioTimer), the default there), any other
+//! `tokio` feature ([`TokioTimer`](super::timer::TokioTimer), the default there), any other
 //! runtime's through the trait, or [`ThreadTimer`](super::timer::ThreadTimer) where there is
-//! none; its concurrency limit is tokio's `Semaphore`, which needs no tokio runtime. A call is
+//! none; its concurrency limit is a fair semaphore of its own (`slots`), so it needs no tokio. A call is
 //! a plain future ([`CallFuture`], no boxing): it is `Send` exactly when the operation's
 //! future, its closures and the timer's sleeps are, so an operation holding an `Rc` runs on a
 //! single-threaded executor. What differs from the blocking executor is only how it waits:
@@ -28,9 +28,10 @@
 //!   until the deadline, where the call stops ([`StopReason::Deadline`](crate::policy::StopReason::Deadline))
 //!   and the retry's budget token goes back;
 //! - **cancellation**: the cancel signal (any future, [`AsyncCall::cancel_on`]; a
-//!   [`CancelToken`] for [`AsyncRetrier::retry`]) is checked before each attempt and ends a
-//!   sleep or a wait for a slot at once (an attempt in flight runs to its outcome or its
-//!   timeout); a retry the call will not make is not announced and costs no budget token.
+//!   [`CancelToken`] for [`AsyncRetrier::retry`]) ends the call at once: a sleep, a wait
+//!   for a slot, or an attempt in flight, whose future is dropped
+//!   ([`AsyncCall::let_attempt_finish`] lets it run to its outcome instead); a retry the
+//!   call will not make is not announced and costs no budget token.
 //!   Dropping the future is always safe and cancels at once: the slot is given back, a
 //!   half-open breaker's probe in flight is given back, and the budget was only ever charged
 //!   for what already happened.
@@ -47,19 +48,20 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
-use ::tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
-
 use super::call::{Call, Failure, Next};
 use super::timer::Timer;
 use super::{
-    AttemptCtx, AttemptEvent, CancelToken, Classify, Retrier, RetrierBuilder, RetryError, TimedOut,
+    AttemptCtx, AttemptEvent, ByClassify, CancelToken, Classifier, Classify, Retrier,
+    RetrierBuilder, RetryError, RetryIf, TimedOut,
 };
 use crate::error::Result;
 use crate::param::ParamError;
 use crate::policy::{HedgeDelay, Idempotency, RetryPolicy};
 use hedged::Hedged;
+use slots::{Slot, Slots};
 
 mod hedged;
+mod slots;
 
 /// The struct, once with the `tokio` feature's default timer and once without a default: a
 /// default that changed with a feature would break code written without it.
@@ -68,7 +70,7 @@ macro_rules! async_retrier {
         /// A [`Retrier`] for async operations, waiting on the timer `T`. Share one across tasks
         /// (`Arc<AsyncRetrier>`) to share its budget, breaker and concurrency limit.
         ///
-        /// With the `tokio` feature `T` defaults to [`TokioTimer`](super::tokio::TokioTimer)
+        /// With the `tokio` feature `T` defaults to [`TokioTimer`](super::timer::TokioTimer)
         /// and [`RetrierBuilder::build_async`](super::RetrierBuilder::build_async) makes one;
         /// on any timer, [`AsyncRetrier::with_timer`].
         #[derive(Debug)]
@@ -85,7 +87,7 @@ macro_rules! async_retrier {
 }
 
 #[cfg(feature = "tokio")]
-async_retrier!(= super::tokio::TokioTimer);
+async_retrier!(= super::timer::TokioTimer);
 #[cfg(not(feature = "tokio"))]
 async_retrier!();
 
@@ -112,7 +114,7 @@ impl RetrierBuilder {
 /// The concurrency limit: a fair semaphore of `size` permits.
 #[derive(Debug)]
 struct Limit {
-    slots: Semaphore,
+    slots: Slots,
     size: u32,
 }
 
@@ -148,7 +150,7 @@ impl<T: Timer> AsyncRetrier<T> {
             .into());
         }
         self.limit = Some(Limit {
-            slots: Semaphore::new(limit as usize),
+            slots: Slots::new(limit as usize),
             size: limit,
         });
         Ok(self)
@@ -164,6 +166,11 @@ impl<T: Timer> AsyncRetrier<T> {
         self.retrier.policy()
     }
 
+    /// The counts so far, the budget's tokens and the breaker's state now, on the timer.
+    pub fn metrics(&self) -> super::Metrics {
+        self.retrier.metrics(self.timer.now())
+    }
+
     /// The timer the retrier sleeps and tells time with.
     pub fn timer(&self) -> &T {
         &self.timer
@@ -177,7 +184,7 @@ impl<T: Timer> AsyncRetrier<T> {
     /// Attempts holding a concurrency slot now (`None`: no limit).
     pub fn in_flight(&self) -> Option<u32> {
         let limit = self.limit.as_ref()?;
-        let free = u32::try_from(limit.slots.available_permits()).unwrap_or(limit.size);
+        let free = u32::try_from(limit.slots.free()).unwrap_or(limit.size);
         Some(limit.size.saturating_sub(free))
     }
 
@@ -193,15 +200,15 @@ impl<T: Timer> AsyncRetrier<T> {
 
     /// A call of `op` under this retrier: `.await` it, or first set what this call alone
     /// needs ([`AsyncCall::cancel_on`], [`AsyncCall::on_attempt`],
-    /// [`AsyncCall::idempotency`]).
+    /// [`AsyncCall::idempotency`], [`AsyncCall::retry_if`]).
     ///
-    /// `op` is a closure returning a future of `Result<V, E>`, where `E` says how the attempt
-    /// ended ([`Classify`]: implemented for [`Outcome`](crate::policy::Outcome),
-    /// `std::io::Error`, `Box<dyn Error + Send + Sync>` and, with the `http` feature,
-    /// [`crate::http::Error`]).
+    /// `op` is a closure returning a future of `Result<V, E>`. Any `E` works with
+    /// [`AsyncCall::retry_if`] (a closure that says whether an error is worth retrying);
+    /// without it, `E` says how the attempt ended itself ([`Classify`]: implemented for
+    /// [`Outcome`](crate::policy::Outcome), `std::io::Error`, `Box<dyn Error + Send + Sync>`
+    /// and, with the `http` feature, [`crate::http::Error`]).
     pub fn call<V, E, F, Fut>(&self, op: F) -> AsyncCall<'_, T, F, NoObserver<E>, NoCancel>
     where
-        E: Classify,
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = std::result::Result<V, E>>,
     {
@@ -211,6 +218,8 @@ impl<T: Timer> AsyncRetrier<T> {
             on_attempt: |_| {},
             cancel: std::future::pending(),
             idempotency: None,
+            finish: false,
+            classifier: ByClassify,
         }
     }
 
@@ -273,15 +282,17 @@ pub type NoCancel = std::future::Pending<()>;
 /// # }
 /// ```
 #[must_use = "a call does nothing until it is awaited"]
-pub struct AsyncCall<'r, T, F, O, C> {
+pub struct AsyncCall<'r, T, F, O, C, K = ByClassify> {
     retrier: &'r AsyncRetrier<T>,
     op: F,
     on_attempt: O,
     cancel: C,
     idempotency: Option<Idempotency>,
+    finish: bool,
+    classifier: K,
 }
 
-impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
+impl<'r, T: Timer, F, O, C, K> AsyncCall<'r, T, F, O, C, K> {
     /// Whether this call's request may be repeated, whatever the retrier's default (a
     /// non-idempotent request is never retried).
     pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
@@ -291,20 +302,55 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
 
     /// Cancels the call when `signal` completes: any future (a `CancelToken::cancelled()`,
     /// tokio-util's `CancellationToken::cancelled_owned()`, a `oneshot` receiver, a timer). It
-    /// is checked before each attempt and ends a sleep or a wait for a slot at once; an
-    /// attempt in flight runs to its outcome or its timeout.
-    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S> {
+    /// ends the call at once, whatever it is doing: a sleep, a wait for a slot, or an attempt
+    /// in flight, whose future is dropped (as dropping the call's future would; its event
+    /// says `dropped`, and the call returns [`RetryError::Cancelled`]).
+    /// [`let_attempt_finish`](Self::let_attempt_finish) lets an attempt in flight run to its
+    /// outcome or its timeout instead.
+    pub fn cancel_on<S: Future>(self, signal: S) -> AsyncCall<'r, T, F, O, S, K> {
         AsyncCall {
             retrier: self.retrier,
             op: self.op,
             on_attempt: self.on_attempt,
             cancel: signal,
             idempotency: self.idempotency,
+            finish: self.finish,
+            classifier: self.classifier,
         }
     }
 
+    /// Says with a closure whether an error is worth retrying, for any error type (`String`,
+    /// `anyhow::Error`, another crate's error; no [`Classify`] needed): `true` retries it
+    /// (the breaker and the budget count a failure), `false` ends the call at once (they do
+    /// not count it). See [`RetryIf`].
+    pub fn retry_if<V, E, Fut, P>(self, retryable: P) -> AsyncCall<'r, T, F, O, C, RetryIf<P>>
+    where
+        F: FnMut(AttemptCtx) -> Fut,
+        Fut: Future<Output = std::result::Result<V, E>>,
+        P: Fn(&E) -> bool,
+    {
+        AsyncCall {
+            retrier: self.retrier,
+            op: self.op,
+            on_attempt: self.on_attempt,
+            cancel: self.cancel,
+            idempotency: self.idempotency,
+            finish: self.finish,
+            classifier: RetryIf(retryable),
+        }
+    }
+
+    /// On a cancel, lets the attempt in flight run to its outcome or its timeout (its result
+    /// is then seen and counted) instead of dropping it: for an operation that must not be
+    /// cut half-way. The call still sends no further attempt. A hedged call drops its copies
+    /// in flight on a cancel whatever this says.
+    pub fn let_attempt_finish(mut self) -> Self {
+        self.finish = true;
+        self
+    }
+
     /// Shows `observer` every attempt's [`AttemptEvent`] (its `Display` is one log line).
-    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C>
+    pub fn on_attempt<V, E, Fut, P>(self, observer: P) -> AsyncCall<'r, T, F, P, C, K>
     where
         F: FnMut(AttemptCtx) -> Fut,
         Fut: Future<Output = std::result::Result<V, E>>,
@@ -316,21 +362,23 @@ impl<'r, T: Timer, F, O, C> AsyncCall<'r, T, F, O, C> {
             on_attempt: observer,
             cancel: self.cancel,
             idempotency: self.idempotency,
+            finish: self.finish,
+            classifier: self.classifier,
         }
     }
 }
 
-impl<'r, T, V, E, F, Fut, O, C> IntoFuture for AsyncCall<'r, T, F, O, C>
+impl<'r, T, V, E, F, Fut, O, C, K> IntoFuture for AsyncCall<'r, T, F, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
     C: Future,
 {
     type Output = std::result::Result<V, RetryError<E>>;
-    type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C>;
+    type IntoFuture = CallFuture<'r, T, E, F, Fut, O, C, K>;
 
     fn into_future(self) -> Self::IntoFuture {
         let cancel = Signal {
@@ -348,11 +396,12 @@ where
                     self.on_attempt,
                     cancel,
                     idempotency,
+                    self.classifier,
                 );
                 Mode::Hedged(Box::new(hedged))
             }
             None => {
-                let mut call = Call::new(&retrier.retrier, self.on_attempt);
+                let mut call = Call::new(&retrier.retrier, self.on_attempt, self.classifier);
                 if let Some(idempotency) = self.idempotency {
                     call = call.idempotency(idempotency);
                 }
@@ -361,6 +410,7 @@ where
                     call,
                     op: self.op,
                     cancel,
+                    finish: self.finish,
                     step: Step::Next,
                 })
             }
@@ -376,27 +426,27 @@ where
 /// The future of an [`AsyncCall`]: `Send` when the operation's future, the closures, the
 /// cancel signal and the timer's sleeps are.
 #[must_use = "a call does nothing until it is awaited"]
-pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C> {
+pub struct CallFuture<'r, T: Timer, E, F, Fut, O, C, K = ByClassify> {
     /// The `tracing` feature's span of the call, entered at each poll.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
-    run: Mode<'r, T, E, F, Fut, O, C>,
+    run: Mode<'r, T, E, F, Fut, O, C, K>,
 }
 
 /// A call retried after failures, or hedged (its policy's
 /// [`hedging`](crate::policy::RetryPolicy::hedging)).
-enum Mode<'r, T: Timer, E, F, Fut, O, C> {
-    Retry(Run<'r, T, E, F, Fut, O, C>),
-    Hedged(Box<Hedged<'r, T, E, F, Fut, O, C>>),
+enum Mode<'r, T: Timer, E, F, Fut, O, C, K> {
+    Retry(Run<'r, T, E, F, Fut, O, C, K>),
+    Hedged(Box<Hedged<'r, T, E, F, Fut, O, C, K>>),
 }
 
 // No field is pinned in place: the futures inside are boxed (`Pin<Box<_>>`).
-impl<T: Timer, E, F, Fut, O, C> Unpin for CallFuture<'_, T, E, F, Fut, O, C> {}
+impl<T: Timer, E, F, Fut, O, C, K> Unpin for CallFuture<'_, T, E, F, Fut, O, C, K> {}
 
-impl<T, V, E, F, Fut, O, C> Future for CallFuture<'_, T, E, F, Fut, O, C>
+impl<T, V, E, F, Fut, O, C, K> Future for CallFuture<'_, T, E, F, Fut, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
@@ -416,11 +466,13 @@ where
 }
 
 /// The retry loop of one call, as a state machine: `step` says where it stands.
-struct Run<'r, T: Timer, E, F, Fut, O, C> {
+struct Run<'r, T: Timer, E, F, Fut, O, C, K> {
     retrier: &'r AsyncRetrier<T>,
-    call: Call<'r, E, O>,
+    call: Call<'r, E, O, K>,
     op: F,
     cancel: Signal<C>,
+    /// A cancel waits for the attempt in flight ([`AsyncCall::let_attempt_finish`]).
+    finish: bool,
     step: Step<'r, T, Fut>,
 }
 
@@ -433,14 +485,14 @@ enum Step<'r, T: Timer, Fut> {
     Token(Pin<Box<T::Sleep>>),
     /// Waiting for a concurrency slot; a retry waits at most until its deadline.
     Slot {
-        acquire: Acquire<'r>,
+        acquire: slots::Take<'r>,
         deadline: Option<Pin<Box<T::Sleep>>>,
     },
     /// An attempt in flight: its future, its time limit and its sleep, the slot it holds.
     Attempt {
         attempt: Pin<Box<Fut>>,
         limit: Option<(Duration, Pin<Box<T::Sleep>>)>,
-        _slot: Option<SemaphorePermit<'r>>,
+        _slot: Option<Slot<'r>>,
     },
     /// The sleep before the next attempt.
     Sleep(Pin<Box<T::Sleep>>),
@@ -448,19 +500,10 @@ enum Step<'r, T: Timer, Fut> {
     Done,
 }
 
-/// A wait for a slot of the semaphore (tokio's future is `Send`, whatever the operation).
-type Acquire<'r> = Pin<
-    Box<
-        dyn Future<Output = std::result::Result<SemaphorePermit<'r>, ::tokio::sync::AcquireError>>
-            + Send
-            + 'r,
-    >,
->;
-
-impl<'r, T, V, E, F, Fut, O, C> Run<'r, T, E, F, Fut, O, C>
+impl<'r, T, V, E, F, Fut, O, C, K> Run<'r, T, E, F, Fut, O, C, K>
 where
     T: Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: Future<Output = std::result::Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
@@ -474,14 +517,12 @@ where
                 Step::Next => match (self.call.token_wait(retrier.timer.now()), &retrier.limit) {
                     (Some(wait), _) => Ok(Step::Token(Box::pin(retrier.timer.sleep(wait)))),
                     (None, None) => self.begin(None, cx),
-                    (None, Some(limit)) => match limit.slots.try_acquire() {
-                        Ok(slot) => self.begin(Some(slot), cx),
-                        // `acquire` fails only on a closed semaphore, and this one never is.
-                        Err(TryAcquireError::Closed) => self.begin(None, cx),
-                        Err(TryAcquireError::NoPermits) => {
+                    (None, Some(limit)) => match limit.slots.try_take() {
+                        Some(slot) => self.begin(Some(slot), cx),
+                        None => {
                             let left = self.call.time_left(retrier.timer.now());
                             Ok(Step::Slot {
-                                acquire: Box::pin(limit.slots.acquire()),
+                                acquire: limit.slots.take(),
                                 deadline: left.map(|left| Box::pin(retrier.timer.sleep(left))),
                             })
                         }
@@ -490,8 +531,8 @@ where
                 Step::Slot { acquire, deadline } => {
                     if self.cancel.poll(cx) {
                         Err(Err(self.call.cancelled(retrier.timer.now())))
-                    } else if let Poll::Ready(slot) = acquire.as_mut().poll(cx) {
-                        self.begin(slot.ok(), cx)
+                    } else if let Poll::Ready(slot) = Pin::new(&mut *acquire).poll(cx) {
+                        self.begin(Some(slot), cx)
                     } else if deadline
                         .as_mut()
                         .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready())
@@ -501,6 +542,11 @@ where
                     } else {
                         return Poll::Pending;
                     }
+                }
+                // A cancel drops the attempt in flight, unless the call lets it finish.
+                Step::Attempt { .. } if !self.finish && self.cancel.poll(cx) => {
+                    self.step = Step::Done;
+                    Err(Err(self.call.dropped(retrier.timer.now())))
                 }
                 Step::Attempt { attempt, limit, .. } => {
                     let result = match attempt.as_mut().poll(cx) {
@@ -543,7 +589,7 @@ where
     /// Sends the next attempt, holding `slot`, unless the call stops before it.
     fn begin(
         &mut self,
-        slot: Option<SemaphorePermit<'r>>,
+        slot: Option<Slot<'r>>,
         cx: &mut Context<'_>,
     ) -> std::result::Result<Step<'r, T, Fut>, std::result::Result<V, RetryError<E>>> {
         let cancelled = self.cancel.poll(cx);

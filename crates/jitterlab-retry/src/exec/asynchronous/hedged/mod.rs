@@ -30,7 +30,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::super::call::{Failure, read, report};
-use super::super::{AttemptCtx, AttemptEvent, Classify, CopyEvent, RetryError, TimedOut, lock};
+use super::super::{AttemptCtx, AttemptEvent, Classifier, CopyEvent, RetryError, TimedOut, lock};
 use super::{AsyncRetrier, Signal};
 use crate::policy::{
     AttemptKind, AttemptTimeout, Decision, HedgingPolicy, Idempotency, Outcome, RetryClass,
@@ -48,7 +48,7 @@ struct InFlight<S, Fut> {
 }
 
 /// The state of one hedged call.
-pub(super) struct Hedged<'r, T: super::Timer, E, F, Fut, O, C> {
+pub(super) struct Hedged<'r, T: super::Timer, E, F, Fut, O, C, K> {
     retrier: &'r AsyncRetrier<T>,
     policy: HedgingPolicy,
     delay: Duration,
@@ -68,6 +68,8 @@ pub(super) struct Hedged<'r, T: super::Timer, E, F, Fut, O, C> {
     deadline: Option<Pin<Box<T::Sleep>>>,
     /// The last non-fatal failure.
     last: Option<Failure<E>>,
+    /// Reads the copies' errors.
+    classifier: K,
 }
 
 /// A copy's answer as its event shows it: the outcome, the operation's error (`None` for a
@@ -84,10 +86,10 @@ enum Found<V, E> {
     Nothing,
 }
 
-impl<'r, T, V, E, F, Fut, O, C> Hedged<'r, T, E, F, Fut, O, C>
+impl<'r, T, V, E, F, Fut, O, C, K> Hedged<'r, T, E, F, Fut, O, C, K>
 where
     T: super::Timer,
-    E: Classify,
+    K: Classifier<E>,
     F: FnMut(AttemptCtx) -> Fut,
     Fut: std::future::Future<Output = Result<V, E>>,
     O: FnMut(&AttemptEvent<'_, E>),
@@ -102,6 +104,7 @@ where
         on_attempt: O,
         cancel: Signal<C>,
         idempotency: Idempotency,
+        classifier: K,
     ) -> Self {
         Hedged {
             retrier,
@@ -122,6 +125,7 @@ where
             next: None,
             deadline: None,
             last: None,
+            classifier,
         }
     }
 
@@ -305,7 +309,7 @@ where
         result: Result<V, Failure<E>>,
     ) -> Found<V, E> {
         let header = self.retrier.policy().retry_after.header;
-        let (outcome, hint) = read(&result, self.retrier.wall_at(now), header);
+        let (outcome, hint) = read(&self.classifier, &result, self.retrier.wall_at(now), header);
         let non_fatal = self.policy.non_fatal.retries(outcome);
         self.tell_breaker_and_budget(now, &copy, outcome, non_fatal);
         let span = (copy.sent, now);
@@ -485,8 +489,9 @@ where
             end: span.1.saturating_sub(start),
             decision,
             copy,
+            dropped: false,
         };
-        report(&mut self.on_attempt, &event);
+        report(&self.retrier.retrier, &mut self.on_attempt, &event);
     }
 }
 
@@ -495,7 +500,7 @@ fn answered() -> Option<CopyEvent> {
     Some(CopyEvent::Answered)
 }
 
-impl<T: super::Timer, E, F, Fut, O, C> Hedged<'_, T, E, F, Fut, O, C> {
+impl<T: super::Timer, E, F, Fut, O, C, K> Hedged<'_, T, E, F, Fut, O, C, K> {
     /// A copy dropped unanswered: a concurrency budget no longer counts it in flight, and a
     /// half-open breaker's probe goes back.
     fn abandon(&self, copy: &InFlight<T::Sleep, Fut>) {
@@ -511,7 +516,7 @@ impl<T: super::Timer, E, F, Fut, O, C> Hedged<'_, T, E, F, Fut, O, C> {
     }
 }
 
-impl<T: super::Timer, E, F, Fut, O, C> Drop for Hedged<'_, T, E, F, Fut, O, C> {
+impl<T: super::Timer, E, F, Fut, O, C, K> Drop for Hedged<'_, T, E, F, Fut, O, C, K> {
     /// A call dropped with copies in flight cancels them (their futures go with it): a
     /// concurrency budget no longer counts them, and a half-open breaker's probe among them
     /// goes back.
