@@ -1,8 +1,8 @@
 //! The commit of a staged run: its files moved into the result folder so that the folder is
 //! never left holding old and new files side by side.
 //!
-//! Every obstacle is looked for before the first rename ([`obstacles`]): a folder, a link or
-//! a FIFO where a result file goes, a file that cannot be replaced (read-only, immutable), a
+//! Every obstacle is looked for before the first rename ([`obstacles`]): a folder or a FIFO
+//! where a result file goes, a file that cannot be replaced (read-only, immutable), a
 //! file jitterlab did not write, a folder it cannot write into; any of them refuses the
 //! commit with nothing changed. Then each file the new results replace or no longer have is
 //! moved aside into the stage's [`REPLACED`] folder, each new file moved in, `meta.json`
@@ -144,7 +144,8 @@ pub fn remove_replaced(stage: &Path) {
     if let Ok(names) = owned::entries(&replaced) {
         for name in names {
             let path = replaced.join(name);
-            if path.symlink_metadata().is_ok_and(|m| m.is_file()) {
+            // A file or a link (never its target); a folder stays, and the stage with it.
+            if path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
                 let _ = std::fs::remove_file(path);
             }
         }
@@ -157,7 +158,7 @@ fn move_file(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Refuses, before anything is changed, when one of `names` in `dir` could not be replaced
-/// or moved: a folder, a link or another non-file there, a file jitterlab did not write
+/// or moved: a folder, a FIFO or another non-file there (a link is moved, never followed), a file jitterlab did not write
 /// ([`Ownership`] `old`), or one that cannot be written (read-only, immutable). Names not
 /// in `dir` pass.
 pub fn obstacles<'a>(
@@ -173,11 +174,11 @@ pub fn obstacles<'a>(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(&path, e)),
         };
+        // A link is moved aside as a file is (a rename never follows it).
+        let link = meta.file_type().is_symlink();
         let what = if meta.is_dir() {
             Some("a folder")
-        } else if meta.file_type().is_symlink() {
-            Some("a link")
-        } else if !meta.is_file() {
+        } else if !meta.is_file() && !link {
             Some("not a regular file (a FIFO, a socket or a device)")
         } else {
             None
@@ -190,6 +191,9 @@ pub fn obstacles<'a>(
         }
         if !old.holds(name) {
             return Err(owned::not_ours(&path));
+        }
+        if link {
+            continue;
         }
         if let Err(e) = std::fs::OpenOptions::new().write(true).open(&path) {
             return Err(obstacle(
@@ -312,27 +316,52 @@ mod tests {
     }
 
     #[test]
-    fn a_link_where_a_stale_file_is_refuses_too() {
-        // The variant: an obstacle at a file the new results no longer have.
+    fn a_link_is_moved_never_followed_and_a_read_only_file_refuses() {
+        // The variant: another obstacle, at another file.
         let dir = folder("link");
-        let stage = staged(&dir, &[("summary.csv", "new")]);
+        let target = dir.with_extension("target");
+        write(&target, "precious");
         std::fs::remove_file(dir.join("layers.csv")).unwrap();
-        std::os::unix::fs::symlink("/etc/hostname", dir.join("layers.csv")).unwrap();
-        // A link is not the stale file's: only files are moved, the link stays, nothing moves.
+        std::os::unix::fs::symlink(&target, dir.join("layers.csv")).unwrap();
+        // A link where a new result goes: replaced, its target untouched.
+        let stage = staged(&dir, &[("summary.csv", "new"), ("layers.csv", "new")]);
         stage.commit().unwrap();
-        assert!(
-            dir.join("layers.csv")
-                .symlink_metadata()
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        // A link where a new result goes is refused, nothing changed.
+        assert_eq!(read(&dir.join("layers.csv")), "new");
+        assert_eq!(read(&target), "precious");
+        // An immutable file (chattr +i, as root) or a read-only one: refused, nothing moved.
+        let summary = dir.join("summary.csv");
+        let immutable = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(&summary)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !immutable {
+            let mut perms = std::fs::metadata(&summary).unwrap().permissions();
+            perms.set_readonly(true);
+            std::fs::set_permissions(&summary, perms).unwrap();
+        }
         let stage = staged(&dir, &[("summary.csv", "newer"), ("layers.csv", "newer")]);
-        let e = stage.commit().unwrap_err();
-        assert!(e.to_string().contains("is a link"), "{e}");
-        assert_eq!(read(&dir.join("summary.csv")), "new");
+        let result = stage.commit();
+        if immutable {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&summary)
+                .status();
+        }
+        // Root may write a read-only file: only the immutable case proves the refusal there.
+        if immutable || !is_root() {
+            let e = result.unwrap_err();
+            assert!(e.to_string().contains("cannot be replaced"), "{e}");
+            assert_eq!(read(&summary), "new");
+            assert_eq!(read(&dir.join("layers.csv")), "new");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid reads the process's user id and nothing else.
+        unsafe { libc::geteuid() == 0 }
     }
 
     #[test]
