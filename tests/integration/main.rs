@@ -24,6 +24,7 @@ mod interrupt;
 mod layering;
 mod layers;
 mod live;
+mod long_names;
 mod playground;
 mod records;
 mod regressions;

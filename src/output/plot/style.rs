@@ -607,3 +607,23 @@ pub(crate) fn from_zero(hi: f64, pad: f64) -> f64 {
         1.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_ranges_stay_finite_for_any_finite_value() {
+        // Issue 42 (4): an amplification near f64::MAX padded to an infinite range.
+        let extremes = [f64::MAX, -f64::MAX, 1e308, f64::MIN_POSITIVE, 0.0, 1.0];
+        for &lo in &extremes {
+            for &hi in &extremes {
+                let (a, b) = padded(lo.min(hi), lo.max(hi), 0.12);
+                assert!(a.is_finite() && b.is_finite() && (b - a).is_finite() && b > a);
+                assert!(((b - a) / 6.0).log10().is_finite(), "{lo} {hi}");
+            }
+            let top = from_zero(lo, 0.12);
+            assert!(top.is_finite() && top > 0.0, "{lo}");
+        }
+    }
+}
