@@ -167,15 +167,69 @@ class Result:
         )
 
 
+def _jitterlab_files(folder: Path) -> set[str] | None:
+    """The names jitterlab wrote in `folder`: those its `meta.json` lists (`files`), its
+    journal and scenario, its staging folder; None when `folder` is no result folder of
+    jitterlab's (its `units.jsonl` does not start with a jitterlab journal header)."""
+    try:
+        with open(folder / "units.jsonl", "rb") as f:
+            header = json.loads(f.readline(4096))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(header, dict) or "jitterlab_journal" not in header:
+        return None
+    names = {"units.jsonl", "scenario.toml", "meta.json", ".jitterlab-partial"}
+    try:
+        with open(folder / "meta.json", "rb") as f:
+            listed = json.load(f).get("files", [])
+        names |= {n for n in listed if isinstance(n, str) and "/" not in n and n not in ("", ".", "..")}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return names
+
+
+def fresh_folder(out: str) -> Path:
+    """`OUT / out`, emptied for a new run: deleted only when it is a result folder jitterlab
+    wrote inside `OUT` and holds nothing else; anything else is refused with a ValueError
+    (an absolute path, `..`, a link, a folder of the student's, a file of theirs inside)."""
+    name = Path(out)
+    if not name.parts or name.is_absolute() or any(p in ("", ".", "..") for p in name.parts):
+        raise ValueError(
+            f"out={str(out)!r}: name a folder inside {OUT} by a relative name without '..' "
+            f"(e.g. 'herd'); jl.run deletes and rewrites it, so it never takes a path elsewhere"
+        )
+    folder = OUT / name
+    root = OUT.resolve()
+    real = folder.resolve()
+    if real == root or root not in real.parents:
+        raise ValueError(f"out={str(out)!r}: {folder} leads outside {OUT} (through a link); name another out")
+    if not folder.exists() and not folder.is_symlink():
+        return folder
+    if folder.is_symlink() or not folder.is_dir():
+        raise ValueError(f"{folder}: is a link or a file, not a folder jitterlab wrote; jl.run deletes only those: move it away, or name another out")
+    names = _jitterlab_files(folder)
+    if names is None:
+        raise ValueError(
+            f"{folder}: not a folder jitterlab wrote (no jitterlab journal units.jsonl); "
+            "jl.run deletes only those: move it away, or name another out"
+        )
+    foreign = sorted(e.name for e in folder.iterdir() if e.name not in names)
+    if foreign:
+        raise ValueError(
+            f"{folder}: holds {foreign[0]!r}, which jitterlab did not write (its meta.json does not list it); "
+            "jl.run deletes only folders that hold nothing else: move it away, or name another out"
+        )
+    shutil.rmtree(folder)
+    return folder
+
+
 def run(scenario: str | None, out: str, *options: str, sets: list[str] | tuple = (),
         echo: bool = True) -> Result:
     """`jitterlab run SCENARIO --set ... OPTIONS --out notebooks/out/OUT --no-plots --quiet`,
     into a fresh folder. `scenario` is a path from the repository root (None: the built-in
     default). Prints the command and (with `echo`) the table it printed; returns the loaded
     result, whose `stdout` keeps that table."""
-    folder = OUT / out
-    if folder.exists():
-        shutil.rmtree(folder)
+    folder = fresh_folder(out)
     args = ["run"] + ([scenario] if scenario else [])
     for s in sets:
         args += ["--set", s]

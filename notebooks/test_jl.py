@@ -101,6 +101,46 @@ def test_check_refuses_questions_that_differ():
     assert "different questions" in raises(KeyError, jl.check, {"load": None, "x": 1}, answers)
 
 
+def test_fresh_folder_deletes_only_what_jitterlab_wrote_inside_its_root():
+    import json
+    import shutil
+    import tempfile
+
+    base = jl.OUT / f"test-jl-{__import__('os').getpid()}"
+    try:
+        # Paths elsewhere: never deleted, refused before anything is looked at.
+        outside = Path(tempfile.mkdtemp(prefix="test-jl-"))
+        (outside / "keep.txt").write_text("mine")
+        for out in [str(outside), "..", "a/../..", "", "."]:
+            assert "relative name" in raises(ValueError, jl.fresh_folder, out), out
+        assert (outside / "keep.txt").exists()
+        base.mkdir(parents=True)
+        # A link inside the root that leads out of it.
+        (base / "link").symlink_to(outside)
+        assert "leads outside" in raises(ValueError, jl.fresh_folder, f"{base.name}/link/x")
+        assert "leads outside" in raises(ValueError, jl.fresh_folder, f"{base.name}/link")
+        assert (outside / "keep.txt").exists()
+        # A folder of the student's (no journal), and a result folder with a file of theirs.
+        mine = base / "mine"
+        mine.mkdir()
+        (mine / "notes.txt").write_text("mine")
+        assert "not a folder jitterlab wrote" in raises(ValueError, jl.fresh_folder, f"{base.name}/mine")
+        ours = base / "ours"
+        ours.mkdir()
+        (ours / "units.jsonl").write_text(json.dumps({"jitterlab_journal": 1, "units": 1}) + "\n")
+        (ours / "meta.json").write_text(json.dumps({"files": ["summary.csv", "meta.json"]}))
+        (ours / "summary.csv").write_text("x")
+        (ours / "notes.txt").write_text("mine")
+        assert "notes.txt" in raises(ValueError, jl.fresh_folder, f"{base.name}/ours")
+        assert (mine / "notes.txt").exists() and (ours / "notes.txt").exists()
+        # Once it holds only jitterlab's files, it goes.
+        (ours / "notes.txt").unlink()
+        assert jl.fresh_folder(f"{base.name}/ours") == ours and not ours.exists()
+        shutil.rmtree(outside)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> int:
     tests = [(name, f) for name, f in sorted(globals().items()) if name.startswith("test_")]
     for name, test in tests:

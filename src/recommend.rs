@@ -493,7 +493,8 @@ pub fn recommend_for(
     objective: Option<Objective>,
     at: &[At],
 ) -> Result<Recommendation> {
-    crate::folder::stage::recover(dir)?;
+    // A commit cut short is finished (under the lock, released before recommend_at takes it).
+    drop(Folder::open(dir)?);
     let hedges = objective.is_none() && dir.join(HedgingRow::FILE).is_file();
     if !hedges {
         let objective = objective.unwrap_or(Objective::AMPLIFICATION);

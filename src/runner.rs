@@ -405,7 +405,23 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, force: bool) -> Result
                     message: format!("its scenario differs from {}'s", first.display()),
                 }
             })?;
-        all.extend(records.into_iter().map(|r| (r.unit, r)));
+        for r in records {
+            match all.get(&r.unit) {
+                // The same unit in two folders: the same run, or one of them was edited.
+                Some(kept) if *kept != r => {
+                    return Err(Error::ResultFolder {
+                        path: dir.join(JOURNAL),
+                        message: format!(
+                            "unit {} is recorded here with other values than in a folder before it (`counts`, `events` or another field differ): a unit is run once, so one of the two records was edited; merge each shard once",
+                            r.unit
+                        ),
+                    });
+                }
+                _ => {
+                    all.insert(r.unit, r);
+                }
+            }
+        }
     }
     let total = prep.units.len();
     if all.len() != total {

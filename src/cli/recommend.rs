@@ -9,6 +9,7 @@ use jitterlab::recommend::{
     Candidate, Constraints, FloorSource, HedgingDefaults, Miss, Objective, Recommendation,
     WorldAnswer,
 };
+use jitterlab::text::pad;
 
 /// The columns of the ranking; the objective's metric is added when it is
 /// not one of them.
@@ -86,7 +87,7 @@ fn detail(
         for c in closest {
             let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
             let name = choice_name(&answer.candidates[c.candidate]);
-            let _ = writeln!(text, "  {name:<name_w$}  misses: {what}");
+            let _ = writeln!(text, "  {}  misses: {what}", pad(&name, name_w, false));
         }
         let _ = writeln!(
             text,
@@ -186,9 +187,9 @@ fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], d
         let mut l = String::from(" ");
         for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
             let _ = match i {
-                0 => write!(l, " {cell:<w$}"),
-                1 => write!(l, "  {cell:<w$}"),
-                _ => write!(l, "  {cell:>w$}"),
+                0 => write!(l, " {}", pad(cell, *w, false)),
+                1 => write!(l, "  {}", pad(cell, *w, false)),
+                _ => write!(l, "  {}", pad(cell, *w, true)),
             };
         }
         l.trim_end().to_string()
@@ -202,7 +203,7 @@ fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], d
                 let _ = writeln!(text, "{}", line(r));
             }
         } else if let Some((label, why)) = misses.iter().find(|m| m.0 == w.label) {
-            let _ = writeln!(text, "  {label:<w0$}  {why}", w0 = widths[0]);
+            let _ = writeln!(text, "  {}  {why}", pad(label, widths[0], false));
         }
     }
     let recommended = worlds.iter().filter(|w| w.best().is_some()).count();
@@ -345,20 +346,25 @@ fn ranking_lines(head: &[String], rows: &[(String, Vec<Cell>)]) -> Vec<String> {
         let body = if l + h > 0 { m + l + h + 5 } else { m };
         widths.push((m, l, h, body.max(len(title))));
     }
-    let mut header = format!("  {:<4} {:<name_w$}", "rank", "strategy");
+    let mut header = format!("  {:<4} {}", "rank", pad("strategy", name_w, false));
     for (title, (.., w)) in head.iter().zip(&widths) {
-        let _ = write!(header, "  {title:>w$}");
+        let _ = write!(header, "  {}", pad(title, *w, true));
     }
     let mut lines = vec![header];
     for (rank, (name, cells)) in rows.iter().enumerate() {
-        let mut line = format!("  {:<4} {name:<name_w$}", rank + 1);
+        let mut line = format!("  {:<4} {}", rank + 1, pad(name, name_w, false));
         for (cell, &(m, l, h, w)) in cells.iter().zip(&widths) {
             let body = match &cell.1 {
-                Some((low, high)) => format!("{:>m$} [{low:>l$}, {high:>h$}]", cell.0),
-                None if l + h > 0 => format!("{:>m$}{}", cell.0, " ".repeat(l + h + 5)),
-                None => format!("{:>m$}", cell.0),
+                Some((low, high)) => format!(
+                    "{} [{}, {}]",
+                    pad(&cell.0, m, true),
+                    pad(low, l, true),
+                    pad(high, h, true)
+                ),
+                None if l + h > 0 => pad(&cell.0, m, true) + &" ".repeat(l + h + 5),
+                None => pad(&cell.0, m, true),
             };
-            let _ = write!(line, "  {body:>w$}");
+            let _ = write!(line, "  {}", pad(&body, w, true));
         }
         lines.push(line.trim_end().to_string());
     }
@@ -387,12 +393,14 @@ fn pair_name(c: &Candidate) -> String {
     }
 }
 
-/// The strategy and its choice values, without the world's (`full (backoff.base=50ms)`).
+/// The strategy and its choice values, without the world's (`full (backoff.base=50ms)`),
+/// escaped and shortened as every printed name.
 fn choice_name(c: &Candidate) -> String {
+    let strategy = jitterlab::text::shown(&c.strategy);
     if c.choice.is_empty() {
-        c.strategy.clone()
+        strategy
     } else {
-        format!("{} ({})", c.strategy, c.choice)
+        format!("{strategy} ({})", jitterlab::text::for_terminal(&c.choice))
     }
 }
 

@@ -8,6 +8,7 @@
 //! and the output files (the CSV writers, charts and report, which take their names and
 //! their guard from here); [`names`] alone is a leaf that any module may name.
 
+pub mod commit;
 pub mod names;
 pub mod owned;
 pub mod stage;
@@ -21,9 +22,11 @@ use stage::Stage;
 /// one for new results, before any work, so that a refusal comes first; `plot` and
 /// `recommend` [`open`](Folder::open) one to add their files. Files are replaced only through
 /// its guard ([`owned::guard`]) and recorded in its `meta.json` ([`owned::record`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Folder {
     dir: PathBuf,
+    /// Held by a folder [`open`](Folder::open)ed, for as long as the value lives.
+    _lock: Option<stage::Lock>,
 }
 
 impl Folder {
@@ -31,15 +34,22 @@ impl Folder {
     /// given (the refusals of [`owned::claim`]).
     pub fn claim(dir: PathBuf, force: bool) -> Result<Folder> {
         owned::claim(&dir, force)?;
-        Ok(Folder { dir })
+        Ok(Folder { dir, _lock: None })
     }
 
-    /// Opens `dir`, a result folder, to add files to it: a commit cut short there is
-    /// finished first ([`stage::recover`]), so that its files are the new results' whole.
+    /// Opens `dir`, a result folder, to add files to it: locked as a run's stage is
+    /// ([`stage::Lock`], refused while another process writes it) until the value is
+    /// dropped, and a commit cut short there finished first, so that its files are the new
+    /// results' whole. A folder that is not there is not locked (reading it fails).
     pub fn open(dir: &Path) -> Result<Folder> {
-        stage::recover(dir)?;
+        let lock = if dir.is_dir() {
+            Some(stage::Lock::take(dir)?)
+        } else {
+            None
+        };
         Ok(Folder {
             dir: dir.to_path_buf(),
+            _lock: lock,
         })
     }
 

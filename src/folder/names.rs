@@ -47,6 +47,9 @@ pub const OBSERVED_LATENCY: &str = "observed_latency_ms.txt";
 /// The staging folder inside a result folder: a run writes its files there, and they are
 /// moved into the folder only once all are written ([`super::stage`]).
 pub const STAGE: &str = ".jitterlab-partial";
+/// The folder inside the staging folder where a commit moves the files it replaces, until it
+/// ends: undone, they move back ([`super::commit`]).
+pub const REPLACED: &str = "replaced";
 
 #[cfg(test)]
 mod tests {

@@ -431,7 +431,15 @@ pub fn claim(dir: &Path, force: bool) -> Result<()> {
             Setting::Force
         )));
     }
-    Ok(())
+    // What would stop the commit half-way (a folder where a result file goes, a file that
+    // cannot be replaced) is refused before the work, as the commit refuses it.
+    let names = entries(dir)?;
+    super::commit::obstacles(
+        dir,
+        names.iter().map(String::as_str).filter(|n| is_owned(n)),
+        &ownership,
+    )?;
+    super::commit::writable_folder(dir)
 }
 
 /// The refusal of a folder that holds `foreign` files and is not a result folder.
@@ -469,7 +477,7 @@ fn foreign_files(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-fn entries(dir: &Path) -> Result<Vec<String>> {
+pub(super) fn entries(dir: &Path) -> Result<Vec<String>> {
     std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .map(|entry| {

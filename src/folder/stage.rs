@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::names::{JOURNAL, META, SCENARIO, STAGE};
+use super::names::{JOURNAL, SCENARIO, STAGE};
 use super::owned::{self, Ownership};
 use crate::error::{Error, Result};
 
@@ -76,14 +76,17 @@ impl Stage {
     /// Deletes jitterlab's files in the stage (an earlier run's).
     fn clear(&self) -> Result<()> {
         let all: BTreeSet<String> = BTreeSet::new();
+        super::commit::remove_replaced(&self.path);
         owned::remove_stale(&self.path, &Ownership::ByName, &all).map(drop)
     }
 
     /// Moves the staged files into the folder (see the module's notes); the stage's
     /// `meta.json`, written last, lists them. Returns their paths in the folder.
+    /// Refused with nothing changed when a file cannot be replaced ([`super::commit`]); the
+    /// stage then stays, for the next command to commit once the obstacle is gone.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
         // The lock is held until the last rename.
-        commit(&self.dir)
+        super::commit::commit(&self.dir)
     }
 
     /// Leaves the stage of a run that failed before its commit: with `keep_journal`, a journal
@@ -192,62 +195,55 @@ fn same_file(file: &File, path: &Path) -> bool {
 /// `meta.json` (its files were all written), they are moved in as [`Stage::commit`] does.
 /// Nothing to do otherwise (no stage, or a run in progress or interrupted).
 pub fn recover(dir: &Path) -> Result<()> {
-    let stage = dir.join(STAGE);
-    let staged_meta = stage.join(META);
-    if stage.symlink_metadata().is_ok_and(|m| m.is_dir())
-        && staged_meta.symlink_metadata().is_ok_and(|m| m.is_file())
-    {
+    if super::commit::pending(dir) {
         // A stage locked by a running process is its to commit.
-        let Some(_lock) = lock(&stage)? else {
+        let Some(_lock) = lock(&dir.join(STAGE))? else {
             return Ok(());
         };
-        if staged_meta.symlink_metadata().is_ok_and(|m| m.is_file()) {
-            commit(dir)?;
-        }
+        recover_locked(dir)?;
     }
     Ok(())
 }
 
-/// The commit of `dir`'s stage: every file its `meta.json` lists, then `meta.json`.
-fn commit(dir: &Path) -> Result<Vec<PathBuf>> {
-    let stage = dir.join(STAGE);
-    let Ownership::Listed(files) = Ownership::of(&stage) else {
-        return Err(Error::ResultFolder {
-            path: stage.join(META),
-            message: "lists no files; it is not the meta.json of a staged run".into(),
-        });
-    };
-    let old = Ownership::of(dir);
-    // Checked before anything moves: a file put in the folder since the run began, of a
-    // name the new results have, is the user's (the new meta.json replaces the old one only
-    // when the old one is jitterlab's).
-    for name in &files {
-        let to = dir.join(name);
-        if stage.join(name).symlink_metadata().is_ok()
-            && to.symlink_metadata().is_ok()
-            && !old.holds(name)
-        {
-            return Err(owned::not_ours(&to));
-        }
+/// [`recover`] by the holder of the folder's lock.
+fn recover_locked(dir: &Path) -> Result<()> {
+    if super::commit::pending(dir) {
+        super::commit::commit(dir)?;
     }
-    let rename = |name: &str| -> Result<()> {
-        let (from, to) = (stage.join(name), dir.join(name));
-        if from.symlink_metadata().is_ok_and(|m| m.is_file()) {
-            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
-        }
-        Ok(())
-    };
-    for name in files.iter().filter(|n| *n != META) {
-        rename(name)?;
+    Ok(())
+}
+
+/// The lock of a result folder that a command adds files to (`plot`, `recommend`), held
+/// while the value lives: the lock a run's [`Stage`] holds, so that no two commands write
+/// the folder at once (a run's `meta.json` would forget a `pareto.csv` written meanwhile).
+#[derive(Debug)]
+pub struct Lock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Lock {
+    /// Locks `dir` (refused while another process writes it) and finishes a commit there
+    /// that was cut short.
+    pub fn take(dir: &Path) -> Result<Lock> {
+        let path = dir.join(STAGE);
+        let file = lock(&path)?.ok_or_else(|| Error::ResultFolder {
+            path: dir.to_path_buf(),
+            message: format!(
+                "another jitterlab process is writing this folder (its staging folder {STAGE} is locked): wait until it ends, then try again"
+            ),
+        })?;
+        let lock = Lock { path, _file: file };
+        recover_locked(dir)?;
+        Ok(lock)
     }
-    // The old results' files that the new ones do not have (their charts, a layers.csv of
-    // another scenario): proven by the old meta.json, still in place.
-    owned::remove_stale(dir, &old, &files)?;
-    rename(META)?;
-    owned::remove_leftovers(&stage)?;
-    // Empty unless someone put a file of their own there, which stays.
-    let _ = std::fs::remove_dir(&stage);
-    Ok(files.iter().map(|n| dir.join(n)).collect())
+}
+
+impl Drop for Lock {
+    /// The staging folder goes when empty (it holds an interrupted run's journal otherwise).
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.path);
+    }
 }
 
 #[cfg(test)]

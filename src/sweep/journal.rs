@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, Shard, Unit};
+use super::{Plan, Shard, Unit, checks};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::folder::names::JOURNAL;
@@ -408,8 +408,22 @@ pub fn read_checked(
             message: format!("line 1: {message}"),
         })?;
     let units = plan.units();
+    // The line of each unit's record: a unit is run once, so it is recorded once.
+    let mut seen: HashMap<usize, usize> = HashMap::new();
     for (line, span, r) in &journal.records {
-        journal.check(*line, &journal.text[span.clone()], r, plan, &units, shard)?;
+        let text = &journal.text[span.clone()];
+        journal.check(*line, text, r, plan, &units, shard)?;
+        if let Some(first) = seen.insert(r.unit, *line) {
+            return Err(journal.refusal(
+                *line,
+                text,
+                "unit",
+                format!(
+                    "is {} again: line {first} holds that unit already, and a unit is run once",
+                    r.unit
+                ),
+            ));
+        }
     }
     Ok(Some((
         shard,
@@ -503,6 +517,18 @@ impl Journal {
         })
     }
 
+    /// The refusal of the record on `line` (whose text is `text`) for its `field`, at the
+    /// column where the field is written.
+    fn refusal(&self, line: usize, text: &str, field: &str, message: String) -> Error {
+        let column = text
+            .find(&format!("\"{field}\""))
+            .map_or(1, |b| text[..b].chars().count() + 1);
+        Error::ResultFolder {
+            path: self.path.clone(),
+            message: format!("line {line}, column {column}: `{field}` {message}"),
+        }
+    }
+
     /// Checks one record (written on `line`, whose text is `text`) against the plan and the
     /// journal's `shard`.
     fn check(
@@ -514,15 +540,7 @@ impl Journal {
         units: &[Unit],
         shard: Shard,
     ) -> Result<()> {
-        let refuse = |field: &str, message: String| {
-            let column = text
-                .find(&format!("\"{field}\""))
-                .map_or(1, |b| text[..b].chars().count() + 1);
-            Err(Error::ResultFolder {
-                path: self.path.clone(),
-                message: format!("line {line}, column {column}: `{field}` {message}"),
-            })
-        };
+        let refuse = |field: &str, message: String| Err(self.refusal(line, text, field, message));
         let Some(unit) = units.get(r.unit) else {
             return refuse(
                 "unit",
@@ -560,174 +578,12 @@ impl Journal {
                 ),
             );
         }
-        let model = &plan.points[unit.point].scenario.model;
-        if let Err((field, message)) = check_values(r, model) {
-            return refuse(field, message);
-        }
-        if let Err((field, message)) = check_series(r, unit, model) {
+        let scenario = &plan.points[unit.point].scenario;
+        if let Err((field, message)) = checks::record(r, unit, scenario) {
             return refuse(field, message);
         }
         Ok(())
     }
-}
-
-/// Checks what a record says against itself and its model: every request counted once
-/// (conservation: `requests` = the ended ones + `unfinished`), no more successes than
-/// requests or attempts, the successes by attempt and in the latency histogram, shares from 0
-/// to 1, a layer for each layer of the chain (each conserving its requests), recovery only
-/// with a trigger, the makespan within the horizon. `Err((field, what is wrong))`.
-fn check_values(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'static str, String)> {
-    let c = &r.counts;
-    if !conserved(c) {
-        return Err((
-            "counts",
-            format!(
-                "are not conserved: {} requests, but {} ended and {} unfinished",
-                c.requests,
-                c.ended(),
-                c.unfinished
-            ),
-        ));
-    }
-    if c.succeeded > c.attempts {
-        return Err((
-            "counts",
-            format!(
-                "hold {} successes for {} attempts: a success is an attempt",
-                c.succeeded, c.attempts
-            ),
-        ));
-    }
-    let by_attempt: u64 = r.by_attempt.iter().fold(0, |a, &n| a.saturating_add(n));
-    if by_attempt != c.succeeded {
-        return Err((
-            "by_attempt",
-            format!(
-                "sums to {by_attempt}, but `counts` holds {} successes",
-                c.succeeded
-            ),
-        ));
-    }
-    let latencies: u64 = r.latency_us.iter().fold(0, |a, p| a.saturating_add(p.1));
-    if latencies != c.succeeded {
-        return Err((
-            "latency_us",
-            format!(
-                "counts {latencies} latencies, but `counts` holds {} successes",
-                c.succeeded
-            ),
-        ));
-    }
-    let shares = [
-        ("server_busy_share", r.server_busy_share),
-        ("wasted_work_share", r.wasted_work_share),
-        ("retry_after_share", r.retry_after_share),
-    ];
-    for (field, x) in shares {
-        if !(0.0..=1.0).contains(&x) {
-            return Err((field, format!("is {x}: a share from 0 to 1")));
-        }
-    }
-    if r.makespan_ns > model.horizon.as_nanos() {
-        return Err((
-            "makespan_ns",
-            format!(
-                "is {}, past the horizon ({} ns)",
-                r.makespan_ns,
-                model.horizon.as_nanos()
-            ),
-        ));
-    }
-    check_layers(r, model)?;
-    if r.recovery.is_some() && model.trigger.is_none() {
-        return Err((
-            "recovery",
-            "is present, but the scenario has no trigger to recover from".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks a record's time series against its unit and model: kept by replication 0 only, in
-/// the scenario's buckets, its columns equally long and no longer than the horizon allows.
-/// `Err((field, what is wrong))`, as [`check_values`].
-fn check_series(
-    r: &UnitRecord,
-    unit: &Unit,
-    model: &crate::sim::Model,
-) -> Result<(), (&'static str, String)> {
-    match &r.series {
-        None if unit.replication == 0 => Err((
-            "series",
-            "is missing: replication 0 keeps its time series".into(),
-        )),
-        Some(_) if unit.replication != 0 => Err((
-            "series",
-            "is present, but only replication 0 keeps its time series".into(),
-        )),
-        Some(s) if s.bucket != model.bucket => Err((
-            "series",
-            format!(
-                "has buckets of {} ns, but the scenario's output.bucket is {} ns",
-                s.bucket.as_nanos(),
-                model.bucket.as_nanos()
-            ),
-        )),
-        Some(s) => {
-            let most = model.horizon.as_nanos() / model.bucket.as_nanos().max(1) + 1;
-            let lengths: Vec<usize> = s.columns().iter().map(|c| c.len()).collect();
-            if lengths.iter().any(|&n| n != s.len() || n as u64 > most) {
-                Err((
-                    "series",
-                    format!(
-                        "has columns of {lengths:?} buckets; all must be equal and at most {most} (horizon / bucket + 1)"
-                    ),
-                ))
-            } else {
-                Ok(())
-            }
-        }
-        None => Ok(()),
-    }
-}
-
-/// Checks a record's layers against the model's chain: one for each of its layers, each
-/// conserving its requests with its shares from 0 to 1. `Err((field, what is wrong))`.
-fn check_layers(r: &UnitRecord, model: &crate::sim::Model) -> Result<(), (&'static str, String)> {
-    let layers = model.chain.as_ref().map_or(0, |c| c.names.len());
-    if r.layers.len() != layers {
-        return Err((
-            "layers",
-            format!(
-                "holds {} layers, but the scenario has {}",
-                r.layers.len(),
-                if layers == 0 {
-                    "no chain of services".to_string()
-                } else {
-                    format!("{layers} layers")
-                }
-            ),
-        ));
-    }
-    if let Some(i) = r.layers.iter().position(|l| {
-        !conserved(&l.counts)
-            || !(0.0..=1.0).contains(&l.busy_share)
-            || !(0.0..=1.0).contains(&l.wasted_work_share)
-    }) {
-        return Err((
-            "layers",
-            format!(
-                "layer {}: its counts are not conserved or a share is outside 0 to 1",
-                i + 1
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Every request counted once: `requests` = the ended ones + `unfinished`.
-fn conserved(c: &Counts) -> bool {
-    c.ended().checked_add(c.unfinished) == Some(c.requests)
 }
 
 /// serde_json's message without its ` at line L column C` (the caller names the place).

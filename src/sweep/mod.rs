@@ -6,6 +6,7 @@
 //! sequentially, so the output bytes are the same for 1 or N threads, for one run or for
 //! shards merged ([`journal`]).
 
+mod checks;
 pub mod journal;
 
 use std::sync::Mutex;

@@ -407,6 +407,7 @@ impl Pending {
     /// jitterlab's. Returns its path.
     pub fn write(self) -> Result<PathBuf> {
         let path = self.dir.join(FILE);
+        let _folder = crate::folder::Folder::open(&self.dir)?;
         crate::folder::owned::guard(&self.dir, [FILE])?;
         crate::folder::owned::record(&self.dir, std::slice::from_ref(&path), false)?;
         let bytes = self.animation.gif(&path)?;

@@ -470,11 +470,13 @@ impl Drawing {
     }
 }
 
-/// Before a draw renders into `dir`: a commit cut short is finished and killed processes'
-/// temporary files go; then the plan is made.
-fn prepare(dir: &Path) -> Result<Plan> {
-    crate::folder::Folder::open(dir)?.remove_leftovers()?;
-    Plan::of(dir)
+/// Before a draw renders into `dir`: the folder is locked, a commit cut short is finished and
+/// killed processes' temporary files go; then the plan is made.
+/// The folder comes back open: locked until the draw is written.
+fn prepare(dir: &Path) -> Result<(crate::folder::Folder, Plan)> {
+    let folder = crate::folder::Folder::open(dir)?;
+    folder.remove_leftovers()?;
+    Ok((folder, Plan::of(dir)?))
 }
 
 /// The files a draw of `plan` writes into `dir` (its charts, `palette.json`, and with `report`
@@ -510,7 +512,7 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>> {
 /// (the rendering takes seconds for a large sweep, the writing milliseconds): the folder then
 /// holds no chart of this draw.
 pub fn draw_all_until(dir: &Path, cancel: &CancelToken) -> Result<Vec<PathBuf>> {
-    let plan = prepare(dir)?;
+    let (_folder, plan) = prepare(dir)?;
     let paths = claim(dir, &plan, false)?;
     plan.render(dir, true, cancel)?.write(dir, paths)
 }
@@ -537,7 +539,7 @@ pub fn draw_with_report(dir: &Path) -> Result<Drawn> {
 /// [`draw_with_report`], stopped by `cancel` with [`Error::Interrupted`] before any file is
 /// written: charts and report are rendered first, then written.
 pub fn draw_with_report_until(dir: &Path, cancel: &CancelToken) -> Result<Drawn> {
-    let plan = prepare(dir)?;
+    let (_folder, plan) = prepare(dir)?;
     let paths = claim(dir, &plan, true)?;
     let drawing = plan.render(dir, true, cancel)?;
     let html = crate::output::report::html(dir, &drawing);

@@ -550,12 +550,24 @@ pub(crate) fn tick(v: f64) -> String {
     }
 }
 
+/// The largest magnitude an axis reaches: far beyond any value a run produces, and small
+/// enough that an axis's width, padding and tick steps stay finite (an infinite range makes
+/// plotters' search for key points spin for ever).
+pub(crate) const AXIS_MAX: f64 = 1e300;
+
+/// `v` within [`AXIS_MAX`] either side of zero (a value beyond it is drawn at the edge).
+pub(crate) fn on_axis(v: f64) -> f64 {
+    v.clamp(-AXIS_MAX, AXIS_MAX)
+}
+
 /// A padded range that is never empty: `[lo, hi]` grown by `pad` of its width, and at least
-/// 4 % of its magnitude wide (so that ticks of nearly equal values read apart).
+/// 4 % of its magnitude wide (so that ticks of nearly equal values read apart); bounded by
+/// [`AXIS_MAX`] for any finite value.
 pub(crate) fn padded(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
     if !lo.is_finite() || !hi.is_finite() {
         return (0.0, 1.0);
     }
+    let (lo, hi) = (on_axis(lo), on_axis(hi));
     let least = 0.04 * lo.abs().max(hi.abs());
     if hi - lo <= f64::EPSILON * hi.abs().max(1.0) || hi - lo < least {
         let half = if lo == 0.0 && hi == 0.0 {
@@ -587,11 +599,31 @@ pub(crate) fn ticks_for(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
     }
 }
 
-/// `[0, hi × (1 + pad)]`, never empty.
+/// `[0, hi × (1 + pad)]`, never empty, bounded by [`AXIS_MAX`].
 pub(crate) fn from_zero(hi: f64, pad: f64) -> f64 {
     if hi.is_finite() && hi > 0.0 {
-        hi * (1.0 + pad)
+        on_axis(hi) * (1.0 + pad)
     } else {
         1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_ranges_stay_finite_for_any_finite_value() {
+        // Issue 42 (4): an amplification near f64::MAX padded to an infinite range.
+        let extremes = [f64::MAX, -f64::MAX, 1e308, f64::MIN_POSITIVE, 0.0, 1.0];
+        for &lo in &extremes {
+            for &hi in &extremes {
+                let (a, b) = padded(lo.min(hi), lo.max(hi), 0.12);
+                assert!(a.is_finite() && b.is_finite() && (b - a).is_finite() && b > a);
+                assert!(((b - a) / 6.0).log10().is_finite(), "{lo} {hi}");
+            }
+            let top = from_zero(lo, 0.12);
+            assert!(top.is_finite() && top > 0.0, "{lo}");
+        }
     }
 }

@@ -156,7 +156,11 @@ impl ResultFolder {
 impl ResultFolder {
     /// Reads every file of the folder. The five CSVs of [`REQUIRED`] must be there;
     /// `compare.csv`, `pareto.csv` and `scenario.toml` are read when present.
+    /// A folder whose commit has not ended is refused: its files may be of two runs.
     pub fn read(dir: &Path) -> Result<ResultFolder> {
+        if crate::folder::commit::pending(dir) {
+            return Err(crate::folder::commit::pending_error(dir));
+        }
         check_holds_required_files(dir)?;
         let Summary {
             sweep_keys,
