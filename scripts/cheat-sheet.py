@@ -43,8 +43,8 @@ h1 { font-size: 15pt; margin: 0 0 3pt; }
 h2 { font-size: 10.5pt; margin: 8pt 0 2pt; color: #0072B2; }
 p { margin: 2pt 0; }
 p.shows { color: #555; border-left: 3px solid #E69F00; padding-left: 6pt; }
-p.fig { margin: 3pt 0; text-align: center; }
-p.fig img { width: 128mm; }
+p.fig { float: right; width: 84mm; margin: 2pt 0 2pt 8pt; }
+p.fig img { width: 100%; display: block; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 8.8pt; background: #f2f2f2;
        padding: 0 2px; border-radius: 2px; }
 """
