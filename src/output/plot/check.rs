@@ -147,10 +147,10 @@ pub(crate) fn stroke(rgb: [u8; 3], alpha: f64) {
     let a = alpha.clamp(0.0, 1.0);
     let on_white = rgb.map(|c| (f64::from(c) * a + 255.0 * (1.0 - a)).round() as u8);
     RECORDING.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            if !rec.strokes.contains(&on_white) {
-                rec.strokes.push(on_white);
-            }
+        if let Some(rec) = r.borrow_mut().as_mut()
+            && !rec.strokes.contains(&on_white)
+        {
+            rec.strokes.push(on_white);
         }
     });
 }
