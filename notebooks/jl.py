@@ -2,8 +2,8 @@
 `jitterlab` command a notebook shows, and load the result folder's CSV files with pandas.
 
 Nothing here computes a result: every number a notebook shows comes from the CSV files that the
-printed command wrote, and every colour from the folder's `palette.json` (one colour per
-strategy, the CLI's colour-blind-safe Okabe-Ito palette) or `heat_cmap` (viridis, bright is
+printed command wrote, and every colour from the folder's `palette.json` (a colour per
+strategy name, the CLI's palette, the same in every run) or `heat_cmap` (viridis, bright is
 better). The binary is, in order:
 
 1. `$JITTERLAB`, when set (a path to a `jitterlab` binary);
@@ -151,7 +151,7 @@ class Result:
 
     @property
     def colors(self) -> dict[str, str]:
-        """Each strategy's colour (Okabe-Ito, fixed by its place in the run), as in the charts."""
+        """Each strategy's colour (fixed by its name), as in the charts."""
         return {s["name"]: s["color"] for s in self.palette["strategies"]}
 
     @property

@@ -2,10 +2,14 @@
 """Renders docs/cheat-sheet.md as a printable page: docs/cheat-sheet.html (self-contained) and
 docs/cheat-sheet.pdf (headless Chromium's --print-to-pdf, A4), and fails unless the PDF is one
 page. Python's standard library and `chromium` only; the Markdown subset is the sheet's own
-(headings, paragraphs, inline code, bold).
+(headings, paragraphs, inline code, bold, and a picture `![ALT](FILE)` of docs/, put in the
+HTML as a data URI so that the page stays one file).
 
-    python3 scripts/cheat-sheet.py [--screenshot PNG]
+    python3 scripts/cheat-sheet.py [--screenshot PNG] [--herd JITTERLAB]
     python3 scripts/cheat-sheet.py --check
+
+`--herd` first draws the sheet's picture again, docs/cheat-sheet-herd.png: the herd chart of
+`JITTERLAB run thundering-herd --set 'backoff.strategies=["no_jitter","full"]'`.
 
 `--screenshot` also writes a PNG of the HTML page, to look at it. `--check` renders nothing and
 fails when docs/cheat-sheet.html is not the rendering of docs/cheat-sheet.md (CI runs it; the
@@ -16,6 +20,7 @@ checked against the commands it cites by `cargo test --release --test integratio
 from __future__ import annotations
 
 import argparse
+import base64
 import html
 import re
 import shutil
@@ -27,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "docs" / "cheat-sheet.md"
 HTML = REPO / "docs" / "cheat-sheet.html"
+HERD = REPO / "docs" / "cheat-sheet-herd.png"
 PDF = REPO / "docs" / "cheat-sheet.pdf"
 
 STYLE = """
@@ -37,6 +43,8 @@ h1 { font-size: 15pt; margin: 0 0 3pt; }
 h2 { font-size: 10.5pt; margin: 8pt 0 2pt; color: #0072B2; }
 p { margin: 2pt 0; }
 p.shows { color: #555; border-left: 3px solid #E69F00; padding-left: 6pt; }
+p.fig { float: right; width: 84mm; margin: 2pt 0 2pt 8pt; }
+p.fig img { width: 100%; display: block; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 8.8pt; background: #f2f2f2;
        padding: 0 2px; border-radius: 2px; }
 """
@@ -62,6 +70,10 @@ def to_html(markdown: str) -> str:
             body.append(f"<h2>{inline(text[3:])}</h2>")
         elif text.startswith("# "):
             body.append(f"<h1>{inline(text[2:])}</h1>")
+        elif m := re.fullmatch(r"!\[([^\]]*)\]\(([^)]+)\)", text):
+            data = base64.b64encode((SOURCE.parent / m[2]).read_bytes()).decode()
+            body.append(f'<p class="fig"><img alt="{html.escape(m[1])}" '
+                        f'src="data:image/png;base64,{data}"></p>')
         elif text.startswith("Shows it:"):
             body.append(f'<p class="shows">{inline(text)}</p>')
         else:
@@ -91,7 +103,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--screenshot", type=Path)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--herd", type=Path, help="the jitterlab binary that draws the picture")
     args = parser.parse_args()
+    if args.herd:
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([str(args.herd), "run", "thundering-herd", "--quiet", "--out", out,
+                            "--set", 'backoff.strategies=["no_jitter","full"]'],
+                           check=True, capture_output=True)
+            shutil.copyfile(Path(out) / "herd.png", HERD)
     if args.check:
         if not HTML.is_file() or HTML.read_text() != to_html(SOURCE.read_text()):
             print(f"error: {HTML.relative_to(REPO)} is not the rendering of "

@@ -35,7 +35,7 @@ pub struct Candidate {
     pub point: u32,
     /// The strategy's name.
     pub strategy: String,
-    /// The strategy's place in the run (its colour).
+    /// The strategy's colour: its palette slot, from its name.
     pub color: usize,
 }
 
@@ -83,11 +83,12 @@ impl Design {
             worlds[w].points.push(p.index);
             world_by_point.insert(p.index, w);
         }
+        let slots = crate::output::palette::slots(&folder.strategies);
         let candidates = (worlds.iter())
             .map(|w| {
                 let mut out = Vec::new();
                 for &point in &w.points {
-                    for (color, s) in folder.strategies.iter().enumerate() {
+                    for (&color, s) in slots.iter().zip(&folder.strategies) {
                         if folder.aggregate_of(point, s, Metric::Requests).is_some() {
                             out.push(Candidate {
                                 point,

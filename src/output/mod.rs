@@ -10,7 +10,7 @@
 //! - [`csv`]: writes the tidy CSV files from a run's finished units (and `pareto.csv`).
 //! - [`design`]: the reader's choices and the world's points, the success target.
 //! - [`labels`]: sweep keys and values as a reader reads them.
-//! - [`palette`]: the one palette (Okabe–Ito per strategy, viridis for heat maps) and
+//! - [`palette`]: the one palette (a colour per strategy name, viridis for heat maps) and
 //!   `palette.json`.
 //! - [`publish`]: a scenario's unit records written as a result folder (journal, CSV files,
 //!   palette, `meta.json`) through its stage, for `run`, `merge` and `live`. The folder

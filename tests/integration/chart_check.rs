@@ -427,3 +427,45 @@ fn metastable_fronts_and_recommendations_stay_within_a_load_and_above_the_floor(
         .count();
     assert_eq!(panels, 9, "3 loads x 3 spike lengths: {pareto:?}");
 }
+
+/// The colour `palette.json` of `dir` gives the strategy `name`.
+fn palette_color(dir: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(dir.join("palette.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let strategies = v["strategies"].as_array().unwrap();
+    let s = strategies.iter().find(|s| s["name"] == name).unwrap();
+    s["color"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_strategy_keeps_its_colour_when_the_other_strategies_of_a_run_change() {
+    let tmp = TempDir::new("colour-by-name");
+    let runs = [
+        r#"backoff.strategies=["no_jitter", "full", "equal", "decorrelated"]"#,
+        r#"backoff.strategies=["full"]"#,
+        r#"backoff.strategies=["decorrelated", {name = "mine", jitter = "none"}, "full"]"#,
+        r#"backoff.strategies=[{preset = "aws-standard"}, "equal", "full"]"#,
+    ];
+    let mut seen = Vec::new();
+    for (i, set) in runs.iter().enumerate() {
+        let dir = tmp.join(&format!("run{i}"));
+        let out = dir.display().to_string();
+        let args = [
+            "run",
+            "--set",
+            set,
+            "--set",
+            "workload.clients=200",
+            "--replications",
+            "1",
+            "--no-plots",
+            "--quiet",
+            "--out",
+            &out,
+        ];
+        let o = jitterlab(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(0), "{set}: {}", stderr(&o));
+        seen.push(palette_color(&dir, "full"));
+    }
+    assert!(seen.iter().all(|c| c == "#d55e00"), "{seen:?}");
+}

@@ -120,8 +120,8 @@ fn draw_bars(
     rows: &[(String, f64)],
     axis: &str,
 ) -> DrawResult {
-    // jitterlab's Okabe–Ito palette: blue for jitterlab, vermillion for peers, black for bare.
-    let palette: Vec<RGBColor> = jitterlab::output::palette::OKABE_ITO
+    // jitterlab's palette: blue for jitterlab, vermillion for peers; black for bare.
+    let palette: Vec<RGBColor> = jitterlab::output::palette::COLORS
         .iter()
         .map(|(_, [r, g, b])| RGBColor(*r, *g, *b))
         .collect();
@@ -151,7 +151,7 @@ fn draw_bars(
     for (j, (name, ratio)) in rows.iter().enumerate() {
         let y = (n - 1 - j) as f64;
         let color = if name == BARE {
-            palette[6]
+            BLACK
         } else if name.starts_with("jitterlab/") {
             palette[0]
         } else {
@@ -173,7 +173,7 @@ fn draw_bars(
     // The bare draw's line.
     chart.draw_series(LineSeries::new(
         [(1.0, -0.5), (1.0, n as f64 - 0.5)],
-        palette[6].stroke_width(1),
+        BLACK.stroke_width(1),
     ))?;
     Ok(())
 }

@@ -342,10 +342,9 @@ fn run_of(folder: &ResultFolder, name: &str) -> Run {
         })
         .collect();
     buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let index = folder.strategies.iter().position(|s| s == name);
     Run {
         name: name.to_string(),
-        color: style::color(index.unwrap_or(0)),
+        color: style::rgb_of(crate::output::palette::color_of(&folder.strategies, name)),
         buckets,
     }
 }

@@ -34,6 +34,12 @@ fn hull(points: &[BackendCoord], pad: i32) -> Option<(i32, i32, i32, i32)> {
     Some((b.0 - pad, b.1 - pad, b.2 + pad, b.3 + pad))
 }
 
+/// Tells the chart check the colour of a line or outline.
+fn stroke<S: BackendStyle>(style: &S) {
+    let c = style.color();
+    check::stroke([c.rgb.0, c.rgb.1, c.rgb.2], c.alpha);
+}
+
 impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
     type ErrorType = DB::ErrorType;
 
@@ -65,6 +71,7 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         check::shape(hull(&[from, to], 0));
         check::line(&[from, to]);
+        stroke(style);
         self.inner.draw_line(from, to, style)
     }
 
@@ -76,6 +83,9 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
         fill: bool,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         check::shape(hull(&[upper_left, bottom_right], 0));
+        if !fill {
+            stroke(style);
+        }
         self.inner.draw_rect(upper_left, bottom_right, style, fill)
     }
 
@@ -87,6 +97,7 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
         let points: Vec<BackendCoord> = path.into_iter().collect();
         check::shape(hull(&points, 0));
         check::line(&points);
+        stroke(style);
         self.inner.draw_path(points, style)
     }
 
@@ -98,6 +109,9 @@ impl<DB: DrawingBackend> DrawingBackend for Canvas<DB> {
         fill: bool,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         check::shape(hull(&[center], radius as i32));
+        if !fill {
+            stroke(style);
+        }
         self.inner.draw_circle(center, radius, style, fill)
     }
 

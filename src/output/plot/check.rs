@@ -16,7 +16,11 @@
 //! - no data line crosses a text box (a label written over a curve);
 //! - every text stands out from what it is drawn on, in the bitmap as drawn: a contrast ratio
 //!   (WCAG's relative luminance) of at least [`MIN_CONTRAST`] against the commonest other
-//!   colour of its box. Okabe–Ito yellow (#F0E442) on white is 1.3:1 and fails.
+//!   colour of its box. Okabe–Ito yellow (#F0E442) on white is 1.3:1 and fails;
+//! - every line and outline drawn as data stands out from white by the same ratio, in the
+//!   colour it is drawn (blended with white by its opacity);
+//! - a heat map's colour scale spans the value of every cell that has one, and its colour
+//!   bar prints no tick label twice.
 
 use std::cell::{Cell, RefCell};
 
@@ -39,6 +43,15 @@ pub(crate) struct Panel {
     pub reference: bool,
 }
 
+/// A heat map's colour scale: the range it spans, the values of its cells, its tick labels.
+#[derive(Debug, Clone)]
+pub(crate) struct Scale {
+    pub name: String,
+    pub range: (f64, f64),
+    pub values: Vec<f64>,
+    pub ticks: Vec<String>,
+}
+
 /// Everything one chart drew that the rules look at.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Recording {
@@ -49,6 +62,10 @@ pub(crate) struct Recording {
     pub data: Vec<(i32, i32, i32, i32)>,
     /// The segments of the lines drawn as data, `(from, to)`.
     pub lines: Vec<((i32, i32), (i32, i32))>,
+    /// The colours of the lines and outlines drawn as data, as they show on white.
+    pub strokes: Vec<[u8; 3]>,
+    /// The colour scales of heat maps.
+    pub scales: Vec<Scale>,
 }
 
 thread_local! {
@@ -117,6 +134,38 @@ pub(crate) fn line(points: &[(i32, i32)]) {
     RECORDING.with(|r| {
         if let Some(rec) = r.borrow_mut().as_mut() {
             rec.lines.extend(points.windows(2).map(|w| (w[0], w[1])));
+        }
+    });
+}
+
+/// Called by the canvas for every line, path or outline: its colour (`rgb` at opacity
+/// `alpha`), when drawn as data.
+pub(crate) fn stroke(rgb: [u8; 3], alpha: f64) {
+    if !DRAWING_DATA.with(Cell::get) || alpha <= 0.0 {
+        return;
+    }
+    let a = alpha.clamp(0.0, 1.0);
+    let on_white = rgb.map(|c| (f64::from(c) * a + 255.0 * (1.0 - a)).round() as u8);
+    RECORDING.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut()
+            && !rec.strokes.contains(&on_white)
+        {
+            rec.strokes.push(on_white);
+        }
+    });
+}
+
+/// Called by a heat map for its colour scale: the chart `name`, the `range` the colours
+/// span, the `values` of its cells and the colour bar's tick labels.
+pub(crate) fn scale(name: &str, range: (f64, f64), values: &[f64], ticks: &[(f64, String)]) {
+    RECORDING.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.scales.push(Scale {
+                name: name.to_string(),
+                range,
+                values: values.to_vec(),
+                ticks: ticks.iter().map(|t| t.1.clone()).collect(),
+            });
         }
     });
 }
@@ -281,6 +330,18 @@ pub(crate) fn problems(rec: &Recording) -> Vec<String> {
             }
         }
     }
+    for c in &rec.strokes {
+        let ratio = contrast(*c, [255, 255, 255]);
+        if ratio < MIN_CONTRAST {
+            out.push(format!(
+                "a data line in {} on white: contrast {ratio:.1}:1, below {MIN_CONTRAST}:1",
+                crate::output::palette::hex(*c)
+            ));
+        }
+    }
+    for s in &rec.scales {
+        out.extend(scale_problems(s));
+    }
     for p in rec.panels.iter().filter(|p| !p.reference) {
         let (x0, y0, x1, y1) = p.area;
         let top = rec
@@ -303,6 +364,34 @@ pub(crate) fn problems(rec: &Recording) -> Vec<String> {
                 }
             }
         }
+    }
+    out
+}
+
+/// What breaks the heat-map scale rules: a valued cell outside the scale, a tick label twice.
+fn scale_problems(s: &Scale) -> Vec<String> {
+    let mut out = Vec::new();
+    let (lo, hi) = s.range;
+    let slack = (hi - lo).abs().max(lo.abs()).max(hi.abs()) * 1e-9;
+    let outside: Vec<f64> = (s.values.iter().copied())
+        .filter(|v| !(lo - slack..=hi + slack).contains(v))
+        .collect();
+    if let Some(v) = outside.first() {
+        out.push(format!(
+            "{:?}: {} cell(s) outside the colour scale {lo}–{hi} (e.g. {v})",
+            s.name,
+            outside.len()
+        ));
+    }
+    let mut seen: Vec<&String> = Vec::new();
+    for t in &s.ticks {
+        if seen.contains(&t) {
+            out.push(format!(
+                "{:?}: the tick label {t:?} is printed twice",
+                s.name
+            ));
+        }
+        seen.push(t);
     }
     out
 }
@@ -335,6 +424,13 @@ mod tests {
             }],
             data: vec![(60, 150, 80, 250)],
             lines: vec![((60, 250), (80, 150))],
+            strokes: vec![[0x00, 0x72, 0xB2]],
+            scales: vec![Scale {
+                name: "map".into(),
+                range: (1.0, 3.4),
+                values: vec![1.0, 2.0, 3.4],
+                ticks: vec!["1.00×".into(), "2.20×".into(), "3.40×".into()],
+            }],
         }
     }
 
@@ -373,18 +469,9 @@ mod tests {
             drawn_problems(&r, Some(&bitmap(&r))),
             ["text \"tick\" in #f0e442 on #ffffff: contrast 1.3:1, below 2:1"]
         );
-        // The palette's other colours pass on white; yellow alone fails.
-        for (name, c) in crate::output::palette::OKABE_ITO {
-            let ok = contrast(c, [255, 255, 255]) >= MIN_CONTRAST;
-            assert_eq!(ok, name != "yellow", "{name}");
-        }
-        // Text in a strategy's colour is legible for every strategy, yellow's included.
-        for index in 0..crate::output::palette::OKABE_ITO.len() {
-            let c = crate::output::palette::strategy_text_color(index);
-            assert!(
-                contrast(c, [255, 255, 255]) >= MIN_CONTRAST,
-                "{index}: {c:?}"
-            );
+        // Text in a strategy's colour is legible for every colour of the palette.
+        for (name, c) in crate::output::palette::COLORS {
+            assert!(contrast(c, [255, 255, 255]) >= MIN_CONTRAST, "{name}");
         }
     }
 
@@ -431,6 +518,43 @@ mod tests {
         let mut r = clean();
         r.data.clear();
         assert_eq!(problems(&r), ["panel \"p\" holds no data"]);
+
+        // A data line in Okabe–Ito yellow, or in grey at a fifth of its opacity, is faint.
+        let mut r = clean();
+        r.strokes.push([0xF0, 0xE4, 0x42]);
+        assert_eq!(
+            problems(&r),
+            ["a data line in #f0e442 on white: contrast 1.3:1, below 2:1"]
+        );
+
+        // A heat map whose scale leaves out a cell (as when cells below the success target
+        // were left out of it), and one that prints a tick twice.
+        let mut r = clean();
+        r.scales[0].range = (1.0, 1.03);
+        assert_eq!(
+            problems(&r),
+            ["\"map\": 2 cell(s) outside the colour scale 1–1.03 (e.g. 2)"]
+        );
+        let mut r = clean();
+        r.scales[0].ticks = vec!["1.00×".into(), "1.01×".into(), "1.01×".into()];
+        assert_eq!(
+            problems(&r),
+            ["\"map\": the tick label \"1.01×\" is printed twice"]
+        );
+    }
+
+    #[test]
+    fn strokes_count_as_drawn_on_white_and_only_as_data() {
+        let ((), rec) = record((10, 10), || {
+            stroke([0, 0, 0], 1.0);
+            data(|| {
+                stroke([0x33, 0x33, 0x33], 0.2);
+                stroke([0x00, 0x72, 0xB2], 1.0);
+                stroke([0x00, 0x72, 0xB2], 1.0);
+            });
+        });
+        assert_eq!(rec.strokes, vec![[0xD6, 0xD6, 0xD6], [0x00, 0x72, 0xB2]]);
+        assert_eq!(problems(&rec).len(), 1, "{:?}", problems(&rec));
     }
 
     #[test]

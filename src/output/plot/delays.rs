@@ -75,7 +75,9 @@ impl Delays {
         let mut max_retry = 1;
         let mut max_ms: f64 = 0.0;
         let mut per_retry = 0;
-        for (ci, kind) in kinds.iter().enumerate() {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        let slots = crate::output::palette::slots(&names);
+        for (&ci, kind) in slots.iter().zip(&kinds) {
             let mut retries: Vec<u32> = samples
                 .iter()
                 .filter(|s| s.0 == *kind)

@@ -1,7 +1,8 @@
 //! Heatmaps for a two-key sweep: one panel per strategy, the first key across, the second key
 //! up, each cell coloured by a metric's mean on one shared (viridis) scale, with the value
 //! printed in the cell. The phase maps ([`super::phase`]) are heatmaps too, with a fixed scale
-//! and hatched "stuck" cells.
+//! and hatched "stuck" cells. The scale spans every cell with a value; a cell below the
+//! success target keeps its colour and carries a ring.
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
@@ -83,7 +84,8 @@ pub(crate) fn panels(
     cell: impl Fn(u32, &str) -> Cell,
 ) -> Vec<Panel> {
     let mut panels = Vec::new();
-    for (i, s) in f.strategies.iter().enumerate() {
+    let slots = crate::output::palette::slots(&f.strategies);
+    for (&i, s) in slots.iter().zip(&f.strategies) {
         let mut cells = vec![vec![Cell::Missing; y_values.len()]; x_values.len()];
         let mut below = vec![vec![false; y_values.len()]; x_values.len()];
         for p in &f.points {
@@ -146,13 +148,6 @@ impl Heatmap {
             .iter()
             .find(|p| p.name == name)
             .map(|p| &p.cells)
-    }
-
-    /// True when the cells below the success target are drawn grey, out of the colour
-    /// scale: in a map of a cost (latency, load, time to recover), not in one of a share on
-    /// a fixed scale (success, recovered) whose colour is itself the outcome.
-    fn greys_below(&self) -> bool {
-        self.range.is_none()
     }
 
     /// A cell's value as printed in it; a success rate with the digits that keep it on its
@@ -220,7 +215,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
                 if metric == Metric::SuccessRate {
                     ""
                 } else {
-                    "; such a cell is grey and left out of the colour scale, so that a policy that drops requests never looks cheap"
+                    "; such a cell keeps its colour on the shared scale, and the ring says that it may look cheap only by dropping requests"
                 }
             ));
         }
@@ -308,22 +303,9 @@ impl Heatmap {
         title: &str,
     ) -> DrawResult {
         let body = style::frame(root, title, None, &[])?;
-        // The colour scale spans the cells that meet the success target (all cells when
-        // none does): a policy that drops requests neither looks cheap nor stretches it.
-        let values_where = |eligible_only: bool| -> Vec<f64> {
-            (self.panels.iter())
-                .flat_map(|p| p.cells.iter().flatten().zip(p.below.iter().flatten()))
-                .filter(|(_, below)| !(eligible_only && **below))
-                .filter_map(|(c, _)| match c {
-                    Cell::Value(v) => Some(*v),
-                    _ => None,
-                })
-                .collect()
-        };
-        let values = match values_where(self.greys_below()) {
-            v if v.is_empty() => values_where(false),
-            v => v,
-        };
+        // The colour scale spans every cell that has a value; a cell below the success
+        // target keeps its colour and carries a ring.
+        let values = self.values();
         let (lo, hi) = self.range.unwrap_or_else(|| {
             (
                 values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -365,7 +347,51 @@ impl Heatmap {
         for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
             self.draw_panel(&area, panel, bottom, (&x_labels, &y_labels), &scale)?;
         }
-        self.draw_colour_bar(&bar, (lo, hi), log, any_below)
+        let ticks = self.ticks((lo, hi), log);
+        super::check::scale(title, (lo, hi), &values, &ticks);
+        self.draw_colour_bar(&bar, &ticks, any_below, log)
+    }
+
+    /// The value of every cell that has one, in every panel.
+    fn values(&self) -> Vec<f64> {
+        (self.panels.iter())
+            .flat_map(|p| p.cells.iter().flatten())
+            .filter_map(|c| match c {
+                Cell::Value(v) => Some(*v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The colour bar's ticks `(height on the bar 0..1 from the worse end, label)`: five, or
+    /// the most of four, three, two that print no label twice (a narrow range), or one.
+    fn ticks(&self, (lo, hi): (f64, f64), log: bool) -> Vec<(f64, String)> {
+        let turned = self.lower_is_better();
+        let at = |t: f64| {
+            // The value at the height t of the bar (t = 1: the better end).
+            let u = if turned { 1.0 - t } else { t };
+            let v = if log {
+                (lo.ln() + u * (hi.ln() - lo.ln())).exp()
+            } else {
+                lo + u * (hi - lo)
+            };
+            (t, style::fmt_metric(self.metric, v))
+        };
+        if hi <= lo {
+            return vec![(0.5, style::fmt_metric(self.metric, lo))];
+        }
+        for steps in [4u32, 3, 2, 1] {
+            let ticks: Vec<(f64, String)> = (0..=steps)
+                .map(|k| at(f64::from(k) / f64::from(steps)))
+                .collect();
+            let mut labels: Vec<&String> = ticks.iter().map(|t| &t.1).collect();
+            labels.sort();
+            labels.dedup();
+            if labels.len() == ticks.len() {
+                return ticks;
+            }
+        }
+        vec![at(1.0)]
     }
 
     /// The name of sweep key `i` with its unit, for an axis.
@@ -484,9 +510,6 @@ impl Heatmap {
         let centre = (SegmentValue::CenterOf(xi), SegmentValue::CenterOf(yi));
         let centred = Pos::new(HPos::Center, VPos::Center);
         let (fill, text) = match cell {
-            Cell::Value(v) if below && self.greys_below() => {
-                (INK.mix(0.12), (self.value_text(v), style::MUTED))
-            }
             Cell::Value(v) => {
                 let t = (look.scale)(v);
                 let ink = if t > 0.6 { BLACK } else { WHITE };
@@ -539,9 +562,9 @@ impl Heatmap {
     fn draw_colour_bar<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
-        (lo, hi): (f64, f64),
-        log: bool,
+        ticks: &[(f64, String)],
         any_below: bool,
+        log: bool,
     ) -> DrawResult {
         let (_, h) = area.dim_in_pixel();
         let (top, bottom) = (70i32, h as i32 - 110);
@@ -575,25 +598,14 @@ impl Heatmap {
             (4, top - 8),
             Pos::new(HPos::Left, VPos::Bottom),
         ))?;
-        let turned = self.lower_is_better();
-        for k in 0..=4 {
-            let t = k as f64 / 4.0;
-            // The value at the height t of the bar (t = 1: the better end).
-            let u = if turned { 1.0 - t } else { t };
-            let v = if hi <= lo {
-                lo
-            } else if log {
-                (lo.ln() + u * (hi.ln() - lo.ln())).exp()
-            } else {
-                lo + u * (hi - lo)
-            };
+        for (t, label) in ticks {
             let y = bottom - ((bottom - top) as f64 * t) as i32;
             area.draw(&PathElement::new(
                 vec![(x1, y), (x1 + 5, y)],
                 INK.stroke_width(1),
             ))?;
             area.draw(&small(
-                &style::fmt_metric(self.metric, v),
+                label,
                 (x1 + 8, y),
                 Pos::new(HPos::Left, VPos::Center),
             ))?;
@@ -652,13 +664,8 @@ impl Heatmap {
                 (x1 + 8, y + 10),
                 Pos::new(HPos::Left, VPos::Center),
             ))?;
-            let what = if self.greys_below() {
-                "success (grey)"
-            } else {
-                "success"
-            };
             area.draw(&small(
-                what,
+                "success",
                 (x1 + 8, y + 32),
                 Pos::new(HPos::Left, VPos::Center),
             ))?;

@@ -319,7 +319,8 @@ impl Hedging {
                 let c = style::color(line.color);
                 chart.draw_series(LineSeries::new(
                     line.marks.iter().map(at),
-                    c.mix(0.7).stroke_width(2),
+                    // Full colour: a lighter line would fall below the line contrast.
+                    c.stroke_width(2),
                 ))?;
             }
             for line in &self.lines {

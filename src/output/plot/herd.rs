@@ -14,6 +14,11 @@ use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_nu
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_DRAWN_POINTS: usize = 600;
 
+/// The share of the time axis left before time 0.
+const LEAD: f64 = 0.015;
+/// The outline of first attempts: a darker grey than their fill.
+const FIRST_ATTEMPTS_EDGE: RGBColor = RGBColor(0x66, 0x66, 0x66);
+
 /// A reference line more than this many times the largest count is left off a linear axis.
 const FAR_ABOVE: f64 = 1.5;
 /// ... and off a logarithmic one.
@@ -386,11 +391,13 @@ impl Herd {
             labels,
             tick: &y_tick,
         };
-        let mut chart = style::time_panel(
+        // Time 0 a little inside the panel: a burst of first attempts in the first bucket
+        // stands clear of the value axis.
+        let mut chart = style::time_panel_from(
             area,
             (&panel.name, style::text_color(panel.color)),
             bottom,
-            (x_max, unit),
+            (-x_max * LEAD, x_max, unit),
             axis,
         )?;
         for fault in &self.faults {
@@ -403,20 +410,34 @@ impl Herd {
                 )))?;
             }
         }
+        // The capacity line goes behind the data, and again faintly over it: it never hides
+        // the band it crosses, and stays traceable through it.
+        let capacity = self.capacity_drawn().map(|cap| {
+            let y = self.ty(cap);
+            move |c: RGBAColor, w: u32| {
+                DashedLineSeries::new(vec![(0.0, y), (x_max, y)], 8, 5, c.stroke_width(w))
+            }
+        });
+        if let Some(line) = &capacity {
+            chart.draw_series(line(INK.to_rgba(), 2))?;
+        }
         let bucket = self.bucket_ms.unwrap_or(0.0);
         let total = steps(&panel.points, bucket, unit.div, |p| self.ty(p.2));
         let first = steps(&panel.points, bucket, unit.div, |p| self.ty(p.1));
         super::check::data(|| {
-            chart.draw_series(AreaSeries::new(total, 0.0, color.mix(0.85).filled()))?;
-            chart.draw_series(AreaSeries::new(first, 0.0, FIRST_ATTEMPTS.filled()))
-        })?;
-        if let Some(cap) = self.capacity_drawn() {
-            chart.draw_series(DashedLineSeries::new(
-                vec![(0.0, self.ty(cap)), (x_max, self.ty(cap))],
-                8,
-                5,
-                INK.stroke_width(2),
+            chart.draw_series(AreaSeries::new(
+                total.clone(),
+                0.0,
+                color.mix(0.85).filled(),
             ))?;
+            chart.draw_series(AreaSeries::new(first.clone(), 0.0, FIRST_ATTEMPTS.filled()))?;
+            // Outlines: a count in a bucket narrower than a pixel (a burst of first
+            // attempts, one spike of retries) is drawn as a line of its height at any scale.
+            chart.draw_series(LineSeries::new(total, color.stroke_width(2)))?;
+            chart.draw_series(LineSeries::new(first, FIRST_ATTEMPTS_EDGE.stroke_width(2)))
+        })?;
+        if let Some(line) = &capacity {
+            chart.draw_series(line(INK.mix(0.45), 1))?;
         }
         Ok(())
     }

@@ -20,7 +20,11 @@ const METRICS: [Metric; 7] = LiveVsSimRow::KEY_METRICS;
 
 pub(crate) fn build(f: &ResultFolder) -> Option<(String, String, LiveVsSim)> {
     let rows = f.live_vs_sim.as_ref()?;
-    let color_of = |s: &str| f.strategies.iter().position(|x| x == s).unwrap_or(0);
+    let slots = crate::output::palette::slots(&f.strategies);
+    let color_of = |s: &str| {
+        let at = f.strategies.iter().position(|x| x == s);
+        at.map_or(0, |i| slots[i])
+    };
     let mut dots = Vec::new();
     for r in rows {
         if let (Some(m), Some(d)) = (

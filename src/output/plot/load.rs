@@ -273,8 +273,9 @@ fn sweep_chart(f: &ResultFolder, design: &Design, metrics: &[Metric]) -> Option<
             .iter()
             .map(|p| labels::value(key, &p.values[0]))
             .collect();
-        let series: Vec<Series> = (f.strategies.iter().enumerate())
-            .map(|(i, s)| Series {
+        let slots = crate::output::palette::slots(&f.strategies);
+        let series: Vec<Series> = (f.strategies.iter().zip(slots))
+            .map(|(s, i)| Series {
                 label: s.clone(),
                 color: i,
                 hollow: false,
@@ -310,8 +311,8 @@ fn sweep_chart(f: &ResultFolder, design: &Design, metrics: &[Metric]) -> Option<
             panels,
         }));
     };
-    let strategies: Vec<(String, usize)> = (f.strategies.iter().cloned().enumerate())
-        .map(|(i, s)| (s, i))
+    let strategies: Vec<(String, usize)> = (f.strategies.iter().cloned())
+        .zip(crate::output::palette::slots(&f.strategies))
         .collect();
     let mut panels = Vec::new();
     for &metric in metrics {

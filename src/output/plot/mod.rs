@@ -16,8 +16,8 @@
 //! | `pareto` | always | `pareto.csv`, else the front computed from `aggregate.csv` |
 //! | `live_vs_sim` | a `jitterlab live` folder | `live_vs_sim.csv` |
 //!
-//! Every strategy keeps one colour (Okabe–Ito, colour-blind safe) in every chart, in the order
-//! of its first appearance in `summary.csv`. Text is drawn with an embedded DejaVu Sans, so
+//! Every strategy keeps one colour in every chart, from its name
+//! ([`crate::output::palette`]). Text is drawn with an embedded DejaVu Sans, so
 //! charts look the same on a machine without fonts. Files are written atomically, and a chart
 //! an earlier draw left that this one does not draw is removed (jitterlab's chart names only).
 //!

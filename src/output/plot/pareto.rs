@@ -151,8 +151,8 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
     if panels.is_empty() {
         return None;
     }
-    let strategies: Vec<(String, usize)> = (f.strategies.iter().enumerate())
-        .map(|(i, s)| (s.clone(), i))
+    let strategies: Vec<(String, usize)> = (f.strategies.iter().cloned())
+        .zip(crate::output::palette::slots(&f.strategies))
         .collect();
     let floor = format!("success ≥ {}", super::dist::pct(design.target));
     let shown = (worlds.len(), design.worlds.len());

@@ -20,7 +20,7 @@ pub(crate) const READING: &str = "A phase map shows where a short trigger turns 
     (yellow: all recovered, dark: none did); in phase_recovery_ms it is how long the recovered ones took \
     (yellow: fast), and a hatched cell is one where no run recovered. \
     A ring in a cell's corner marks a policy whose success rate there is below the target (it may recover only by dropping requests); \
-    in phase_recovery_ms such a cell is grey and left out of the colour scale. \
+    it keeps its colour on the map's scale. \
     The dark, hatched corner is the stuck region: there the system stays overloaded after the trigger has ended, \
     because retries and work for clients that gave up keep it so (a metastable failure). \
     Compare the panels cell by cell: a policy that breaks the loop shrinks the stuck region or removes it, \

@@ -61,16 +61,20 @@ const fn rgb(c: [u8; 3]) -> RGBColor {
     RGBColor(c[0], c[1], c[2])
 }
 
-/// The colour of the strategy at `index` in first-appearance order (Okabe–Ito,
-/// [`crate::output::palette`]).
-pub(crate) fn color(index: usize) -> RGBColor {
-    rgb(palette::strategy_color(index))
+/// A palette colour as plotters' colour.
+pub(crate) const fn rgb_of(c: [u8; 3]) -> RGBColor {
+    rgb(c)
 }
 
-/// The colour of the strategy at `index` for titles and labels: its own, legible on white
-/// ([`palette::strategy_text_color`]).
-pub(crate) fn text_color(index: usize) -> RGBColor {
-    rgb(palette::strategy_text_color(index))
+/// The colour of a strategy by its palette slot ([`palette::slots`]: from its name).
+pub(crate) fn color(slot: usize) -> RGBColor {
+    rgb(palette::strategy_color(slot))
+}
+
+/// The colour of a strategy's titles and labels: its own, every palette colour being legible
+/// on white.
+pub(crate) fn text_color(slot: usize) -> RGBColor {
+    color(slot)
 }
 
 /// Dark grey for text and reference lines.
@@ -422,9 +426,21 @@ pub(crate) struct YAxis<'a> {
 /// grid's, [`panels`]).
 pub(crate) fn time_panel<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
-    (name, color): (&str, RGBColor),
+    caption: (&str, RGBColor),
     bottom: bool,
     (x_max, unit): (f64, TimeUnit),
+    y: YAxis<'_>,
+) -> DrawResult<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    time_panel_from(area, caption, bottom, (0.0, x_max, unit), y)
+}
+
+/// [`time_panel`] with a time axis from `x_min` (below 0: a margin that keeps what happens
+/// at time 0 clear of the value axis; no tick is printed below 0).
+pub(crate) fn time_panel_from<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (name, color): (&str, RGBColor),
+    bottom: bool,
+    (x_min, x_max, unit): (f64, f64, TimeUnit),
     y: YAxis<'_>,
 ) -> DrawResult<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
     let (w, _) = area.dim_in_pixel();
@@ -434,12 +450,12 @@ pub(crate) fn time_panel<'a, DB: DrawingBackend>(
         .margin_right(14)
         .x_label_area_size(if bottom { 46 } else { 28 })
         .y_label_area_size(66)
-        .build_cartesian_2d(0.0..x_max, y.range)?;
+        .build_cartesian_2d(x_min..x_max, y.range)?;
     let mut mesh = chart.configure_mesh();
     mesh.house_style()
         .x_labels((w as usize / 90).clamp(3, 10))
         .y_labels(y.labels)
-        .x_label_formatter(&|v| tick(*v))
+        .x_label_formatter(&|v| if *v < 0.0 { String::new() } else { tick(*v) })
         .y_label_formatter(y.tick);
     if bottom {
         mesh.x_desc(format!("time ({})", unit.name));
