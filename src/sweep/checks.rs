@@ -39,20 +39,19 @@ fn check_work(
     strategy: &crate::sim::Strategy,
 ) -> Result<(), (&'static str, String)> {
     let client = strategy.client_config(&model.client);
-    if let Some(max) = client.max_attempts {
-        if let Some(k) = (r.by_attempt.iter().enumerate().skip(max as usize))
+    if let Some(max) = client.max_attempts
+        && let Some(k) = (r.by_attempt.iter().enumerate().skip(max as usize))
             .find(|(_, n)| **n > 0)
             .map(|(k, _)| k)
-        {
-            return Err((
-                "by_attempt",
-                format!(
-                    "holds {} successes on attempt {}, but the strategy makes at most {max} attempts (max_attempts)",
-                    r.by_attempt[k],
-                    k + 1
-                ),
-            ));
-        }
+    {
+        return Err((
+            "by_attempt",
+            format!(
+                "holds {} successes on attempt {}, but the strategy makes at most {max} attempts (max_attempts)",
+                r.by_attempt[k],
+                k + 1
+            ),
+        ));
     }
     let work = crate::sim::work::estimate(model, strategy);
     let bound = EVENTS_BOUND * work.events + EVENTS_SLACK;
