@@ -443,7 +443,7 @@ fn a_strategy_keeps_its_colour_when_the_other_strategies_of_a_run_change() {
     let runs = [
         r#"backoff.strategies=["no_jitter", "full", "equal", "decorrelated"]"#,
         r#"backoff.strategies=["full"]"#,
-        r#"backoff.strategies=["decorrelated", {name = "mine", jitter = "none"}, "full"]"#,
+        r#"backoff.strategies=["decorrelated", {name = "mine", jitter = "equal"}, "full"]"#,
         r#"backoff.strategies=[{preset = "aws-standard"}, "equal", "full"]"#,
     ];
     let mut seen = Vec::new();
