@@ -20,6 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
 use crate::sim::Counts;
+use crate::sim::recovery::{Recovery, Verdict};
 use crate::stats::{Estimate, estimate};
 use crate::sweep::journal::UnitRecord;
 
@@ -78,12 +79,21 @@ pub enum Metric {
     GoodputBefore,
     /// `goodput_after`: successes per second from the trigger's end to the horizon.
     GoodputAfter,
-    /// `recovered`: 1 when goodput came back after the trigger, 0 when stuck.
+    /// `recovered`: 1 when the run serves its offered load again after the trigger, to the end.
     Recovered,
     /// `recovery_ms`: from the trigger's end until goodput was back (undefined when stuck).
     RecoveryMs,
     /// `throttled`: requests the client's adaptive throttle rejected locally.
     Throttled,
+    /// `relapsed`: 1 when the run served its load again after the trigger, then collapsed
+    /// again to the end.
+    Relapsed,
+    /// `oscillating`: 1 when the run swings between served and collapsed.
+    Oscillating,
+    /// `oscillation_period_ms`: the swing's period (undefined unless oscillating).
+    OscillationPeriodMs,
+    /// `degraded_before`: 1 when the run did not serve its offered load before the trigger.
+    DegradedBefore,
 }
 
 /// How a metric's values are shown.
@@ -216,6 +226,11 @@ impl Spec {
     }
 }
 
+/// `of` the run's recovery measurement; undefined (NaN) without one.
+fn verdict(r: &UnitRecord, of: fn(&Recovery) -> f64) -> f64 {
+    r.recovery.as_ref().map_or(f64::NAN, of)
+}
+
 /// The table of metric definitions, one row a metric, in [`Metric`] (column) order.
 #[rustfmt::skip] // One row a line reads as a table; rustfmt would give each argument a line.
 const SPECS: [Spec; Metric::COUNT] = {
@@ -285,6 +300,14 @@ const SPECS: [Spec; Metric::COUNT] = {
         measured(M::RecoveryMs, "recovery_ms", "time to recover", Millis, Lower,
             |r| r.recovery.and_then(|x| x.recovery_ns).map_or(f64::NAN, |ns| ns as f64 / 1e6)),
         count(M::Throttled, "throttled", "throttled", Lower, |c| c.throttled),
+        measured(M::Relapsed, "relapsed", "relapsed share", Share, Lower,
+            |r| verdict(r, |x| (x.verdict == Verdict::Relapsed) as u8 as f64)),
+        measured(M::Oscillating, "oscillating", "oscillating share", Share, Lower,
+            |r| verdict(r, |x| (x.verdict == Verdict::Oscillating) as u8 as f64)),
+        measured(M::OscillationPeriodMs, "oscillation_period_ms", "oscillation period", Millis,
+            Neither, |r| r.recovery.and_then(|x| x.period_ns).map_or(f64::NAN, |ns| ns as f64 / 1e6)),
+        measured(M::DegradedBefore, "degraded_before", "degraded before the trigger", Share,
+            Lower, |r| verdict(r, |x| x.degraded_before as u8 as f64)),
     ]
 };
 
@@ -299,7 +322,7 @@ const _: () = {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 29;
+    pub const COUNT: usize = 33;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -332,16 +355,24 @@ impl Metric {
         Metric::Recovered,
         Metric::RecoveryMs,
         Metric::Throttled,
+        Metric::Relapsed,
+        Metric::Oscillating,
+        Metric::OscillationPeriodMs,
+        Metric::DegradedBefore,
     ];
 
-    /// The metrics added after the first result folders were written (recovery, throttling):
-    /// a folder without their columns still reads (they are undefined there).
-    pub const ADDED_LATER: [Metric; 5] = [
+    /// The metrics added after the first result folders were written (recovery, throttling,
+    /// the verdicts): a folder without their columns still reads (they are undefined there).
+    pub const ADDED_LATER: [Metric; 9] = [
         Metric::GoodputBefore,
         Metric::GoodputAfter,
         Metric::Recovered,
         Metric::RecoveryMs,
         Metric::Throttled,
+        Metric::Relapsed,
+        Metric::Oscillating,
+        Metric::OscillationPeriodMs,
+        Metric::DegradedBefore,
     ];
 
     /// The metric's row of [`SPECS`]: everything about it in one place.
@@ -454,9 +485,28 @@ impl<'de> Deserialize<'de> for Metric {
 
 /// One value per metric, indexed by [`Metric`]; serialized as the sequence of values in
 /// column order.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PerMetric<T>([T; Metric::COUNT]);
+
+// By hand: serde derives arrays of at most 32.
+impl<T: Serialize> Serialize for PerMetric<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(&self.0)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerMetric<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let values = Vec::<T>::deserialize(d)?;
+        let got = values.len();
+        values.try_into().map(PerMetric).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "{got} metric values where there are {}",
+                Metric::COUNT
+            ))
+        })
+    }
+}
 
 impl<T> PerMetric<T> {
     /// The value of `f` for every metric.

@@ -312,6 +312,20 @@ pub struct WorldAnswer {
     pub ranked: Vec<Ranked>,
     /// When none does: the candidates, the closest (least total excess) first.
     pub closest: Vec<Closest>,
+    /// The choice keys whose value at the chosen pair is the smallest or the largest swept:
+    /// the best may lie beyond the grid.
+    pub edges: Vec<Edge>,
+}
+
+/// A choice key at the edge of its swept values at the chosen pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge {
+    /// The sweep key.
+    pub key: String,
+    /// Its value at the chosen pair, as written.
+    pub value: String,
+    /// The largest value swept (else the smallest).
+    pub largest: bool,
 }
 
 impl WorldAnswer {
@@ -722,11 +736,49 @@ fn answer(
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
+    let edges = ranked.first().map_or(Vec::new(), |r| {
+        edges(folder, design, &candidates[r.candidate], &mine, candidates)
+    });
     WorldAnswer {
         world,
         label: design.world_label(folder, world),
         at: design.world_assignments(folder, world),
         ranked,
         closest,
+        edges,
     }
+}
+
+/// The numeric choice keys (two values or more among the candidates `mine`) whose value at
+/// `pick` is the smallest or the largest of them.
+fn edges(
+    folder: &ResultFolder,
+    design: &Design,
+    pick: &Candidate,
+    mine: &[usize],
+    candidates: &[Candidate],
+) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for &k in &design.choice_keys {
+        let number = |c: &Candidate| c.values.get(k).and_then(|v| sweep_value_number(v));
+        let Some(at) = number(pick) else { continue };
+        let values: Vec<f64> = mine
+            .iter()
+            .filter_map(|&i| number(&candidates[i]))
+            .collect();
+        let (lo, hi) = values
+            .iter()
+            .fold((at, at), |(l, h), &v| (l.min(v), h.max(v)));
+        if lo == hi {
+            continue;
+        }
+        if at == hi || at == lo {
+            out.push(Edge {
+                key: folder.sweep_keys[k].clone(),
+                value: pick.values[k].clone(),
+                largest: at == hi,
+            });
+        }
+    }
+    out
 }

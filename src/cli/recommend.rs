@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use jitterlab::metric::{Better, Metric, Unit};
 use jitterlab::recommend::{
-    Candidate, Constraints, FloorSource, HedgingDefaults, Miss, Objective, Recommendation,
+    Candidate, Constraints, Edge, FloorSource, HedgingDefaults, Miss, Objective, Recommendation,
     WorldAnswer,
 };
 use jitterlab::text::pad;
@@ -130,6 +130,23 @@ fn detail(
             text,
             "\nrecommended: {}",
             pair_name(&answer.candidates[best])
+        );
+        edge_notes(text, &world.edges);
+    }
+}
+
+/// What the pick at the edge of the grid means: the best may lie beyond it.
+fn edge_notes(text: &mut String, edges: &[Edge]) {
+    for e in edges {
+        let (which, way) = match e.largest {
+            true => ("largest", "above"),
+            false => ("smallest", "below"),
+        };
+        let _ = writeln!(
+            text,
+            "at the edge of the grid: {} = {} is the {which} value swept, so the best may lie \
+             beyond it; extend the sweep {way} {}.",
+            e.key, e.value, e.value
         );
     }
 }

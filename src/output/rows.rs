@@ -606,7 +606,8 @@ mod tests {
         assert_eq!(summary[5 + 24], "events");
         assert_eq!(
             summary[6 + 24..].join(","),
-            "goodput_before,goodput_after,recovered,recovery_ms,throttled"
+            "goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,\
+             oscillation_period_ms,degraded_before"
         );
         assert_eq!(summary.len(), 6 + Metric::COUNT);
     }

@@ -721,12 +721,13 @@ fn a_named_trigger_nothing_can_be_measured_from_is_a_warning() -> Result<()> {
         .warnings())
     };
     assert_eq!(warnings("[\"30s\", \"31s\"]")?, Vec::<String>::new());
-    // Exactly one whole window after its end still measures; a nanosecond later does not.
-    assert_eq!(warnings("[\"30s\", \"50s\"]")?, Vec::<String>::new());
+    // Exactly two whole windows after its end (one judged, the last not) still measure; a
+    // nanosecond later does not.
+    assert_eq!(warnings("[\"30s\", \"40s\"]")?, Vec::<String>::new());
     assert_eq!(
-        warnings("[\"30s\", \"50000000001ns\"]")?,
+        warnings("[\"30s\", \"40000000001ns\"]")?,
         [
-            "recovery.trigger [30s, 50000000001ns) leaves no whole recovery.window (10s) between its end and the horizon (1m): no recovery is measured"
+            "recovery.trigger [30s, 40000000001ns) leaves fewer than two whole recovery.windows (10s) between its end and the horizon (1m), one to judge and the last, which is not judged: no recovery is measured"
         ]
     );
     assert_eq!(

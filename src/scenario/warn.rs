@@ -39,7 +39,8 @@ impl Scenario {
                 m.bucket
             ),
             false => format!(
-                "leaves no whole recovery.window ({}) between its end and the horizon ({})",
+                "leaves fewer than two whole recovery.windows ({}) between its end and the horizon ({}), \
+                 one to judge and the last, which is not judged",
                 m.recovery.window, m.horizon
             ),
         };

@@ -25,6 +25,11 @@ pub(crate) struct Recorder {
     latency_sum_ns: u128,
     by_attempt: Vec<u64>,
     series: TimeSeries,
+    /// Requests begun per bucket, and of those the ones that succeeded (whenever they did):
+    /// what recovery judges (see [`recovery`]); kept beside the series, which
+    /// `timeseries.csv` writes whole.
+    begun: Vec<u32>,
+    served: Vec<u32>,
     /// Index of the bucket holding `now`.
     bucket: usize,
     bucket_ns: u64,
@@ -57,6 +62,8 @@ impl Recorder {
             latency_sum_ns: 0,
             by_attempt: Vec::new(),
             series: spare_series(bucket),
+            begun: Vec::new(),
+            served: Vec::new(),
             bucket: 0,
             bucket_ns,
             bucket_end: 0,
@@ -96,6 +103,8 @@ impl Recorder {
             for v in self.series.columns_mut() {
                 v.resize(len, 0);
             }
+            self.begun.resize(len, 0);
+            self.served.resize(len, 0);
         }
         for slot in &mut self.series.in_system[self.bucket..b] {
             *slot = in_system;
@@ -113,6 +122,7 @@ impl Recorder {
     #[inline]
     pub fn request(&mut self) {
         self.counts.requests += 1;
+        self.begun[self.bucket] += 1;
     }
 
     /// An attempt leaves its client.
@@ -189,6 +199,13 @@ impl Recorder {
         self.counts.record(ending);
         self.makespan = now;
         if ending == Ending::Succeeded {
+            // The start's bucket is at or before now's, so it is there once events have come.
+            if let Some(n) = self
+                .served
+                .get_mut((start.as_nanos() / self.bucket_ns) as usize)
+            {
+                *n += 1;
+            }
             let latency_ns = now.saturating_since(start).as_nanos();
             self.latency_sum_ns += latency_ns as u128;
             // The histogram starts at 1 us; values beyond its range (12 days) are clamped to it.
@@ -234,13 +251,12 @@ impl Recorder {
         let (server_busy_share, wasted_work_share) =
             work_shares(self.busy_ns, self.wasted_ns, end, workers);
         let recovery = trigger.and_then(|(span, config)| {
-            recovery::measure(
-                &self.series.successes,
-                self.series.bucket,
-                self.horizon,
-                span,
-                config,
-            )
+            let counts = recovery::Counts {
+                successes: &self.series.successes,
+                begun: &self.begun,
+                served: &self.served,
+            };
+            recovery::measure(counts, self.series.bucket, self.horizon, span, config)
         });
         RunResult {
             counts,

@@ -342,7 +342,7 @@ fn metastable_fronts_and_recommendations_stay_within_a_load_and_above_the_floor(
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.contains("success >= 0.95 (the scenario's recommend.min_success)"),
+        text.contains("success >= 0.98 (the scenario's recommend.min_success)"),
         "{text}"
     );
     assert!(text.contains("35 world points, one answer each"), "{text}");
@@ -360,7 +360,7 @@ fn metastable_fronts_and_recommendations_stay_within_a_load_and_above_the_floor(
         // Fronts and recommendations hold only pairs at or above the floor, at most one
         // recommendation per world point (load and spike length).
         for r in &mine {
-            assert_eq!(r.3, r.4 >= 0.95, "{w}: eligible means success >= 0.95");
+            assert_eq!(r.3, r.4 >= 0.98, "{w}: eligible means success >= 0.98");
             assert!(!r.1 || r.3, "{w}: a front member below the floor");
             assert!(!r.2 || r.3, "{w}: a recommendation below the floor");
         }
@@ -371,8 +371,8 @@ fn metastable_fronts_and_recommendations_stay_within_a_load_and_above_the_floor(
             "{w}: a recommendation exactly where a pair meets the floor"
         );
     }
-    // The throttle sends fewer attempts than requests by dropping about a tenth of them: it
-    // is never recommended at this floor, nor on a front.
+    // The throttle sends fewer attempts than requests by dropping 3-4 % of them: it is never
+    // recommended at this floor, nor on a front.
     assert!(
         rows.iter()
             .filter(|r| r.5 == "throttle")

@@ -244,7 +244,7 @@ fn decorrelated_delays_stay_within_base_and_cap() {
     );
 }
 
-const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled";
+const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,oscillation_period_ms,degraded_before";
 
 fn first_line(path: &Path) -> String {
     std::fs::read_to_string(path)
@@ -471,6 +471,47 @@ fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     let recommended: Vec<&str> = lines.filter(|l| l.contains(",true,true,")).collect();
     assert_eq!(recommended.len(), 1, "{pareto}");
     assert!(recommended[0].ends_with(",true"), "{pareto}");
+}
+
+#[test]
+fn recommend_says_when_its_pick_sits_at_the_edge_of_the_grid() {
+    let tmp = TempDir::new("recommend-edge");
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "run",
+            "choose-base-and-cap",
+            "--replications",
+            "2",
+            "--out",
+            "r",
+            "--quiet",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Unconstrained, the fewest attempts come at the grid's largest base and cap.
+    let o = jitterlab(tmp.path(), &["recommend", "r", "--no-plots"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("recommended: backoff.base=200ms, backoff.cap=8s / full"),
+        "{text}"
+    );
+    for key in ["backoff.base = 200ms", "backoff.cap = 8s"] {
+        let line = format!(
+            "at the edge of the grid: {key} is the largest value swept, so the best may lie beyond it"
+        );
+        assert!(text.contains(&line), "{key}: {text}");
+    }
+    // Within a p99 of 8 s the cap is inside the grid: only the base is at its edge.
+    let o = jitterlab(tmp.path(), &["recommend", "r", "--no-plots", "--p99", "8s"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("recommended: backoff.base=200ms, backoff.cap=2s / full"),
+        "{text}"
+    );
+    assert_eq!(text.matches("at the edge of the grid").count(), 1, "{text}");
+    assert!(text.contains("extend the sweep above 200ms."), "{text}");
 }
 
 #[test]

@@ -183,6 +183,10 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                 "goodput_after",
                 "recovered",
                 "recovery_ms",
+                "relapsed",
+                "oscillating",
+                "oscillation_period_ms",
+                "degraded_before",
             ]
             .contains(&row["metric"].as_str());
             // Latencies exist in the runs where some request succeeded.

@@ -607,33 +607,44 @@ fn class6_impossible_records_and_degenerate_inputs_are_refused() {
         &o,
         &["none.toml:2:10: invalid value for `layers`: 0 layers: from 1 to 16 layers"],
     );
-    // No goodput before the trigger nor after: stuck, not recovered.
+    // Requests begun all along, none served before the trigger nor after: stuck (and
+    // degraded before), not recovered.
+    write(
+        tmp.path(),
+        "zero.toml",
+        "horizon = \"40s\"\nreplications = 1\n[workload]\nkind = \"poisson\"\nrate = 50.0\nduration = \"40s\"\n[[faults]]\nkind = \"outage\"\nstart = \"0s\"\nend = \"40s\"\n[recovery]\ntrigger = [\"15s\", \"16s\"]\n[backoff]\nstrategies = [\"full\"]\n",
+    );
+    let cells = |folder: &str| -> Vec<String> {
+        ok(&jitterlab(
+            tmp.path(),
+            &["run", "zero.toml", "--out", folder, "--quiet", "--no-plots"],
+        ));
+        let summary = std::fs::read_to_string(tmp.join(&format!("{folder}/summary.csv"))).unwrap();
+        let (head, row) = (
+            summary.lines().next().unwrap(),
+            summary.lines().nth(1).unwrap(),
+        );
+        [
+            "goodput_before",
+            "goodput_after",
+            "recovered",
+            "degraded_before",
+        ]
+        .iter()
+        .map(|name| {
+            let i = head.split(',').position(|h| h == *name).unwrap();
+            row.split(',').nth(i).unwrap().to_string()
+        })
+        .collect()
+    };
+    assert_eq!(cells("z"), ["0", "0", "0", "1"]);
+    // A workload that stopped before the trigger: nothing to judge, nothing measured.
     write(
         tmp.path(),
         "zero.toml",
         "horizon = \"40s\"\nreplications = 1\n[workload]\nkind = \"poisson\"\nrate = 50.0\nduration = \"1s\"\n[[faults]]\nkind = \"outage\"\nstart = \"15s\"\nend = \"16s\"\n[backoff]\nstrategies = [\"full\"]\n",
     );
-    ok(&jitterlab(
-        tmp.path(),
-        &["run", "zero.toml", "--out", "z", "--quiet", "--no-plots"],
-    ));
-    let summary = std::fs::read_to_string(tmp.join("z/summary.csv")).unwrap();
-    let (head, row) = (
-        summary.lines().next().unwrap(),
-        summary.lines().nth(1).unwrap(),
-    );
-    let cell = |name: &str| {
-        let i = head.split(',').position(|h| h == name).unwrap();
-        row.split(',').nth(i).unwrap().to_string()
-    };
-    assert_eq!(
-        [
-            cell("goodput_before"),
-            cell("goodput_after"),
-            cell("recovered")
-        ],
-        ["0", "0", "0"]
-    );
+    assert_eq!(cells("z2"), ["", "", "", ""]);
 }
 
 #[test]

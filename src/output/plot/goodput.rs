@@ -1,7 +1,7 @@
 //! The goodput chart of a run with a trigger (a load spike, an outage that ends): successes
 //! per second over time, one panel per run of [`super::series`] (a stuck and a recovered
-//! replication side by side where they differ), the offered rate and the trigger behind, and
-//! the goodput before the trigger as the level a recovered run comes back to.
+//! replication side by side where they differ), the offered rate (the level a recovered run
+//! serves again, to the end) and the trigger behind, and the run's goodput before the trigger.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -77,8 +77,9 @@ pub(crate) fn build(
     let title = "Goodput: successes per second, before, during and after the trigger".to_string();
     let mut guide = String::from(
         "Each panel is one run: successes per second (colour) against the offered load (grey line), the trigger shaded. \
-         The dashed line is the run's goodput before the trigger: a run that recovers comes back to it; a stuck one stays below it after the trigger has ended, \
-         the load it sheds turned into retries and work for clients who have given up. ",
+         A run that recovers serves the offered load again and keeps doing so to the end; a stuck one stays below it after the trigger has ended, \
+         the load it sheds turned into retries and work for clients who have given up; a relapsed one comes back and collapses again, an oscillating one swings between the two. \
+         The dashed line is the run's goodput before the trigger: below the grey line, the run was already short of its load before the trigger. ",
     );
     let shares: Vec<String> = (traces.traces.iter())
         .filter(|t| t.replication == 0)

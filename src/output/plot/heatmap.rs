@@ -13,7 +13,7 @@ use super::style::{self, DrawResult, INK};
 use crate::metric::{Better, Metric};
 use crate::output::design::{Candidate, Design};
 use crate::output::labels;
-use crate::output::results::{ResultFolder, fmt_number};
+use crate::output::results::{Point, ResultFolder, fmt_number};
 
 /// The metrics drawn as heatmaps, when present (success only where some cell misses the
 /// success target; the others mark those cells).
@@ -59,6 +59,27 @@ pub(crate) struct Panel {
     pub cells: Vec<Vec<Cell>>,
     /// `below[x][y]`: the strategy's success rate there is below the success target.
     pub below: Vec<Vec<bool>>,
+    /// `marks[x][y]`: a phase map's verdict marks (none on other heat maps).
+    pub marks: Vec<Vec<Marks>>,
+}
+
+/// What a phase map's cell carries besides its colour, as marks in its bottom corners.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Marks {
+    /// Some run there oscillates between served and collapsed: a zigzag, top left.
+    pub oscillating: bool,
+    /// Most runs there did not serve the offered load before the trigger: a triangle,
+    /// bottom left.
+    pub degraded: bool,
+}
+
+/// The cell `(x, y)` of a point in the grid of `x_values` × `y_values`.
+pub(crate) fn position(x_values: &[String], y_values: &[String], p: &Point) -> (usize, usize) {
+    let at = |values: &[String], v: &String| values.iter().position(|w| w == v);
+    (
+        at(x_values, &p.values[0]).expect("x value listed"),
+        at(y_values, &p.values[1]).expect("y value listed"),
+    )
 }
 
 /// The two sweep keys and their values in order of appearance, or `None` unless the sweep
@@ -89,14 +110,7 @@ pub(crate) fn panels(
         let mut cells = vec![vec![Cell::Missing; y_values.len()]; x_values.len()];
         let mut below = vec![vec![false; y_values.len()]; x_values.len()];
         for p in &f.points {
-            let xi = x_values
-                .iter()
-                .position(|v| *v == p.values[0])
-                .expect("x value listed");
-            let yi = y_values
-                .iter()
-                .position(|v| *v == p.values[1])
-                .expect("y value listed");
+            let (xi, yi) = position(x_values, y_values, p);
             cells[xi][yi] = cell(p.index, s);
             let c = Candidate {
                 point: p.index,
@@ -110,6 +124,7 @@ pub(crate) fn panels(
             panels.push(Panel {
                 name: s.clone(),
                 color: i,
+                marks: vec![vec![Marks::default(); y_values.len()]; x_values.len()],
                 cells,
                 below,
             });
@@ -488,6 +503,12 @@ impl Heatmap {
             for (yi, cell) in column.iter().enumerate() {
                 let below = panel.below[xi][yi];
                 self.draw_cell(&mut chart, (xi as i32, yi as i32), *cell, below, &look)?;
+                self.draw_verdict_marks(
+                    &chart,
+                    (xi as i32, yi as i32),
+                    panel.marks[xi][yi],
+                    &look,
+                )?;
             }
         }
         Ok(())
@@ -559,6 +580,35 @@ impl Heatmap {
         Ok(())
     }
 
+    /// A phase map cell's marks (see [`Marks`]), in its bottom corners.
+    fn draw_verdict_marks<DB: DrawingBackend>(
+        &self,
+        chart: &Grid<'_, DB>,
+        (xi, yi): (i32, i32),
+        marks: Marks,
+        look: &CellLook<'_>,
+    ) -> DrawResult {
+        if marks == Marks::default() {
+            return Ok(());
+        }
+        let plot = chart.plotting_area().strip_coord_spec();
+        let (bx, by) = plot.get_base_pixel();
+        let (ax, ay) = chart.backend_coord(&(SegmentValue::Exact(xi), SegmentValue::Exact(yi)));
+        let (cx, cy) =
+            chart.backend_coord(&(SegmentValue::Exact(xi + 1), SegmentValue::Exact(yi + 1)));
+        let r = look.ring;
+        // Inside the cell's white border: the triangle at the bottom left, the zigzag at the
+        // top left (the below-target ring holds the top right).
+        let left = ax.min(cx) - bx + 4;
+        if marks.degraded {
+            degraded_mark(&plot, (left, ay.max(cy) - by - 4), r)?;
+        }
+        if marks.oscillating {
+            oscillating_mark(&plot, (left + 2, ay.min(cy) - by + r + 8), r)?;
+        }
+        Ok(())
+    }
+
     fn draw_colour_bar<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
@@ -567,7 +617,12 @@ impl Heatmap {
         log: bool,
     ) -> DrawResult {
         let (_, h) = area.dim_in_pixel();
-        let (top, bottom) = (70i32, h as i32 - 110);
+        // Room below the bar for the marks' keys: 68 px for each verdict mark shown.
+        let verdict_keys = [|m: &Marks| m.degraded, |m: &Marks| m.oscillating]
+            .iter()
+            .filter(|of| (self.panels.iter()).any(|p| p.marks.iter().flatten().any(of)))
+            .count() as i32;
+        let (top, bottom) = (70i32, h as i32 - 110 - 68 * verdict_keys);
         let (x0, x1) = (12i32, 36i32);
         let steps = 64;
         for s in 0..steps {
@@ -655,6 +710,29 @@ impl Heatmap {
             ))?;
             y += 28;
         }
+        let any =
+            |of: fn(&Marks) -> bool| (self.panels.iter()).any(|p| p.marks.iter().flatten().any(of));
+        for (shown, draw, lines) in [
+            (
+                any(|m| m.degraded),
+                degraded_mark::<DB> as MarkFn<DB>,
+                &["degraded", "before", "(most runs)"][..],
+            ),
+            (
+                any(|m| m.oscillating),
+                oscillating_mark::<DB> as MarkFn<DB>,
+                &["oscillating", "(some runs)"][..],
+            ),
+        ] {
+            if shown {
+                draw(area, (x0 + 2, y + 18), 6)?;
+                for (i, line) in lines.iter().enumerate() {
+                    let at = (x1 + 8, y + 10 + 20 * i as i32);
+                    area.draw(&small(line, at, Pos::new(HPos::Left, VPos::Center)))?;
+                }
+                y += 8 + 20 * lines.len() as i32;
+            }
+        }
         if any_below {
             let at = ((x0 + x1) / 2, y + 10);
             area.draw(&Circle::new(at, 6, WHITE.filled()))?;
@@ -672,4 +750,40 @@ impl Heatmap {
         }
         Ok(())
     }
+}
+
+/// Draws a verdict mark of size `r` with its bottom left corner at `at`.
+type MarkFn<DB> = fn(&DrawingArea<DB, Shift>, (i32, i32), i32) -> DrawResult;
+
+/// Degraded before the trigger: a downward triangle, white with a dark outline.
+fn degraded_mark<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    r: i32,
+) -> DrawResult {
+    let w = 2 * r + 2;
+    let points = vec![(x, y - w), (x + w, y - w), (x + w / 2, y)];
+    area.draw(&Polygon::new(points.clone(), WHITE.filled()))?;
+    let mut outline = points;
+    outline.push(outline[0]);
+    area.draw(&PathElement::new(outline, BLACK.stroke_width(2)))?;
+    Ok(())
+}
+
+/// Oscillating: a zigzag on a white backing.
+fn oscillating_mark<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    r: i32,
+) -> DrawResult {
+    let (w, h) = (3 * r, r + 2);
+    area.draw(&Rectangle::new(
+        [(x - 2, y - h - 3), (x + w + 2, y + 1)],
+        WHITE.filled(),
+    ))?;
+    let zigzag: Vec<(i32, i32)> = (0..=6)
+        .map(|i| (x + i * w / 6, if i % 2 == 0 { y - 1 } else { y - h }))
+        .collect();
+    area.draw(&PathElement::new(zigzag, BLACK.stroke_width(2)))?;
+    Ok(())
 }

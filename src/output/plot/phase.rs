@@ -4,7 +4,7 @@
 //! mean time to recover of those that did (`phase_recovery_ms`), where a cell in which no
 //! replication recovered is hatched "stuck". Drawn by [`super::heatmap`].
 
-use super::heatmap::{self, Cell, Heatmap};
+use super::heatmap::{self, Cell, Heatmap, Marks};
 use crate::metric::Metric;
 use crate::output::design::Design;
 use crate::output::labels;
@@ -16,11 +16,14 @@ pub(crate) const PHASE_METRICS: [Metric; 2] = [Metric::Recovered, Metric::Recove
 /// How to read a phase map, for the report's section before the charts.
 pub(crate) const READING: &str = "A phase map shows where a short trigger turns into a lasting outage. \
     Each cell is one point of the sweep (the first key across, the second up) and gathers all replications of it: \
-    in phase_recovered its colour is the share of runs whose goodput came back to its level before the trigger \
-    (yellow: all recovered, dark: none did); in phase_recovery_ms it is how long the recovered ones took \
+    in phase_recovered its colour is the share of runs that serve their offered load again after the trigger and to the end of the run \
+    (yellow: all recovered, dark: none did; a run that comes back and collapses again, or swings between the two, has not recovered); in phase_recovery_ms it is how long the recovered ones took \
     (yellow: fast), and a hatched cell is one where no run recovered. \
     A ring in a cell's corner marks a policy whose success rate there is below the target (it may recover only by dropping requests); \
     it keeps its colour on the map's scale. \
+    A zigzag in a cell's top left corner marks runs that oscillate (served and collapsed in turn, never settling); \
+    a triangle in its bottom left corner, a cell where most runs were already degraded before the trigger \
+    (not serving the offered load: a policy that sheds on a healthy server, or a load near or above what the system carries steadily). \
     The dark, hatched corner is the stuck region: there the system stays overloaded after the trigger has ended, \
     because retries and work for clients that gave up keep it so (a metastable failure). \
     Compare the panels cell by cell: a policy that breaks the loop shrinks the stuck region or removes it, \
@@ -49,21 +52,23 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         if panels.is_empty() {
             continue;
         }
+        let panels = with_marks(f, &axes.1, &axes.2, panels);
         let (title, guide, range) = if metric == Metric::Recovered {
             (
                 format!("Phase map: share of runs that recovered, by {x} and {y}"),
                 format!(
                     "Each panel is one strategy, each cell a point ({x} across, {y} up): the share of its replications that \
-                     recovered from the trigger, on one scale for all panels (yellow 100 %, dark 0 %). \
-                     The dark region is where the system stays stuck after the trigger; look for the policy whose panel has none."
+                     recovered from the trigger (serving the offered load again, to the end), on one scale for all panels \
+                     (yellow 100 %, dark 0 %). The dark region is where the system stays stuck after the trigger; look for the \
+                     policy whose panel has none. Zigzag: some runs oscillate; triangle: most runs degraded before the trigger."
                 ),
                 Some((0.0, 1.0)),
             )
         } else {
             (
                 format!("Phase map: time to recover, by {x} and {y}"),
-                "The same grid coloured by the mean time from the trigger's end until goodput was back, over the runs that \
-                 recovered (read it with phase_recovered; yellow is fast); a hatched cell is stuck: no run there recovered. \
+                "The same grid coloured by the mean time from the trigger's end until the final stretch that serves the offered \
+                 load to the end began, over the runs that recovered (read it with phase_recovered; yellow is fast); a hatched cell is stuck: no run there recovered. \
                  Times that grow towards the stuck region show the boundary coming."
                     .to_string(),
                 None,
@@ -74,6 +79,31 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         out.push((metric, title, guide, map));
     }
     out
+}
+
+/// The panels with each cell's verdict marks: oscillating when some run there oscillated,
+/// degraded when most runs there were degraded before the trigger.
+fn with_marks(
+    f: &ResultFolder,
+    x_values: &[String],
+    y_values: &[String],
+    mut panels: Vec<heatmap::Panel>,
+) -> Vec<heatmap::Panel> {
+    for panel in &mut panels {
+        for p in &f.points {
+            let (xi, yi) = heatmap::position(x_values, y_values, p);
+            let mean = |m: Metric| {
+                f.aggregate_of(p.index, &panel.name, m)
+                    .and_then(|r| r.mean)
+                    .unwrap_or(0.0)
+            };
+            panel.marks[xi][yi] = Marks {
+                oscillating: mean(Metric::Oscillating) > 0.0,
+                degraded: mean(Metric::DegradedBefore) > 0.5,
+            };
+        }
+    }
+    panels
 }
 
 #[cfg(test)]
