@@ -20,6 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
 use crate::sim::Counts;
+use crate::sim::passage::Censored;
 use crate::sim::recovery::{Recovery, Verdict};
 use crate::stats::{Estimate, estimate};
 use crate::sweep::journal::UnitRecord;
@@ -94,6 +95,16 @@ pub enum Metric {
     OscillationPeriodMs,
     /// `degraded_before`: 1 when the run did not serve its offered load before the trigger.
     DegradedBefore,
+    /// `in_system_mean`: time-average of the attempts at the server.
+    InSystemMean,
+    /// `full_share`: share of the run's time the server was full.
+    FullShare,
+    /// `time_to_collapse_ms`: from the start to the collapse level (undefined when not
+    /// reached; `aggregate.csv` and `passage.csv` hold the Kaplan–Meier estimate with the
+    /// censored runs).
+    TimeToCollapseMs,
+    /// `time_to_healthy_ms`: from the trigger's end to the healthy level (as above).
+    TimeToHealthyMs,
 }
 
 /// How a metric's values are shown.
@@ -231,6 +242,13 @@ fn verdict(r: &UnitRecord, of: fn(&Recovery) -> f64) -> f64 {
     r.recovery.as_ref().map_or(f64::NAN, of)
 }
 
+/// A passage time in ms when the level was reached; undefined (NaN) when censored.
+fn reached(passage: Option<Censored>) -> f64 {
+    passage
+        .filter(|p| p.reached)
+        .map_or(f64::NAN, |p| p.time_ns as f64 / 1e6)
+}
+
 /// The table of metric definitions, one row a metric, in [`Metric`] (column) order.
 #[rustfmt::skip] // One row a line reads as a table; rustfmt would give each argument a line.
 const SPECS: [Spec; Metric::COUNT] = {
@@ -308,6 +326,14 @@ const SPECS: [Spec; Metric::COUNT] = {
             Neither, |r| r.recovery.and_then(|x| x.period_ns).map_or(f64::NAN, |ns| ns as f64 / 1e6)),
         measured(M::DegradedBefore, "degraded_before", "degraded before the trigger", Share,
             Lower, |r| verdict(r, |x| x.degraded_before as u8 as f64)),
+        measured(M::InSystemMean, "in_system_mean", "mean attempts at the server", Count,
+            Lower, |r| r.passage.map_or(f64::NAN, |p| p.in_system_mean)),
+        measured(M::FullShare, "full_share", "server full share", Share, Lower,
+            |r| r.passage.and_then(|p| p.full_share).unwrap_or(f64::NAN)),
+        measured(M::TimeToCollapseMs, "time_to_collapse_ms", "time to collapse", Millis,
+            Higher, |r| reached(r.passage.and_then(|p| p.to_collapse))),
+        measured(M::TimeToHealthyMs, "time_to_healthy_ms", "time back to healthy", Millis,
+            Lower, |r| reached(r.passage.and_then(|p| p.to_healthy))),
     ]
 };
 
@@ -322,7 +348,7 @@ const _: () = {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 33;
+    pub const COUNT: usize = 37;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -359,11 +385,16 @@ impl Metric {
         Metric::Oscillating,
         Metric::OscillationPeriodMs,
         Metric::DegradedBefore,
+        Metric::InSystemMean,
+        Metric::FullShare,
+        Metric::TimeToCollapseMs,
+        Metric::TimeToHealthyMs,
     ];
 
     /// The metrics added after the first result folders were written (recovery, throttling,
-    /// the verdicts): a folder without their columns still reads (they are undefined there).
-    pub const ADDED_LATER: [Metric; 9] = [
+    /// the verdicts, the passages): a folder without their columns still reads (they are
+    /// undefined there).
+    pub const ADDED_LATER: [Metric; 13] = [
         Metric::GoodputBefore,
         Metric::GoodputAfter,
         Metric::Recovered,
@@ -373,6 +404,10 @@ impl Metric {
         Metric::Oscillating,
         Metric::OscillationPeriodMs,
         Metric::DegradedBefore,
+        Metric::InSystemMean,
+        Metric::FullShare,
+        Metric::TimeToCollapseMs,
+        Metric::TimeToHealthyMs,
     ];
 
     /// The metric's row of [`SPECS`]: everything about it in one place.
@@ -629,6 +664,7 @@ mod tests {
             latency_mean_ms: Some(2.0),
             latency_us: vec![(1000, 1), (2000, 1), (3000, 1)],
             recovery: None,
+            passage: None,
             series: None,
             layers: Vec::new(),
             hedging: None,

@@ -35,6 +35,8 @@ pub const LAYERS: &str = "layers.csv";
 pub const LAYER_TIMESERIES: &str = "layer_timeseries.csv";
 /// Hedged requests.
 pub const HEDGING: &str = "hedging.csv";
+/// First passages, Kaplan–Meier per point and strategy (scenarios with `[passage]`).
+pub const PASSAGE: &str = "passage.csv";
 /// The Pareto front (`recommend`).
 pub const PARETO: &str = "pareto.csv";
 /// The live run against its simulation (`jitterlab live`).

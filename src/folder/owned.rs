@@ -67,6 +67,7 @@ pub fn is_owned(name: &str) -> bool {
         names::LAYERS,
         names::LAYER_TIMESERIES,
         names::HEDGING,
+        names::PASSAGE,
         names::PARETO,
         names::LIVE_VS_SIM,
         OBSERVED_SERVICE,

@@ -9,13 +9,14 @@ use hdrhistogram::Histogram;
 
 use super::rows::{
     AggregateRow, AttemptsRow, CompareRow, HedgingRow, LatencyRow, LayerTimeseriesRow, LayersRow,
-    Row, SummaryRow, TimeseriesRow, defined, header,
+    PassageRow, Row, SummaryRow, TimeseriesRow, defined, header,
 };
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, PerMetric, estimates};
 use crate::scenario::format_value;
 use crate::sim::TimeSeries;
+use crate::sim::passage::{Censored, Passage, kaplan_meier};
 use crate::sim::run_result::new_latency_histogram;
 use crate::stats::paired_difference;
 use crate::sweep::Plan;
@@ -247,6 +248,9 @@ pub fn write_all(
     if let Some(hedging) = hedging {
         written.push(hedging.finish()?);
     }
+    if let Some(passage) = unit.passage(dir, records)? {
+        written.push(passage.finish()?);
+    }
     Ok(written)
 }
 
@@ -386,6 +390,55 @@ impl<'a> Units<'a> {
         Ok(Some(hedging))
     }
 
+    /// Scenarios with `[passage]` also write `passage.csv`: the Kaplan–Meier estimate of each
+    /// first passage over each strategy's replications at each point (records are in unit
+    /// order, so a strategy's replications are consecutive).
+    fn passage(&self, dir: &Path, records: &[UnitRecord]) -> Result<Option<Table<PassageRow>>> {
+        type Of = fn(&Passage) -> Option<Censored>;
+        let kinds: [(&str, Of); 2] = [
+            ("to_collapse", |p| p.to_collapse),
+            ("to_healthy", |p| p.to_healthy),
+        ];
+        let measured = |of: Of| {
+            records
+                .iter()
+                .any(|r| r.passage.as_ref().and_then(of).is_some())
+        };
+        if !kinds.iter().any(|&(_, of)| measured(of)) {
+            return Ok(None);
+        }
+        let mut table = Table::<PassageRow>::new(dir, &self.keys)?;
+        for runs in records.chunk_by(|a, b| (a.point, a.strategy) == (b.point, b.strategy)) {
+            let r = &runs[0];
+            let levels = &self.plan.points[r.point].scenario.model.passage;
+            for ((name, of), level) in kinds.into_iter().zip([levels.collapse, levels.healthy]) {
+                let times: Vec<Censored> = runs
+                    .iter()
+                    .filter_map(|r| r.passage.as_ref().and_then(of))
+                    .collect();
+                let (Some(level), Some(km)) = (level, kaplan_meier(&times)) else {
+                    continue;
+                };
+                let ms = |ns: f64| ns / 1e6;
+                table.push(&PassageRow {
+                    point: r.point as u32,
+                    strategy: self.strategy(r.point, r.strategy),
+                    sweep: self.sweep(r.point),
+                    passage: name.to_string(),
+                    level,
+                    runs: km.runs as u32,
+                    reached: km.reached as u32,
+                    median_ms: km.median_ns.map(ms),
+                    restricted_mean_ms: ms(km.restricted_mean_ns),
+                    ci95_low: ms(km.restricted_mean_ci_ns.0),
+                    ci95_high: ms(km.restricted_mean_ci_ns.1),
+                    observed_ms: ms(km.tau_ns as f64),
+                })?;
+            }
+        }
+        Ok(Some(table))
+    }
+
     /// Aggregate, attempts and latency rows of each strategy's replications, and the compare
     /// rows of each pair of strategies at a point.
     fn per_strategy(
@@ -408,7 +461,13 @@ impl<'a> Units<'a> {
             let block_values = &values[offset..offset + strategies * reps];
             for s in 0..strategies {
                 let at = offset + s * reps..offset + (s + 1) * reps;
-                self.aggregate(&mut files.aggregate, p, s, &values[at.clone()])?;
+                self.aggregate(
+                    &mut files.aggregate,
+                    p,
+                    s,
+                    &values[at.clone()],
+                    &records[at.clone()],
+                )?;
                 self.attempts(&mut files.attempts, p, s, &records[at.clone()])?;
                 self.latency(&mut files.latency, p, s, &records[at])?;
             }
@@ -424,8 +483,13 @@ impl<'a> Units<'a> {
         p: usize,
         s: usize,
         values: &[PerMetric<f64>],
+        runs: &[UnitRecord],
     ) -> Result<()> {
         for (metric, e) in estimates(values).iter() {
+            if let Some(row) = self.passage_estimate(p, s, metric, runs) {
+                out.push(&row)?;
+                continue;
+            }
             out.push(&AggregateRow {
                 point: p as u32,
                 strategy: self.strategy(p, s),
@@ -439,6 +503,39 @@ impl<'a> Units<'a> {
             })?;
         }
         Ok(())
+    }
+
+    /// A first passage's row of `aggregate.csv`: the Kaplan–Meier mean restricted to the
+    /// horizon over every replication, the censored ones included (`n` counts them all), with
+    /// Greenwood's interval; `None` for another metric or where no run measured it.
+    fn passage_estimate(
+        &self,
+        p: usize,
+        s: usize,
+        metric: Metric,
+        runs: &[UnitRecord],
+    ) -> Option<AggregateRow> {
+        let of: fn(&Passage) -> Option<Censored> = match metric {
+            Metric::TimeToCollapseMs => |p| p.to_collapse,
+            Metric::TimeToHealthyMs => |p| p.to_healthy,
+            _ => return None,
+        };
+        let times: Vec<Censored> = runs
+            .iter()
+            .filter_map(|r| r.passage.as_ref().and_then(of))
+            .collect();
+        let km = kaplan_meier(&times)?;
+        Some(AggregateRow {
+            point: p as u32,
+            strategy: self.strategy(p, s),
+            sweep: self.sweep(p),
+            metric,
+            mean: Some(km.restricted_mean_ns / 1e6),
+            sd: None,
+            ci95_low: Some(km.restricted_mean_ci_ns.0 / 1e6),
+            ci95_high: Some(km.restricted_mean_ci_ns.1 / 1e6),
+            n: km.runs as u32,
+        })
     }
 
     /// Requests that succeeded at each attempt, over every replication.

@@ -175,19 +175,35 @@ fn file_link(name: &str) -> String {
 
 /// The summary table: every (point, strategy) when they are few, else those of the world
 /// point the charts show, with a link to `aggregate.csv`. Success below the target is tinted.
+/// The columns of the recovery table, each shown where some run defines it (the oscillating
+/// and degraded shares only where some run was).
+const STORM_METRICS: [Metric; 5] = [
+    Metric::Recovered,
+    Metric::Oscillating,
+    Metric::DegradedBefore,
+    Metric::TimeToCollapseMs,
+    Metric::TimeToHealthyMs,
+];
+
+/// The (point, strategy) pairs the tables show: all of them, or those of the world point the
+/// charts show when there are too many.
+fn table_rows(design: &Design) -> (Vec<&Candidate>, usize) {
+    let all: Vec<&Candidate> = design.all_candidates().map(|(_, c)| c).collect();
+    let total = all.len();
+    if total <= MAX_ROWS {
+        (all, total)
+    } else {
+        (design.candidates(design.showcase()).iter().collect(), total)
+    }
+}
+
 fn summary_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut String) {
     let metrics: Vec<Metric> = TABLE_METRICS
         .into_iter()
         .filter(|m| folder.has(*m))
         .collect();
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
-    let all: Vec<&Candidate> = design.all_candidates().map(|(_, c)| c).collect();
-    let world = design.showcase();
-    let rows: Vec<&Candidate> = if all.len() <= MAX_ROWS {
-        all.clone()
-    } else {
-        design.candidates(world).iter().collect()
-    };
+    let (rows, all) = table_rows(design);
     let _ = write!(
         out,
         "<p>Means across {n} replication{} with ± half the 95 % confidence interval (Student t). \
@@ -195,18 +211,70 @@ fn summary_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut Str
         if n == 1 { "" } else { "s" },
         pct(design.target)
     );
-    if rows.len() < all.len() {
+    if rows.len() < all {
         let _ = write!(
             out,
-            " Shown: the {} candidates at {} (the world point the charts show); {} holds all {} (point, strategy) pairs.",
+            " Shown: the {} candidates at {} (the world point the charts show); {} holds all {all} (point, strategy) pairs.",
             rows.len(),
-            esc(&design.world_label(folder, world)),
+            esc(&design.world_label(folder, design.showcase())),
             file_link(names::AGGREGATE),
-            all.len()
         );
     }
     out.push_str("</p>\n");
-    out.push_str("<div class=\"tablewrap\"><table id=\"summary\"><thead><tr>");
+    metric_table(folder, design, say, &metrics, &rows, "summary", out);
+}
+
+/// After the summary, for runs with a trigger: the verdicts and the first passages.
+fn recovery_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut String) {
+    let defined = |m: Metric, nonzero: bool| {
+        (folder.aggregate.iter())
+            .any(|r| r.metric == m && r.mean.is_some_and(|v| !nonzero || v > 0.0))
+    };
+    let metrics: Vec<Metric> = (STORM_METRICS.into_iter())
+        .filter(|&m| defined(m, matches!(m, Metric::Oscillating | Metric::DegradedBefore)))
+        .collect();
+    if metrics.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"recovery-section\">Recovery after the trigger</h2>\n<p>");
+    if metrics.contains(&Metric::Recovered) {
+        out.push_str(
+            "Recovered: the share of runs that serve their offered load again after the trigger, to the end of the run; \
+             oscillating: the share swinging between served and collapsed; degraded before: the share already short of \
+             the offered load before the trigger (recovery is judged against the offered load all the same).",
+        );
+    }
+    if metrics
+        .iter()
+        .any(|m| matches!(m, Metric::TimeToCollapseMs | Metric::TimeToHealthyMs))
+    {
+        let _ = write!(
+            out,
+            " Times to collapse (from the start) and back to healthy (from the trigger's end) are Kaplan–Meier means \
+             restricted to the horizon, the runs that never got there counted as censored; {} has the medians and \
+             how many got there.",
+            file_link(names::PASSAGE)
+        );
+    }
+    out.push_str("</p>\n");
+    let (rows, _) = table_rows(design);
+    metric_table(folder, design, say, &metrics, &rows, "recovery", out);
+}
+
+/// A table of `metrics` (columns) for the pairs `rows`, its sweep values first.
+fn metric_table(
+    folder: &ResultFolder,
+    design: &Design,
+    say: Say,
+    metrics: &[Metric],
+    rows: &[&Candidate],
+    id: &str,
+    out: &mut String,
+) {
+    let _ = write!(
+        out,
+        "<div class=\"tablewrap\"><table id=\"{id}\"><thead><tr>"
+    );
     for k in &folder.sweep_keys {
         let (name, kind) = labels::key(k);
         let unit = match kind {
@@ -228,7 +296,7 @@ fn summary_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut Str
         out.push_str(&col.header(*m, say));
     }
     out.push_str("</tr></thead><tbody>\n");
-    for c in &rows {
+    for c in rows {
         out.push_str("<tr>");
         if let Some(p) = folder.point(c.point) {
             for (k, v) in folder.sweep_keys.iter().zip(&p.values) {
@@ -497,6 +565,7 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
     }
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
     summary_table(folder, design, say, &mut out);
+    recovery_table(folder, design, say, &mut out);
     live_table(folder, dir, &mut out);
     for (c, png) in &rest {
         section(c, png, &mut out);

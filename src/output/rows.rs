@@ -372,6 +372,50 @@ impl Row for HedgingRow {
     }
 }
 
+/// A row of `passage.csv` (scenarios with `[passage]`): the Kaplan–Meier estimate of one
+/// first passage over a strategy's replications at a point, the runs that never reached the
+/// level counted as censored at the horizon.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassageRow {
+    /// Sweep point index.
+    pub point: u32,
+    /// Strategy name.
+    pub strategy: String,
+    /// The point's sweep values, one column per key.
+    #[serde(default)]
+    pub sweep: Vec<String>,
+    /// `to_collapse` (from the start) or `to_healthy` (from the trigger's end).
+    pub passage: String,
+    /// The level: attempts at the server.
+    pub level: u32,
+    /// Replications.
+    pub runs: u32,
+    /// Replications that reached the level.
+    pub reached: u32,
+    /// Median passage time (empty when half the runs or more never got there).
+    #[serde(with = "optional")]
+    pub median_ms: Option<f64>,
+    /// Mean passage time restricted to `observed_ms`.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub restricted_mean_ms: f64,
+    /// Lower end of its 95 % interval.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub ci95_low: f64,
+    /// Upper end of its 95 % interval.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub ci95_high: f64,
+    /// The time observed: from the passage's origin to the horizon.
+    #[serde(serialize_with = "number", deserialize_with = "finite")]
+    pub observed_ms: f64,
+}
+
+impl Row for PassageRow {
+    const FILE: &'static str = names::PASSAGE;
+    fn sweep_mut(&mut self) -> &mut Vec<String> {
+        &mut self.sweep
+    }
+}
+
 /// A row of `layer_timeseries.csv` (a chain of services only): attempts reaching one layer in
 /// one time bucket, replication 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -607,7 +651,8 @@ mod tests {
         assert_eq!(
             summary[6 + 24..].join(","),
             "goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,\
-             oscillation_period_ms,degraded_before"
+             oscillation_period_ms,degraded_before,in_system_mean,full_share,time_to_collapse_ms,\
+             time_to_healthy_ms"
         );
         assert_eq!(summary.len(), 6 + Metric::COUNT);
     }

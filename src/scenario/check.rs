@@ -18,8 +18,8 @@ use std::path::Path;
 use super::Scenario;
 use super::file::ScenarioFile;
 use super::table::{
-    backoff, client, faults, hedging, layers, network, output, recommend, recovery, root, server,
-    strategies, workload,
+    backoff, client, faults, hedging, layers, network, output, passage, recommend, recovery, root,
+    server, strategies, workload,
 };
 use crate::backoff::Jitter;
 use crate::error::{Error, Result};
@@ -48,6 +48,7 @@ pub(super) fn check(
     let latency = network::latency(&file.network, dir)?;
     let client = client::client("client", &file.client)?;
     let recovery = recovery::recovery(&file.recovery)?;
+    let passage = passage::passage(&file.passage)?;
     let strategies = strategies::strategies(&file.backoff)?;
     let faults = match layer_faults {
         Some(faults) => faults,
@@ -74,6 +75,7 @@ pub(super) fn check(
             faults,
             bucket,
             recovery,
+            passage,
             chain,
         },
         strategies,

@@ -17,6 +17,7 @@ use super::table::faults::FaultFile;
 use super::table::layers::LayerFile;
 use super::table::network::NetworkFile;
 use super::table::output::OutputFile;
+use super::table::passage::PassageFile;
 use super::table::recommend::RecommendFile;
 use super::table::recovery::RecoveryFile;
 use super::table::server::ServerFile;
@@ -94,6 +95,7 @@ pub struct ScenarioFile {
     pub layers: Option<Vec<LayerFile>>,
     pub output: OutputFile,
     pub recovery: RecoveryFile,
+    pub passage: Option<PassageFile>,
     pub recommend: Option<RecommendFile>,
     pub playground: Option<PlaygroundFile>,
     pub sweep: Option<toml::Table>,

@@ -6,7 +6,8 @@ use toml::{Table, Value};
 
 use super::Scenario;
 use super::table::{
-    backoff, client, faults, layers, network, output, recommend, recovery, root, server, workload,
+    backoff, client, faults, layers, network, output, passage, recommend, recovery, root, server,
+    workload,
 };
 
 impl Scenario {
@@ -32,6 +33,9 @@ impl Scenario {
         }
         put("output", output::write(m.bucket));
         put("recovery", recovery::write(m));
+        if let Some(table) = passage::write(&m.passage) {
+            put("passage", table);
+        }
         if let Some(table) = recommend::write(self.min_success) {
             put("recommend", table);
         }

@@ -23,6 +23,7 @@ pub mod dist;
 pub mod event;
 pub mod faults;
 pub mod hedge;
+pub mod passage;
 pub mod profile;
 pub mod queue;
 pub mod recovery;

@@ -5,6 +5,7 @@ use super::client::{ClientConfig, Scope};
 use super::dist::Dist;
 use super::faults::Fault;
 use super::hedge::HedgeConfig;
+use super::passage::PassageConfig;
 use super::recovery::RecoveryConfig;
 use super::server::ServerConfig;
 use super::workload::Workload;
@@ -39,6 +40,8 @@ pub struct Model {
     pub trigger: Option<(SimTime, SimTime)>,
     /// How recovery from the trigger is judged.
     pub recovery: RecoveryConfig,
+    /// The levels of attempts at the server whose first passages are measured.
+    pub passage: PassageConfig,
     /// A chain of services behind the server (which is then layer 1); `None`: one server.
     pub chain: Option<Chain>,
 }

@@ -7,6 +7,7 @@
 
 use hdrhistogram::Histogram;
 
+use super::passage::Watch;
 use super::recovery::{self, RecoveryConfig};
 use super::run_result::{
     Counts, Ending, LATENCY_SAMPLES, RunResult, TimeSeries, give_back_series, ratio,
@@ -47,6 +48,8 @@ pub(crate) struct Recorder {
     makespan: SimTime,
     /// Beginnings and endings the client ledger refused (see [`RunResult::ledger_faults`]).
     ledger_faults: u64,
+    /// The server's count, watched for its mean and first passages ([`Recorder::watching`]).
+    watch: Option<Watch>,
 }
 
 impl Recorder {
@@ -76,13 +79,23 @@ impl Recorder {
             events: 0,
             makespan: SimTime::ZERO,
             ledger_faults: 0,
+            watch: None,
         }
+    }
+
+    /// This recorder, also watching the server's count with `watch`.
+    pub fn watching(mut self, watch: Watch) -> Recorder {
+        self.watch = Some(watch);
+        self
     }
 
     /// An event is processed at `now`; `in_system` attempts were at the server until now.
     #[inline]
     pub fn event(&mut self, now: SimTime, in_system: u32) {
         self.advance(now, in_system);
+        if let Some(watch) = &mut self.watch {
+            watch.observe(now, in_system);
+        }
         self.events += 1;
     }
 
@@ -242,6 +255,10 @@ impl Recorder {
         trigger: Option<((SimTime, SimTime), RecoveryConfig)>,
     ) -> RunResult {
         self.advance(end, in_system);
+        let passage = self.watch.take().map(|mut w| {
+            w.observe(end, in_system);
+            w.finish(end, self.horizon)
+        });
         let used = self.bucket + 1;
         self.series.truncate(used);
         let last = self.series.in_system.len() - 1;
@@ -276,6 +293,7 @@ impl Recorder {
             ledger_faults: self.ledger_faults,
             by_attempt: self.by_attempt,
             recovery,
+            passage,
             series: if keep_series {
                 Some(self.series)
             } else {

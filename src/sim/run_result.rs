@@ -11,6 +11,7 @@ use std::cell::Cell;
 
 use hdrhistogram::Histogram;
 
+use super::passage::Passage;
 use super::recovery::Recovery;
 use super::spare;
 use crate::time::{SimDuration, SimTime};
@@ -198,6 +199,9 @@ pub struct RunResult {
     pub by_attempt: Vec<u64>,
     /// Recovery from the model's trigger (`None` without one, or when it cannot be measured).
     pub recovery: Option<Recovery>,
+    /// The server's state and first passages (`None` where the count is not watched: live
+    /// mode).
+    pub passage: Option<Passage>,
     /// The time series (kept for replication 0 only).
     pub series: Option<TimeSeries>,
     /// One per layer of a chain of services, layer 1 first; empty for one server.

@@ -87,6 +87,17 @@ pub enum ServerConfig {
 }
 
 impl ServerConfig {
+    /// The attempts at which the server is full (every worker and waiting place taken);
+    /// `None` when it has no limit.
+    pub fn full_at(&self) -> Option<u32> {
+        match self {
+            ServerConfig::Queue(q) if q.workers != UNLIMITED_WORKERS => {
+                q.queue.map(|room| q.workers.saturating_add(room))
+            }
+            _ => None,
+        }
+    }
+
     /// The scenario name of the kind.
     pub fn kind(&self) -> &'static str {
         match self {

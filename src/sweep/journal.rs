@@ -21,6 +21,7 @@ use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::folder::names::JOURNAL;
 use crate::rng::mix_key;
+use crate::sim::passage::Passage;
 use crate::sim::recovery::Recovery;
 use crate::sim::{Counts, LayerResult, LayerSeries, RunResult, TimeSeries};
 
@@ -110,6 +111,10 @@ pub struct UnitRecord {
     /// Recovery from the trigger, for runs with one (absent from the line otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// The server's state and first passages (absent from the line in a run without them:
+    /// live mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<Passage>,
     /// The time series (replication 0 only).
     pub series: Option<TimeSeries>,
     /// Each layer of a chain of services, layer 1 first (absent from the line for one
@@ -175,6 +180,7 @@ impl UnitRecord {
             latency_mean_ms: r.latency_mean_ms.is_finite().then_some(r.latency_mean_ms),
             latency_us: r.latency_buckets(),
             recovery: r.recovery,
+            passage: r.passage,
             series: r.series.clone(),
             layers: r.layers.iter().map(LayerRecord::from).collect(),
             hedging: r.hedging,

@@ -244,7 +244,7 @@ fn decorrelated_delays_stay_within_base_and_cap() {
     );
 }
 
-const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,oscillation_period_ms,degraded_before";
+const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,oscillation_period_ms,degraded_before,in_system_mean,full_share,time_to_collapse_ms,time_to_healthy_ms";
 
 fn first_line(path: &Path) -> String {
     std::fs::read_to_string(path)

@@ -45,7 +45,7 @@ fn every_sim_file_checks_and_its_resolved_form_reads_back_the_same() {
 }
 
 /// The rows of a CSV file as column name -> value.
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
+pub(crate) fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
     let mut reader =
         csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let headers = reader.headers().expect("a header row").clone();
@@ -79,6 +79,11 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
     const REPLICATIONS: usize = 2;
     for path in sims() {
         let name = path.display().to_string();
+        // A `[passage]` table turns the server's watch on: its mean count in every run.
+        let watched = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .any(|l| l.trim() == "[passage]");
         let tmp = TempDir::new("sim-run");
         let out = tmp.join("out");
         let o = jitterlab(
@@ -187,6 +192,9 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                 "oscillating",
                 "oscillation_period_ms",
                 "degraded_before",
+                "time_to_collapse_ms",
+                "time_to_healthy_ms",
+                "full_share",
             ]
             .contains(&row["metric"].as_str());
             // Latencies exist in the runs where some request succeeded.
@@ -203,6 +211,9 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                     num(row, "n") <= REPLICATIONS as f64,
                     "{name}: aggregate.csv {row:?}"
                 );
+            } else if row["metric"] == "in_system_mean" {
+                let n = if watched { REPLICATIONS } else { 0 };
+                assert_eq!(num(row, "n"), n as f64, "{name}: aggregate.csv {row:?}");
             } else if row["metric"].starts_with("latency_") {
                 assert_eq!(
                     num(row, "n"),

@@ -7,6 +7,7 @@ use std::path::Path;
 use jitterlab::metric::Metric;
 
 use crate::common::{TempDir, execute, jitterlab, plan, sim_doc, stderr};
+use crate::scenarios::csv_rows;
 
 fn collapse(
     sets: &[&str],
@@ -232,4 +233,71 @@ fn the_phase_map_is_deterministic_and_draws_its_charts_only_for_two_keys() {
     assert!(names.contains(&"summary.csv".to_string()));
     let report = std::fs::read_to_string(tmp.join("one/report.html")).unwrap();
     assert!(!report.contains("Reading a phase map"));
+}
+
+#[test]
+fn collapse_spike_reports_its_passages_with_the_censored_runs() {
+    let tmp = TempDir::new("passages");
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "run",
+            "collapse-spike",
+            "--out",
+            "r",
+            "--quiet",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = csv_rows(&tmp.join("r/summary.csv"));
+    let passages = csv_rows(&tmp.join("r/passage.csv"));
+    let aggregate = csv_rows(&tmp.join("r/aggregate.csv"));
+    for strategy in ["immediate", "backoff"] {
+        let runs: Vec<_> = summary
+            .iter()
+            .filter(|r| r["strategy"] == strategy)
+            .collect();
+        for (passage, column) in [
+            ("to_collapse", "time_to_collapse_ms"),
+            ("to_healthy", "time_to_healthy_ms"),
+        ] {
+            let row = (passages.iter())
+                .find(|r| r["strategy"] == strategy && r["passage"] == passage)
+                .unwrap_or_else(|| panic!("{strategy} {passage}"));
+            // The runs that got there have their time; the censored ones are empty in
+            // summary.csv but counted in passage.csv and in aggregate.csv's estimate.
+            let reached = runs.iter().filter(|r| !r[column].is_empty()).count();
+            assert_eq!(row["reached"], reached.to_string(), "{strategy} {passage}");
+            assert_eq!(row["runs"], runs.len().to_string(), "{strategy} {passage}");
+            let agg = (aggregate.iter())
+                .find(|r| r["strategy"] == strategy && r["metric"] == column)
+                .unwrap();
+            assert_eq!(agg["n"], runs.len().to_string(), "{strategy} {column}");
+            assert_eq!(
+                agg["mean"], row["restricted_mean_ms"],
+                "{strategy} {column}"
+            );
+        }
+        // A stuck run never comes back down to the healthy level; a recovered one does.
+        for r in &runs {
+            let back = !r["time_to_healthy_ms"].is_empty();
+            assert_eq!(
+                back,
+                r["recovered"] == "1",
+                "{strategy} {}",
+                r["replication"]
+            );
+        }
+    }
+    // Immediate retries leave some runs stuck: censored, so the estimate is past the
+    // quick mean of the runs that did come back.
+    let healthy = |s: &str| -> f64 {
+        (passages.iter())
+            .find(|r| r["strategy"] == s && r["passage"] == "to_healthy")
+            .unwrap()["restricted_mean_ms"]
+            .parse()
+            .unwrap()
+    };
+    assert!(healthy("immediate") > 3.0 * healthy("backoff"));
 }

@@ -22,6 +22,7 @@ pub mod helpers;
 pub mod layers;
 pub mod network;
 pub mod output;
+pub mod passage;
 pub mod recommend;
 pub mod recovery;
 pub mod root;

@@ -566,6 +566,7 @@ mod tests {
             bucket: ms(10),
             trigger: None,
             recovery: RecoveryConfig::default(),
+            passage: Default::default(),
             chain: (layers > 1).then(|| Chain {
                 names: (1..=layers).map(|l| format!("layer{l}")).collect(),
                 hops: (2..=layers).map(hop).collect(),

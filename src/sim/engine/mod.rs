@@ -12,6 +12,7 @@ use super::event::Event;
 use super::hedge::CopyNext;
 use super::model::{Model, RunSpec};
 use super::network::Network;
+use super::passage::Watch;
 use super::profile::Arrivals;
 use super::queue::EventQueue;
 use super::recorder::Recorder;
@@ -106,7 +107,17 @@ impl<'a> Sim<'a> {
                 family(StreamKind::Service),
                 family(StreamKind::Faults),
             ),
-            recorder: Recorder::new(model.bucket, model.horizon),
+            recorder: {
+                let recorder = Recorder::new(model.bucket, model.horizon);
+                match model.passage.watched {
+                    true => recorder.watching(Watch::new(
+                        model.passage,
+                        model.server.full_at(),
+                        model.trigger.map(|t| t.1),
+                    )),
+                    false => recorder,
+                }
+            },
             think: family(StreamKind::Think),
             poisson: None,
             sources: Vec::new(),

@@ -56,6 +56,7 @@ fn model(workload: Workload, server: ServerConfig, latency: Dist) -> Model {
         bucket: ms(10),
         trigger: None,
         recovery: RecoveryConfig::default(),
+        passage: Default::default(),
         chain: None,
     }
 }
