@@ -58,6 +58,27 @@ fn check_refuses_bad_scenarios_naming_key_and_line() {
                 "base-above-cap.toml:6:7: invalid value for `backoff.cap`: 10ms: a duration at least base (100ms)",
             ],
         ),
+        (
+            "healthy-above-collapse.toml",
+            "[passage]\ncollapse = 200\nhealthy = 300\n",
+            &[
+                "healthy-above-collapse.toml:3:11: invalid value for `passage.healthy`: 300: a level below passage.collapse (200)",
+            ],
+        ),
+        (
+            "zero-collapse.toml",
+            "[passage]\ncollapse = 0\n",
+            &[
+                "zero-collapse.toml:2:12: invalid value for `passage.collapse`: 0: an integer from 1 to 4294967295",
+            ],
+        ),
+        (
+            "passage-typo.toml",
+            "[passage]\ncolapse = 200\n",
+            &[
+                "passage-typo.toml:2:1: `passage.colapse`: unknown field `colapse`, expected `collapse` or `healthy`",
+            ],
+        ),
     ];
     for (file, text, needles) in cases {
         let tmp = TempDir::new("check-bad");
