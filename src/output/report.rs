@@ -241,7 +241,9 @@ fn recovery_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut St
         out.push_str(
             "Recovered: the share of runs that serve their offered load again after the trigger, to the end of the run; \
              oscillating: the share swinging between served and collapsed; degraded before: the share already short of \
-             the offered load before the trigger (recovery is judged against the offered load all the same).",
+             the offered load before the trigger (recovery is judged against the offered load all the same). \
+             Recovery is judged in windows after the trigger, on the requests begun in each, so a run can recover \
+             while its success rate, which also counts the requests the trigger itself failed, stays below the target.",
         );
     }
     if metrics
