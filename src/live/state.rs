@@ -197,7 +197,8 @@ impl Shared {
                     family(StreamKind::Network),
                     initial as usize,
                 ),
-                recorder: Recorder::new(model.bucket, model.horizon),
+                recorder: Recorder::new(model.bucket, model.horizon)
+                    .judging(model.trigger.is_some()),
                 now: SimTime::ZERO,
                 armed: SimTime::ZERO,
                 replies: HashMap::new(),
@@ -252,7 +253,8 @@ impl Shared {
     /// left empty.
     pub fn finish(&self, end: SimTime) -> (RunResult, Observed) {
         let mut g = self.peek();
-        let fresh = Recorder::new(self.model.bucket, self.model.horizon);
+        let fresh = Recorder::new(self.model.bucket, self.model.horizon)
+            .judging(self.model.trigger.is_some());
         let recorder = std::mem::replace(&mut g.recorder, fresh);
         let end = end.max(g.now).max(g.armed).min(self.horizon);
         let result = recorder.finish(

@@ -31,6 +31,9 @@ pub(crate) struct Recorder {
     /// `timeseries.csv` writes whole.
     begun: Vec<u32>,
     served: Vec<u32>,
+    /// Whether `begun` and `served` are kept: only a run with a trigger is judged, and the
+    /// others skip the two counts on every request.
+    judging: bool,
     /// Index of the bucket holding `now`.
     bucket: usize,
     bucket_ns: u64,
@@ -67,6 +70,7 @@ impl Recorder {
             series: spare_series(bucket),
             begun: Vec::new(),
             served: Vec::new(),
+            judging: false,
             bucket: 0,
             bucket_ns,
             bucket_end: 0,
@@ -81,6 +85,13 @@ impl Recorder {
             ledger_faults: 0,
             watch: None,
         }
+    }
+
+    /// This recorder, also counting requests begun and served per bucket when `judging`
+    /// (a run with a trigger, whose recovery [`Recorder::finish`] measures).
+    pub fn judging(mut self, judging: bool) -> Recorder {
+        self.judging = judging;
+        self
     }
 
     /// This recorder, also watching the server's count with `watch`.
@@ -116,8 +127,10 @@ impl Recorder {
             for v in self.series.columns_mut() {
                 v.resize(len, 0);
             }
-            self.begun.resize(len, 0);
-            self.served.resize(len, 0);
+            if self.judging {
+                self.begun.resize(len, 0);
+                self.served.resize(len, 0);
+            }
         }
         for slot in &mut self.series.in_system[self.bucket..b] {
             *slot = in_system;
@@ -135,7 +148,9 @@ impl Recorder {
     #[inline]
     pub fn request(&mut self) {
         self.counts.requests += 1;
-        self.begun[self.bucket] += 1;
+        if self.judging {
+            self.begun[self.bucket] += 1;
+        }
     }
 
     /// An attempt leaves its client.
@@ -213,9 +228,10 @@ impl Recorder {
         self.makespan = now;
         if ending == Ending::Succeeded {
             // The start's bucket is at or before now's, so it is there once events have come.
-            if let Some(n) = self
-                .served
-                .get_mut((start.as_nanos() / self.bucket_ns) as usize)
+            if self.judging
+                && let Some(n) = self
+                    .served
+                    .get_mut((start.as_nanos() / self.bucket_ns) as usize)
             {
                 *n += 1;
             }

@@ -108,7 +108,8 @@ impl<'a> Sim<'a> {
                 family(StreamKind::Faults),
             ),
             recorder: {
-                let recorder = Recorder::new(model.bucket, model.horizon);
+                let recorder =
+                    Recorder::new(model.bucket, model.horizon).judging(model.trigger.is_some());
                 match model.passage.watched {
                     true => recorder.watching(Watch::new(
                         model.passage,
