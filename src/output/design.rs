@@ -173,7 +173,7 @@ impl Design {
             return String::new();
         };
         keys.iter()
-            .map(|&k| labels::assignment(&folder.sweep_keys[k], &p.values[k]))
+            .map(|&k| labels::Reading::of(folder).assignment(&folder.sweep_keys[k], &p.values[k]))
             .collect::<Vec<_>>()
             .join(", ")
     }

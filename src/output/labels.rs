@@ -3,7 +3,87 @@
 //! `recommend` name keys through here; the CSV files keep the dotted keys and the values as
 //! written.
 
-use crate::output::results::{fmt_ms, fmt_number, sweep_value_number};
+use crate::output::results::{ResultFolder, fmt_ms, fmt_number, sweep_value_number};
+
+/// The keys whose values are each client's rate in a `poisson_clients` workload.
+const PER_CLIENT: [&str; 2] = ["workload.rate", "workload.spike.rate"];
+
+/// How the sweep keys of one result folder read. The free functions of this module read a
+/// key alone; in a `poisson_clients` workload `workload.rate` is each client's rate, and a
+/// reader is shown what the server is offered, the load of all the clients, with the
+/// per-client rate beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reading {
+    /// `workload.rate` is the offered load itself (or not a key of the folder).
+    #[default]
+    Plain,
+    /// `workload.rate` is each of this many clients' rate, at every point.
+    PerClient(u32),
+    /// `workload.rate` is each client's rate and the count of clients differs by point: no
+    /// one total to show beside the key, so it is named the rate per client.
+    PerClientVarying,
+}
+
+impl Reading {
+    /// How the keys of `folder` read (from its `scenario.toml`: plain without one).
+    pub fn of(folder: &ResultFolder) -> Reading {
+        let clients: Vec<Option<u32>> = (folder.points.iter())
+            .map(|p| folder.info(p.index).and_then(|i| i.rate_clients))
+            .collect();
+        match clients.first() {
+            Some(Some(n)) if clients.iter().all(|c| *c == Some(*n)) => Reading::PerClient(*n),
+            Some(Some(_)) => Reading::PerClientVarying,
+            _ => Reading::Plain,
+        }
+    }
+
+    /// What a value of `key` is multiplied by to be the offered load: the clients for a
+    /// per-client rate, else 1.
+    pub fn factor(self, key: &str) -> f64 {
+        match self {
+            Reading::PerClient(n) if PER_CLIENT.contains(&key) => f64::from(n),
+            _ => 1.0,
+        }
+    }
+
+    /// [`key`], naming a per-client rate as the load in total (or the rate per client).
+    pub fn key(self, key: &str) -> (String, Kind) {
+        let (name, kind) = self::key(key);
+        match self {
+            _ if !PER_CLIENT.contains(&key) => (name, kind),
+            Reading::PerClient(_) => (format!("{name} in total"), kind),
+            Reading::PerClientVarying if key == PER_CLIENT[0] => ("rate per client".into(), kind),
+            Reading::PerClientVarying => (format!("{name} per client"), kind),
+            Reading::Plain => (name, kind),
+        }
+    }
+
+    /// [`value`], a per-client rate shown as the load of all the clients.
+    pub fn value(self, key: &str, raw: &str) -> String {
+        match raw.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && self.factor(key) != 1.0 => fmt_number(v * self.factor(key)),
+            _ => value(key, raw),
+        }
+    }
+
+    /// [`assignment`], a per-client rate as `offered load 200/s in total (10 clients ×
+    /// 20/s)`.
+    pub fn assignment(self, key: &str, raw: &str) -> String {
+        let name = self::key(key).0;
+        match (self, raw.trim().parse::<f64>()) {
+            (_, Ok(v)) if !PER_CLIENT.contains(&key) || !v.is_finite() => assignment(key, raw),
+            (Reading::PerClient(n), Ok(v)) => format!(
+                "{name} {}/s in total ({n} clients × {}/s)",
+                fmt_number(v * f64::from(n)),
+                fmt_number(v)
+            ),
+            (Reading::PerClientVarying, Ok(_)) => {
+                format!("{} {}/s", self.key(key).0, value(key, raw))
+            }
+            _ => assignment(key, raw),
+        }
+    }
+}
 
 /// What kind of values a key takes, for their display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +306,30 @@ fn describe(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_per_client_reads_as_the_load_in_total() {
+        const RATE: &str = PER_CLIENT[0];
+        let r = Reading::PerClient(10);
+        assert_eq!(r.key(RATE).0, "offered load in total");
+        assert_eq!(r.value(RATE, "20.0"), "200");
+        assert_eq!(
+            r.assignment(RATE, "28.0"),
+            "offered load 280/s in total (10 clients × 28/s)"
+        );
+        assert_eq!(r.key("workload.spike.rate").0, "spike rate in total");
+        assert_eq!(r.value("workload.spike.rate", "40"), "400");
+        // Other keys, and a plain workload, read as before.
+        assert_eq!(
+            r.assignment("backoff.base", "\"50ms\""),
+            "backoff base 50 ms"
+        );
+        assert_eq!(Reading::Plain.assignment(RATE, "63.0"), "offered load 63/s");
+        assert_eq!(
+            Reading::PerClientVarying.assignment(RATE, "20"),
+            "rate per client 20/s"
+        );
+    }
 
     #[test]
     fn keys_and_values_read_as_words() {

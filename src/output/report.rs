@@ -278,7 +278,7 @@ fn metric_table(
         "<div class=\"tablewrap\"><table id=\"{id}\"><thead><tr>"
     );
     for k in &folder.sweep_keys {
-        let (name, kind) = labels::key(k);
+        let (name, kind) = labels::Reading::of(folder).key(k);
         let unit = match kind {
             labels::Kind::Rate => "<br><span class=\"u\">(requests/s)</span>",
             _ => "",
@@ -306,7 +306,7 @@ fn metric_table(
                     out,
                     "<td title=\"{}\">{}</td>",
                     esc(v),
-                    esc(&labels::value(k, v))
+                    esc(&labels::Reading::of(folder).value(k, v))
                 );
             }
         }
@@ -644,7 +644,7 @@ fn facts(folder: &ResultFolder, design: &Design, dir: &Path, out: &mut String) {
     ];
     let names = |keys: &[usize]| {
         keys.iter()
-            .map(|&k| labels::key(&folder.sweep_keys[k]).0)
+            .map(|&k| labels::Reading::of(folder).key(&folder.sweep_keys[k]).0)
             .collect::<Vec<_>>()
             .join(" × ")
     };

@@ -35,8 +35,8 @@ pub(crate) struct Heatmap {
     target: f64,
     /// The server's useful capacity in requests per second, for an axis of offered load.
     pub(crate) capacity_rps: Option<f64>,
-    /// A `poisson_clients` workload's client count: a `workload.rate` axis is each client's.
-    pub(crate) rate_clients: Option<u32>,
+    /// How the sweep keys read: a `poisson_clients` workload's rate is shown in total.
+    pub(crate) reading: labels::Reading,
 }
 
 /// One cell of a panel.
@@ -152,7 +152,7 @@ impl Heatmap {
             range,
             target,
             capacity_rps: None,
-            rate_clients: None,
+            reading: labels::Reading::Plain,
         }
     }
 
@@ -196,7 +196,8 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         return Vec::new();
     };
     let (keys, x_values, y_values) = axes.clone();
-    let [x, y] = [labels::key(&keys[0]).0, labels::key(&keys[1]).0];
+    let reading = labels::Reading::of(f);
+    let [x, y] = [reading.key(&keys[0]).0, reading.key(&keys[1]).0];
     let mut out = Vec::new();
     for metric in HEATMAP_METRICS {
         let panels = panels(f, design, &x_values, &y_values, |point, s| {
@@ -240,7 +241,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         let range = (metric == Metric::SuccessRate).then_some((0.0, 1.0));
         let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);
         map.capacity_rps = f.info(0).and_then(|i| i.capacity_rps.as_ref()).map(|c| c.0);
-        map.rate_clients = f.info(0).and_then(|i| i.rate_clients);
+        map.reading = labels::Reading::of(f);
         out.push((metric, title, guide, map));
     }
     out
@@ -353,10 +354,10 @@ impl Heatmap {
             Some(&x_desc),
         )?;
         let x_labels: Vec<String> = (self.x_values.iter())
-            .map(|v| labels::value(&self.keys[0], v))
+            .map(|v| self.reading.value(&self.keys[0], v))
             .collect();
         let y_labels: Vec<String> = (self.y_values.iter())
-            .map(|v| labels::value(&self.keys[1], v))
+            .map(|v| self.reading.value(&self.keys[1], v))
             .collect();
         let any_below = (self.panels.iter()).any(|p| p.below.iter().flatten().any(|b| *b));
         for (panel, (area, bottom, _)) in self.panels.iter().zip(areas) {
@@ -411,10 +412,12 @@ impl Heatmap {
 
     /// The name of sweep key `i` with its unit, for an axis.
     fn axis_name(&self, i: usize) -> String {
-        let (name, kind) = labels::key(&self.keys[i]);
-        // A poisson_clients rate is each client's; the capacity faces all of them.
-        let per = match self.rate_clients {
-            Some(n) if self.keys[i].starts_with("workload.") => format!(" per client, {n} clients"),
+        let (name, kind) = self.reading.key(&self.keys[i]);
+        // A poisson_clients rate is shown in total: the load the capacity faces.
+        let per = match self.reading {
+            labels::Reading::PerClient(n) if self.reading.factor(&self.keys[i]) != 1.0 => {
+                format!(", {n} clients")
+            }
             _ => String::new(),
         };
         match (kind, self.capacity_rps) {

@@ -158,7 +158,7 @@ fn tag(f: &ResultFolder, design: &Design, w: usize) -> String {
     (design.world_keys.iter().zip(&world.values))
         .map(|(&k, raw)| {
             let key = &f.sweep_keys[k];
-            let v = labels::value(key, raw);
+            let v = labels::Reading::of(f).value(key, raw);
             match labels::key(key).1 {
                 Kind::Rate if raw.trim().parse::<f64>().is_ok() => format!("{v}/s"),
                 _ => v,
@@ -224,7 +224,9 @@ fn guide(f: &ResultFolder, design: &Design, answer: &Answer, joined: bool) -> St
          up means a slower answer; the left panel shows the median, the right the p99. A strategy that does not hedge sends one copy. ",
     );
     if joined {
-        let key = labels::key(&f.sweep_keys[design.world_keys[0]]).0;
+        let key = labels::Reading::of(f)
+            .key(&f.sweep_keys[design.world_keys[0]])
+            .0;
         guide.push_str(&format!(
             "Each line joins one strategy's points in the order of the sweep ({key}, first and last labelled): \
              at light load a hedge moves left-up to right-down (a shorter tail for more copies); near and past capacity \

@@ -226,7 +226,8 @@ pub(crate) struct SweepPanels {
 
 /// The axis of the swept key: its name with a unit, and the factor from values to the axis.
 fn key_axis(f: &ResultFolder, key: &str, max: f64) -> (String, f64) {
-    let (name, kind) = labels::key(key);
+    let reading = labels::Reading::of(f);
+    let (name, kind) = reading.key(key);
     match kind {
         Kind::Duration => {
             let u = style::time_unit(max);
@@ -239,13 +240,12 @@ fn key_axis(f: &ResultFolder, key: &str, max: f64) -> (String, f64) {
                 format!("; capacity ≈ {}/s", fmt_number(rps))
             });
             // Each client's rate, drawn as the load of all of them (what the capacity faces).
-            match f.info(0).and_then(|i| i.rate_clients) {
-                Some(n) if key.starts_with("workload.") => (
-                    format!("{name}, all {n} clients (requests/s{note})"),
-                    f64::from(n),
-                ),
-                _ => (format!("{name} (requests/s{note})"), 1.0),
-            }
+            let factor = reading.factor(key);
+            let clients = match reading {
+                labels::Reading::PerClient(n) if factor != 1.0 => format!(", {n} clients"),
+                _ => String::new(),
+            };
+            (format!("{name} (requests/s{clients}{note})"), factor)
         }
         Kind::Plain => (name, 1.0),
     }
@@ -271,7 +271,7 @@ fn sweep_chart(f: &ResultFolder, design: &Design, metrics: &[Metric]) -> Option<
         let groups: Vec<String> = f
             .points
             .iter()
-            .map(|p| labels::value(key, &p.values[0]))
+            .map(|p| labels::Reading::of(f).value(key, &p.values[0]))
             .collect();
         let slots = crate::output::palette::slots(&f.strategies);
         let series: Vec<Series> = (f.strategies.iter().zip(slots))
@@ -306,7 +306,7 @@ fn sweep_chart(f: &ResultFolder, design: &Design, metrics: &[Metric]) -> Option<
         }
         return Some(Sweep::Bars(BarChart {
             subtitle: String::new(),
-            x_desc: labels::key(key).0,
+            x_desc: labels::Reading::of(f).key(key).0,
             series,
             panels,
         }));
@@ -355,7 +355,7 @@ pub(crate) fn build_sweep_panels(
         .filter_map(|alts| alts.iter().copied().find(|m| f.has(*m)))
         .collect();
     let chart = sweep_chart(f, design, &metrics)?;
-    let key = labels::key(f.sweep_keys.first()?).0;
+    let key = labels::Reading::of(f).key(f.sweep_keys.first()?).0;
     let title = format!("Load, latency, completion and success as {key} changes");
     let guide = format!(
         "Each panel is one metric against {key}, one colour per strategy with its 95 % interval across replications. \
@@ -375,7 +375,7 @@ pub(crate) fn build_sweep_metrics(
     let Some(key) = f.sweep_keys.first() else {
         return Vec::new();
     };
-    let key = labels::key(key).0;
+    let key = labels::Reading::of(f).key(key).0;
     let mut out = Vec::new();
     for metric in SWEEP_METRICS {
         if !f.has(metric) {
@@ -410,7 +410,7 @@ pub(crate) fn build_sweep_metrics(
         {
             guide.push_str(&format!(
                 "At {}, {} is lowest ({}) and {} highest ({}). ",
-                labels::assignment(&f.sweep_keys[0], &p.values[0]),
+                labels::Reading::of(f).assignment(&f.sweep_keys[0], &p.values[0]),
                 lo.0,
                 style::fmt_metric(metric, lo.1),
                 hi.0,

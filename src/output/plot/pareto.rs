@@ -195,7 +195,7 @@ fn guide(
     );
     if worlds > 1 {
         let keys: Vec<String> = (design.world_keys.iter())
-            .map(|&k| labels::key(&f.sweep_keys[k]).0)
+            .map(|&k| labels::Reading::of(f).key(&f.sweep_keys[k]).0)
             .collect();
         let some = if shown < worlds {
             format!(

@@ -37,7 +37,8 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
     };
     let mean =
         |point: u32, s: &str, metric: Metric| f.aggregate_of(point, s, metric).and_then(|r| r.mean);
-    let [x, y] = [labels::key(&axes.0[0]).0, labels::key(&axes.0[1]).0];
+    let reading = labels::Reading::of(f);
+    let [x, y] = [reading.key(&axes.0[0]).0, reading.key(&axes.0[1]).0];
     let mut out = Vec::new();
     for metric in PHASE_METRICS {
         let panels = heatmap::panels(f, design, &axes.1, &axes.2, |point, s| {
@@ -76,6 +77,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
         };
         let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);
         map.capacity_rps = f.info(0).and_then(|i| i.capacity_rps.as_ref()).map(|c| c.0);
+        map.reading = reading;
         out.push((metric, title, guide, map));
     }
     out
