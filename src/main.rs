@@ -373,10 +373,9 @@ fn recommend(args: RecommendArgs) -> Result<()> {
         .collect::<jitterlab::error::Result<_>>()?;
     let answer = jitterlab::recommend::recommend_for(&args.dir, &constraints, objective, &at)?;
     let dir = args.dir.display().to_string();
-    print!(
-        "{}",
-        cli::recommend::render(&answer, answer.objective, args.top, &dir)
-    );
+    let text = cli::recommend::render(&answer, answer.objective, args.top, &dir);
+    print!("{text}");
+    jitterlab::recommend::keep_answer(&args.dir, &text)?;
     say(&format!("wrote {}", answer.pareto_csv.display()));
     if !args.no_plots {
         plot(&args.dir, false, &CancelToken::new())?;

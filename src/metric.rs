@@ -23,7 +23,7 @@ use crate::sim::Counts;
 use crate::sim::passage::Censored;
 use crate::sim::recovery::{Recovery, Verdict};
 use crate::stats::{Estimate, estimate};
-use crate::sweep::journal::UnitRecord;
+use crate::sweep::journal::{LayerRecord, UnitRecord};
 
 /// A summary metric, in `summary.csv` column order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,6 +105,14 @@ pub enum Metric {
     TimeToCollapseMs,
     /// `time_to_healthy_ms`: from the trigger's end to the healthy level (as above).
     TimeToHealthyMs,
+    /// `chain_attempts`: attempts that reached a layer, summed over every layer of a chain
+    /// (undefined without two layers or more).
+    ChainAttempts,
+    /// `chain_amplification`: `chain_attempts` per request, the load a request puts on the
+    /// whole chain.
+    ChainAmplification,
+    /// `deepest_amplification`: attempts that reached a chain's last layer per request.
+    DeepestAmplification,
 }
 
 /// How a metric's values are shown.
@@ -242,6 +250,15 @@ fn verdict(r: &UnitRecord, of: fn(&Recovery) -> f64) -> f64 {
     r.recovery.as_ref().map_or(f64::NAN, of)
 }
 
+/// `of` the layers of a chain's run; undefined (NaN) without two layers or more (a chain of
+/// one layer is its server, and reads as one).
+fn chain(r: &UnitRecord, of: fn(&[LayerRecord]) -> u64) -> f64 {
+    match r.layers.len() {
+        0 | 1 => f64::NAN,
+        _ => of(&r.layers) as f64,
+    }
+}
+
 /// A passage time in ms when the level was reached; undefined (NaN) when censored.
 fn reached(passage: Option<Censored>) -> f64 {
     passage
@@ -252,7 +269,7 @@ fn reached(passage: Option<Censored>) -> f64 {
 /// The table of metric definitions, one row a metric, in [`Metric`] (column) order.
 #[rustfmt::skip] // One row a line reads as a table; rustfmt would give each argument a line.
 const SPECS: [Spec; Metric::COUNT] = {
-    use Aggregation::{LatencyMean, LatencyQuantile, Ratio};
+    use Aggregation::{LatencyMean, LatencyQuantile, Measured, Ratio};
     use Better::{Higher, Lower, Neither};
     use Metric as M;
     use Unit::{Count, Millis, Share, Times};
@@ -334,6 +351,29 @@ const SPECS: [Spec; Metric::COUNT] = {
             Higher, |r| reached(r.passage.and_then(|p| p.to_collapse))),
         measured(M::TimeToHealthyMs, "time_to_healthy_ms", "time back to healthy", Millis,
             Lower, |r| reached(r.passage.and_then(|p| p.to_healthy))),
+        measured(M::ChainAttempts, "chain_attempts", "total calls, every layer", Count, Lower,
+            |r| chain(r, |l| l.iter().map(|l| l.arrivals).sum())),
+        Spec {
+            metric: M::ChainAmplification,
+            name: "chain_amplification",
+            short: "amplification_chain",
+            label: "calls per request, every layer",
+            unit: Times,
+            better: Lower,
+            aggregation: Ratio(M::ChainAttempts, M::Requests),
+        },
+        Spec {
+            metric: M::DeepestAmplification,
+            name: "deepest_amplification",
+            short: "amplification_deepest",
+            label: "calls per request at the deepest layer",
+            unit: Times,
+            better: Lower,
+            aggregation: Measured(|r| match (&r.layers[..], r.counts.requests) {
+                ([_, .., last], n) if n > 0 => last.arrivals as f64 / n as f64,
+                _ => f64::NAN,
+            }),
+        },
     ]
 };
 
@@ -348,7 +388,7 @@ const _: () = {
 
 impl Metric {
     /// How many metrics there are.
-    pub const COUNT: usize = 37;
+    pub const COUNT: usize = 40;
 
     /// Every metric, in `summary.csv` column order.
     pub const ALL: [Metric; Metric::COUNT] = [
@@ -389,26 +429,35 @@ impl Metric {
         Metric::FullShare,
         Metric::TimeToCollapseMs,
         Metric::TimeToHealthyMs,
+        Metric::ChainAttempts,
+        Metric::ChainAmplification,
+        Metric::DeepestAmplification,
     ];
 
-    /// The metrics added after the first result folders were written (recovery, throttling,
-    /// the verdicts, the passages): a folder without their columns still reads (they are
-    /// undefined there).
-    pub const ADDED_LATER: [Metric; 13] = [
-        Metric::GoodputBefore,
-        Metric::GoodputAfter,
-        Metric::Recovered,
-        Metric::RecoveryMs,
-        Metric::Throttled,
-        Metric::Relapsed,
-        Metric::Oscillating,
-        Metric::OscillationPeriodMs,
-        Metric::DegradedBefore,
-        Metric::InSystemMean,
-        Metric::FullShare,
-        Metric::TimeToCollapseMs,
-        Metric::TimeToHealthyMs,
-    ];
+    /// Whether the metric was added after the first result folders were written (recovery
+    /// and everything after it): a folder without its column still reads (it is undefined
+    /// there). New metrics are appended, so these are the columns from `goodput_before` on.
+    pub fn added_later(self) -> bool {
+        self >= Metric::GoodputBefore
+    }
+
+    /// The attempts-per-request figure that a run's pages name as its load: the whole
+    /// chain's where the run has layers (the edge's `amplification` counts only the clients'
+    /// own attempts), else `amplification`.
+    pub fn load(layered: bool) -> Metric {
+        match layered {
+            true => Metric::ChainAmplification,
+            false => Metric::Amplification,
+        }
+    }
+
+    /// The total calls that a run's pages name as its load, as [`Metric::load`].
+    pub fn calls(layered: bool) -> Metric {
+        match layered {
+            true => Metric::ChainAttempts,
+            false => Metric::Attempts,
+        }
+    }
 
     /// The metric's row of [`SPECS`]: everything about it in one place.
     fn spec(self) -> &'static Spec {

@@ -40,23 +40,44 @@ use crate::time::SimDuration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Objective {
     metric: Metric,
+    /// The folder's load per request ([`ResultFolder::load_metric`]): the tie-break, and
+    /// what `amplification` names in a chain.
+    load: Metric,
 }
 
 impl Objective {
     /// Least load on the server: attempts per request (ties: lower p99).
     pub const AMPLIFICATION: Objective = Objective {
         metric: Metric::Amplification,
+        load: Metric::Amplification,
     };
 
     /// The lowest p99 latency (ties: lower amplification): what hedging is for.
     pub const P99: Objective = Objective {
         metric: Metric::LatencyP99Ms,
+        load: Metric::Amplification,
     };
 
     /// The objective of optimising `metric`; `None` for a metric that is neither better low
     /// nor high (`requests`, `events`).
     pub fn new(metric: Metric) -> Option<Objective> {
-        (metric.better() != Better::Neither).then_some(Objective { metric })
+        (metric.better() != Better::Neither).then_some(Objective {
+            metric,
+            load: Metric::Amplification,
+        })
+    }
+
+    /// The objective on `folder`: in a chain, whose edge `amplification` counts only the
+    /// clients' own attempts, the least load is the whole chain's ([`Metric::load`]).
+    pub fn for_folder(self, folder: &ResultFolder) -> Objective {
+        let load = folder.load_metric();
+        Objective {
+            metric: match self.metric {
+                Metric::Amplification => load,
+                other => other,
+            },
+            load,
+        }
     }
 
     /// The metric optimised.
@@ -64,12 +85,17 @@ impl Objective {
         self.metric
     }
 
+    /// The load per request weighed: `amplification`, a chain's `chain_amplification`.
+    pub fn load(self) -> Metric {
+        self.load
+    }
+
     /// The metric that orders pairs equal on the objective.
     pub fn tie_break(self) -> Metric {
-        if self.metric == Metric::Amplification {
+        if self.metric == self.load {
             Metric::LatencyP99Ms
         } else {
-            Metric::Amplification
+            self.load
         }
     }
 
@@ -145,11 +171,17 @@ pub struct Constraints {
 impl Constraints {
     /// The constraints as limits on metrics, in the order they are checked and reported.
     pub fn limits(&self) -> Vec<Limit> {
+        self.limits_on(Metric::Amplification)
+    }
+
+    /// [`Constraints::limits`], the limit on amplification put on `load` (a chain's
+    /// [`Metric::ChainAmplification`]).
+    pub fn limits_on(&self, load: Metric) -> Vec<Limit> {
         let ms = |d: SimDuration| d.as_millis_f64();
         [
             (Metric::LatencyP99Ms, self.p99.map(ms)),
             (Metric::LatencyP999Ms, self.deadline.map(ms)),
-            (Metric::Amplification, self.max_amplification),
+            (load, self.max_amplification),
             (Metric::SuccessRate, self.min_success),
         ]
         .into_iter()
@@ -315,7 +347,31 @@ pub struct WorldAnswer {
     /// The choice keys whose value at the chosen pair is the smallest or the largest swept:
     /// the best may lie beyond the grid.
     pub edges: Vec<Edge>,
+    /// The other pairs that meet the constraints and the replications do not tell apart from
+    /// the chosen one on the objective (their 95 % intervals overlap the first-ranked's),
+    /// best first; the choice among them went to the better on the tie-break.
+    pub tied: Vec<usize>,
+    /// Where the chosen pair is far from the other pairs of its world point.
+    pub far: Vec<Far>,
 }
+
+/// The chosen pair far from the others on a metric it was not chosen for: its p99 more than
+/// [`FAR_P99`] times the others' median, or its success more than [`FAR_SUCCESS`] below
+/// the best of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Far {
+    /// `latency_p99_ms` or `success_rate`.
+    pub metric: Metric,
+    /// The chosen pair's mean.
+    pub value: f64,
+    /// The others': the median p99, or the best success.
+    pub others: f64,
+}
+
+/// A chosen p99 this many times the median of the other pairs' is worth a word.
+pub const FAR_P99: f64 = 2.0;
+/// A chosen success this far (absolute) below the best of the other pairs' is worth a word.
+pub const FAR_SUCCESS: f64 = 0.05;
 
 /// A choice key at the edge of its swept values at the chosen pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -540,6 +596,8 @@ pub fn recommend_at(
     let folder = ResultFolder::read(dir)?;
     result.guard([ParetoRow::FILE])?;
     let design = Design::of(&folder);
+    let objective = objective.for_folder(&folder);
+    let load = folder.load_metric();
     let kept = select(&folder, at)?;
     let (constraints, floor) = fill_success_floor(constraints, &folder, &design);
     if kept.is_empty() {
@@ -560,8 +618,8 @@ pub fn recommend_at(
             message: "aggregate.csv holds no rows".into(),
         });
     }
-    let limits = constraints.limits();
-    let checked = mark_eligible_and_fronts(&mut candidates, &limits);
+    let limits = constraints.limits_on(load);
+    let checked = mark_eligible_and_fronts(&mut candidates, &limits, load);
     let mut worlds: Vec<usize> = candidates.iter().map(|c| c.world).collect();
     worlds.dedup();
     let answers: Vec<WorldAnswer> = worlds
@@ -569,7 +627,7 @@ pub fn recommend_at(
         .map(|w| answer(&folder, &design, w, &candidates, &checked, objective))
         .collect();
     let best: Vec<usize> = answers.iter().filter_map(WorldAnswer::best).collect();
-    let rows = pareto_rows(&candidates, &best);
+    let rows = pareto_rows(&candidates, &best, folder.layered());
     // Recorded before it is written: cut short, it is still proven jitterlab's.
     result.record(&[dir.join(ParetoRow::FILE)], false)?;
     let pareto_csv = write_rows(dir, &folder.sweep_keys, &rows)?;
@@ -585,6 +643,18 @@ pub fn recommend_at(
         floor,
         pareto_csv,
     })
+}
+
+/// Keeps `text`, the answer as `recommend` printed it, in `dir`'s `recommendation.txt` for
+/// the report: never over a file jitterlab did not write, recorded in `meta.json` before it
+/// is written, and written whole.
+pub fn keep_answer(dir: &Path, text: &str) -> Result<PathBuf> {
+    let result = Folder::open(dir)?;
+    let path = dir.join(crate::folder::names::RECOMMENDATION);
+    result.guard([crate::folder::names::RECOMMENDATION])?;
+    result.record(std::slice::from_ref(&path), false)?;
+    crate::atomic::write_atomic(&path, text.as_bytes())?;
+    Ok(path)
 }
 
 /// The constraints with the success floor filled in with the design's target when no
@@ -614,17 +684,19 @@ fn fill_success_floor(
 }
 
 /// Marks the candidates that meet `limits` eligible and those on their world's Pareto front
-/// of amplification and p99 latency among the eligible; returns what each one misses.
+/// of `load` (attempts per request) and p99 latency among the eligible; returns what each
+/// one misses.
 fn mark_eligible_and_fronts(
     candidates: &mut [Candidate],
     limits: &[Limit],
+    load: Metric,
 ) -> Vec<(Vec<Miss>, bool)> {
     let checked: Vec<(Vec<Miss>, bool)> = candidates.iter().map(|c| c.misses(limits)).collect();
     for (c, (misses, _)) in candidates.iter_mut().zip(&checked) {
         c.eligible = misses.is_empty();
     }
     let coords: Vec<(f64, f64)> = (candidates.iter())
-        .map(|c| (c.mean(Metric::Amplification), c.mean(Metric::LatencyP99Ms)))
+        .map(|c| (c.mean(load), c.mean(Metric::LatencyP99Ms)))
         .collect();
     let groups: Vec<usize> = candidates.iter().map(|c| c.world).collect();
     let eligible: Vec<bool> = candidates.iter().map(|c| c.eligible).collect();
@@ -637,8 +709,9 @@ fn mark_eligible_and_fronts(
     checked
 }
 
-/// The rows of `pareto.csv`: every candidate, those at `best` recommended.
-fn pareto_rows(candidates: &[Candidate], best: &[usize]) -> Vec<ParetoRow> {
+/// The rows of `pareto.csv`: every candidate, those at `best` recommended; the chain's
+/// amplification too when `layered`.
+fn pareto_rows(candidates: &[Candidate], best: &[usize], layered: bool) -> Vec<ParetoRow> {
     (candidates.iter().enumerate())
         .map(|(i, c)| ParetoRow {
             point: c.point,
@@ -650,6 +723,7 @@ fn pareto_rows(candidates: &[Candidate], best: &[usize]) -> Vec<ParetoRow> {
             recommended: best.contains(&i),
             success_rate: defined(c.mean(Metric::SuccessRate)),
             eligible: Some(c.eligible),
+            chain_amplification: defined(c.mean(Metric::ChainAmplification)).filter(|_| layered),
         })
         .collect()
 }
@@ -729,15 +803,22 @@ fn answer(
                 misses: checked[i].0.clone(),
             })
             .collect();
+        // Equally short of the constraints (every candidate fails outright when the server
+        // is down), the better on the objective is the closer.
         let total = |c: &Closest| c.misses.iter().map(|m| m.excess).sum::<f64>();
+        let key = |c: &Closest| (total(c), objective.key(&candidates[c.candidate]));
         closest.sort_by(|a, b| {
-            total(a)
-                .partial_cmp(&total(b))
+            key(a)
+                .partial_cmp(&key(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
+    let tied = break_ties(&mut ranked, candidates, objective);
     let edges = ranked.first().map_or(Vec::new(), |r| {
         edges(folder, design, &candidates[r.candidate], &mine, candidates)
+    });
+    let far = ranked.first().map_or(Vec::new(), |r| {
+        far_from_the_others(r.candidate, &mine, candidates, objective)
     });
     WorldAnswer {
         world,
@@ -746,7 +827,89 @@ fn answer(
         ranked,
         closest,
         edges,
+        tied,
+        far,
     }
+}
+
+/// True when the replications do not tell `a` and `b` apart on `metric`: their 95 %
+/// intervals overlap (or, without intervals, their means are equal).
+fn overlap(a: &Candidate, b: &Candidate, metric: Metric) -> bool {
+    let (x, y) = (a.metrics[metric], b.metrics[metric]);
+    match (x.low, x.high, y.low, y.high) {
+        (Some(xl), Some(xh), Some(yl), Some(yh)) => xl <= yh && yl <= xh,
+        _ => x.mean == y.mean,
+    }
+}
+
+/// Among the ranked pairs tied with the first on the objective ([`overlap`]), puts the best
+/// on the tie-break first (the first-ranked where it is as good), and returns the others
+/// tied, best first: a difference the replications do not support decides nothing.
+fn break_ties(ranked: &mut [Ranked], candidates: &[Candidate], objective: Objective) -> Vec<usize> {
+    let Some(first) = ranked.first().map(|r| &candidates[r.candidate]) else {
+        return Vec::new();
+    };
+    let metric = objective.metric();
+    let tied = ranked
+        .iter()
+        .take_while(|r| overlap(first, &candidates[r.candidate], metric))
+        .count()
+        .max(1); // the first is tied with itself, even where its mean is undefined
+    let tie_break = Objective {
+        metric: objective.tie_break(),
+        load: objective.load,
+    };
+    // Stable: equal on the tie-break, the order of the objective stands.
+    ranked[..tied].sort_by(|a, b| {
+        let key = |r: &Ranked| tie_break.key(&candidates[r.candidate]);
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    ranked[1..tied].iter().map(|r| r.candidate).collect()
+}
+
+/// Where the pick is far from the other pairs of its world point `mine` on the p99 and the
+/// success rate, when neither is the objective (see [`Far`]).
+fn far_from_the_others(
+    pick: usize,
+    mine: &[usize],
+    candidates: &[Candidate],
+    objective: Objective,
+) -> Vec<Far> {
+    let others = |m: Metric| -> Vec<f64> {
+        let mut v: Vec<f64> = (mine.iter().filter(|&&i| i != pick))
+            .map(|&i| candidates[i].mean(m))
+            .filter(|x| x.is_finite())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let mut out = Vec::new();
+    let value = |m: Metric| candidates[pick].mean(m);
+    let p99 = others(Metric::LatencyP99Ms);
+    if objective.metric() != Metric::LatencyP99Ms && !p99.is_empty() {
+        let median = p99[p99.len() / 2];
+        if value(Metric::LatencyP99Ms) > FAR_P99 * median && median > 0.0 {
+            out.push(Far {
+                metric: Metric::LatencyP99Ms,
+                value: value(Metric::LatencyP99Ms),
+                others: median,
+            });
+        }
+    }
+    let success = others(Metric::SuccessRate);
+    if let Some(&best) = success.last()
+        && objective.metric() != Metric::SuccessRate
+        && value(Metric::SuccessRate) < best - FAR_SUCCESS
+    {
+        out.push(Far {
+            metric: Metric::SuccessRate,
+            value: value(Metric::SuccessRate),
+            others: best,
+        });
+    }
+    out
 }
 
 /// The numeric choice keys (two values or more among the candidates `mine`) whose value at

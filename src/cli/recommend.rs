@@ -6,18 +6,15 @@ use std::fmt::Write as _;
 
 use jitterlab::metric::{Better, Metric, Unit};
 use jitterlab::recommend::{
-    Candidate, Constraints, Edge, FloorSource, HedgingDefaults, Miss, Objective, Recommendation,
-    WorldAnswer,
+    Candidate, Edge, FloorSource, HedgingDefaults, Miss, Objective, Recommendation, WorldAnswer,
 };
 use jitterlab::text::pad;
 
-/// The columns of the ranking; the objective's metric is added when it is
-/// not one of them.
-const COLUMNS: [Metric; 3] = [
-    Metric::Amplification,
-    Metric::LatencyP99Ms,
-    Metric::SuccessRate,
-];
+/// The columns of the ranking: the load per request (a chain's, see [`Objective::load`]),
+/// p99 and success; the objective's metric is added when it is not one of them.
+fn columns(objective: Objective) -> Vec<Metric> {
+    vec![objective.load(), Metric::LatencyP99Ms, Metric::SuccessRate]
+}
 
 /// The answer, at most `top` pairs per world point shown in full (at least one). `dir` is the
 /// folder as the user named it, for the `--at` hint.
@@ -37,7 +34,7 @@ pub fn render(answer: &Recommendation, objective: Objective, top: usize, dir: &s
     let _ = writeln!(
         text,
         "constraints: {}",
-        describe_constraints(&answer.constraints, answer.floor, hedging.max_amplification)
+        describe_constraints(answer, hedging.max_amplification)
     );
     let mut compared = vec!["strategies".to_string()];
     compared.extend(answer.choice_keys.iter().cloned());
@@ -95,7 +92,7 @@ fn detail(
         );
         return;
     }
-    let mut columns = COLUMNS.to_vec();
+    let mut columns = columns(objective);
     if !columns.contains(&objective.metric()) {
         columns.push(objective.metric());
     }
@@ -131,7 +128,73 @@ fn detail(
             "\nrecommended: {}",
             pair_name(&answer.candidates[best])
         );
+        doubt_notes(text, answer, world, "");
         edge_notes(text, &world.edges);
+    }
+}
+
+/// What makes the pick less sure than it looks: pairs the replications do not tell from it
+/// on the objective, and a p99 or a success far from the other pairs'. `at` names the world
+/// point when several are listed.
+fn doubt_notes(text: &mut String, answer: &Recommendation, world: &WorldAnswer, at: &str) {
+    let objective = answer.objective;
+    if !world.tied.is_empty() {
+        let names: Vec<String> = (world.tied.iter().take(3))
+            .map(|&i| choice_name(&answer.candidates[i]))
+            .collect();
+        let more = match world.tied.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        let tie_break = objective.tie_break();
+        let pick = world
+            .best()
+            .map_or(f64::NAN, |i| answer.candidates[i].mean(tie_break));
+        let next = answer.candidates[world.tied[0]].mean(tie_break);
+        let why = match number_short(pick) == number_short(next) {
+            true => format!(
+                "equal on {} too: the first in order",
+                Objective::name_of(tie_break)
+            ),
+            false => {
+                let way = if tie_break.better() == Better::Higher {
+                    "highest"
+                } else {
+                    "lowest"
+                };
+                format!("chosen for the {way} {}", Objective::name_of(tie_break))
+            }
+        };
+        let _ = writeln!(
+            text,
+            "{at}tied on {} with {}{more} (their 95 % intervals overlap): {why}.",
+            objective.metric().short(),
+            names.join(", "),
+        );
+    }
+    let Some(pick) = world.best().map(|i| &answer.candidates[i]) else {
+        return;
+    };
+    for far in &world.far {
+        let _ = match far.metric {
+            Metric::SuccessRate => writeln!(
+                text,
+                "{at}note: {} serves {} of requests where another pair here serves {}; \
+                 --objective success ranks by it.",
+                choice_name(pick),
+                jitterlab::output::labels::percent_near(far.value, far.others),
+                jitterlab::output::labels::percent_near(far.others, far.value),
+            ),
+            _ => writeln!(
+                text,
+                "{at}note: {}'s p99 ({} ms) is {:.1}× the median of the other pairs here ({} ms); \
+                 --p99 sets a limit.",
+                choice_name(pick),
+                number_short(far.value),
+                far.value / far.others,
+                number_short(far.others),
+            ),
+        };
     }
 }
 
@@ -155,11 +218,7 @@ fn edge_notes(text: &mut String, edges: &[Edge]) {
 /// see one in full.
 fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], dir: &str) {
     let floor = answer.constraints.min_success;
-    let metrics = [
-        Metric::Amplification,
-        Metric::LatencyP99Ms,
-        Metric::SuccessRate,
-    ];
+    let metrics = columns(answer.objective);
     let mut head = vec!["world point".to_string(), "recommended".to_string()];
     head.extend(metrics.iter().map(|m| m.short().to_string()));
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -223,6 +282,13 @@ fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], d
             let _ = writeln!(text, "  {}  {why}", pad(label, widths[0], false));
         }
     }
+    let mut notes = String::new();
+    for w in worlds.iter().filter(|w| w.best().is_some()) {
+        doubt_notes(&mut notes, answer, w, &format!("at {}: ", w.label));
+    }
+    if !notes.is_empty() {
+        let _ = write!(text, "\n{notes}");
+    }
     let recommended = worlds.iter().filter(|w| w.best().is_some()).count();
     let _ = writeln!(
         text,
@@ -272,7 +338,8 @@ fn describe_objective(objective: Objective) -> String {
     )
 }
 
-fn describe_constraints(c: &Constraints, floor: FloorSource, hedging_limit: bool) -> String {
+fn describe_constraints(answer: &Recommendation, hedging_limit: bool) -> String {
+    let (c, floor) = (&answer.constraints, answer.floor);
     let mut parts = Vec::new();
     if let Some(p) = c.p99 {
         parts.push(format!("p99 <= {p}"));
@@ -285,7 +352,7 @@ fn describe_constraints(c: &Constraints, floor: FloorSource, hedging_limit: bool
             true => " (copies per request, the hedging default; --max-amplification sets another)",
             false => "",
         };
-        parts.push(format!("amplification <= {a}{from}"));
+        parts.push(format!("{} <= {a}{from}", answer.objective.load().name()));
     }
     if let Some(s) = c.min_success {
         let from = match floor {

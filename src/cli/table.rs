@@ -1,7 +1,7 @@
 //! The table `run` and `merge` print: per point and strategy, the means across replications
 //! of the metrics a reader looks at first.
 
-use jitterlab::output::table::{COLUMNS, cells, header};
+use jitterlab::output::table::Columns;
 use jitterlab::runner::PointSummary;
 use jitterlab::scenario::describe;
 use jitterlab::text::{pad, shown};
@@ -10,7 +10,15 @@ use jitterlab::text::{pad, shown};
 /// undefined (a latency where nothing succeeded). Names and sweep values are escaped and
 /// shortened ([`shown`]): a name of any length or content keeps the table readable.
 pub fn render(points: &[PointSummary]) -> String {
-    let mut rows: Vec<Vec<String>> = vec![header().into_iter().map(String::from).collect()];
+    let columns = Columns::of(
+        points
+            .iter()
+            .flat_map(|p| &p.strategies)
+            .map(|s| &s.estimates),
+    );
+    let header: Vec<String> = columns.header().into_iter().map(String::from).collect();
+    let width = header.len();
+    let mut rows: Vec<Vec<String>> = vec![header];
     for point in points {
         if !point.values.is_empty() {
             rows.push(vec![format!(
@@ -21,11 +29,11 @@ pub fn render(points: &[PointSummary]) -> String {
         }
         for strategy in &point.strategies {
             let mut row = vec![shown(&strategy.name)];
-            row.extend(cells(&strategy.estimates));
+            row.extend(columns.cells(&strategy.estimates));
             rows.push(row);
         }
     }
-    let widths: Vec<usize> = (0..=COLUMNS.len())
+    let widths: Vec<usize> = (0..width)
         .map(|i| {
             rows.iter()
                 .filter(|r| r.len() > 1)

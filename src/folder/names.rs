@@ -39,6 +39,8 @@ pub const HEDGING: &str = "hedging.csv";
 pub const PASSAGE: &str = "passage.csv";
 /// The Pareto front (`recommend`).
 pub const PARETO: &str = "pareto.csv";
+/// The answer `recommend` printed last, kept for the report.
+pub const RECOMMENDATION: &str = "recommendation.txt";
 /// The live run against its simulation (`jitterlab live`).
 pub const LIVE_VS_SIM: &str = "live_vs_sim.csv";
 /// Service times a live run observed (milliseconds, one per line).

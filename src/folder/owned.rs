@@ -69,6 +69,7 @@ pub fn is_owned(name: &str) -> bool {
         names::HEDGING,
         names::PASSAGE,
         names::PARETO,
+        names::RECOMMENDATION,
         names::LIVE_VS_SIM,
         OBSERVED_SERVICE,
         OBSERVED_LATENCY,

@@ -212,7 +212,7 @@ impl Design {
             let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             match (values.len() > 1, metric) {
                 (false, _) => 0.0,
-                (true, Metric::Amplification) if lo > 0.0 => hi / lo - 1.0,
+                (true, m) if m.unit() == crate::metric::Unit::Times && lo > 0.0 => hi / lo - 1.0,
                 (true, _) => hi - lo,
             }
         };
@@ -225,7 +225,7 @@ impl Design {
                 works(w),
                 spread(w, Metric::Recovered),
                 spread(w, Metric::SuccessRate),
-                spread(w, Metric::Amplification),
+                spread(w, folder.load_metric()),
             ]
         };
         let mut best = 0;
@@ -274,7 +274,7 @@ impl Design {
                 if v.is_finite() { v } else { f64::INFINITY }
             };
             if self.meets_target(folder, c) {
-                (0, m(Metric::Amplification), m(Metric::LatencyP99Ms))
+                (0, m(folder.load_metric()), m(Metric::LatencyP99Ms))
             } else {
                 (
                     1,

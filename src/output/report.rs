@@ -198,10 +198,21 @@ fn table_rows(design: &Design) -> (Vec<&Candidate>, usize) {
 }
 
 fn summary_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut String) {
-    let metrics: Vec<Metric> = TABLE_METRICS
-        .into_iter()
+    // A chain's load on every layer leads; the clients' own attempts follow, named as the
+    // edge's (the deepest layer's is the layers chart's, beside).
+    let chain = [Metric::ChainAmplification];
+    let metrics: Vec<Metric> = (chain.into_iter().filter(|_| folder.layered()))
+        .chain(TABLE_METRICS)
         .filter(|m| folder.has(*m))
         .collect();
+    let edge = |text: &str| match folder.layered() {
+        true => say(&text.replace(
+            Metric::Amplification.label(),
+            "attempts per request at the edge",
+        )),
+        false => say(text),
+    };
+    let say: Say = &edge;
     let n = folder.aggregate.iter().map(|r| r.n).max().unwrap_or(0);
     let (rows, all) = table_rows(design);
     let _ = write!(
@@ -363,7 +374,12 @@ fn compare_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut Str
     };
     let mut supported: Vec<&crate::output::rows::CompareRow> = rows
         .iter()
-        .filter(|r| points.contains(&r.point) && DIFFERENCE_METRICS.contains(&r.metric))
+        .filter(|r| {
+            points.contains(&r.point)
+                && DIFFERENCE_METRICS
+                    .map(|m| folder.as_load(m))
+                    .contains(&r.metric)
+        })
         .filter(|r| match (r.ci95_low, r.ci95_high) {
             (Some(lo), Some(hi)) => lo > 0.0 || hi < 0.0,
             _ => false,
@@ -566,6 +582,7 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
         section(c, png, &mut out);
     }
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
+    recommendation(dir, &mut out);
     summary_table(folder, design, say, &mut out);
     recovery_table(folder, design, say, &mut out);
     live_table(folder, dir, &mut out);
@@ -577,6 +594,34 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
     scenario_section(scenario, &mut out);
     out.push_str("</main>\n</body>\n</html>\n");
     out
+}
+
+/// The most of `recommendation.txt` the report shows.
+const MAX_RECOMMENDATION: usize = 16 * 1024;
+
+/// The answer `jitterlab recommend` printed last on this folder, as it printed it (its
+/// objective and constraints, the choice, and what makes it less sure), when the folder
+/// holds one that jitterlab wrote.
+fn recommendation(dir: &Path, out: &mut String) {
+    let ownership = crate::folder::owned::Ownership::of(dir);
+    if !ownership.holds(names::RECOMMENDATION) {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(dir.join(names::RECOMMENDATION)) else {
+        return;
+    };
+    let cut = match text.char_indices().nth(MAX_RECOMMENDATION) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    };
+    let _ = writeln!(
+        out,
+        "<p id=\"recommendation\">What <code>jitterlab recommend</code> answered last on this folder, \
+         for the objective and the constraints it was asked (the first two lines): the pair it recommends \
+         is the best among those that meet them, and the lines after it say what makes that less sure. \
+         The Pareto chart marks it with a sight.</p>\n<pre class=\"answer\">{}</pre>",
+        esc(cut.trim_end())
+    );
 }
 
 /// The hedging lead under the facts: the answer to "does hedging pay here" when the folder

@@ -491,7 +491,8 @@ pub struct ParetoRow {
     /// Mean p99 latency, ms (`None` where nothing succeeded).
     #[serde(with = "optional")]
     pub latency_p99_ms: Option<f64>,
-    /// On the amplification/p99 Pareto front of the eligible pairs at its world point.
+    /// On the Pareto front of load (amplification; in a chain the chain's) and p99 of the
+    /// eligible pairs at its world point.
     pub on_front: bool,
     /// The recommended choice at its world point.
     pub recommended: bool,
@@ -502,11 +503,16 @@ pub struct ParetoRow {
     /// included (`None`: a file written before the column existed).
     #[serde(default)]
     pub eligible: Option<bool>,
+    /// Mean chain amplification ([`Metric::ChainAmplification`]): in a chain, the load the
+    /// front and the ranking weigh; empty without layers (and in older files).
+    #[serde(default, with = "optional")]
+    pub chain_amplification: Option<f64>,
 }
 
 impl Row for ParetoRow {
     const FILE: &'static str = names::PARETO;
-    const ADDED_LATER: &'static [&'static str] = &["success_rate", "eligible"];
+    const ADDED_LATER: &'static [&'static str] =
+        &["success_rate", "eligible", "chain_amplification"];
     fn sweep_mut(&mut self) -> &mut Vec<String> {
         &mut self.sweep
     }
@@ -652,7 +658,7 @@ mod tests {
             summary[6 + 24..].join(","),
             "goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,\
              oscillation_period_ms,degraded_before,in_system_mean,full_share,time_to_collapse_ms,\
-             time_to_healthy_ms"
+             time_to_healthy_ms,chain_attempts,chain_amplification,deepest_amplification"
         );
         assert_eq!(summary.len(), 6 + Metric::COUNT);
     }

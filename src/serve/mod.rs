@@ -328,7 +328,7 @@ impl Server {
             let outcome = self.playground.run(settings, true, cancel, progress)?;
             Ok(json!({
                 "command": self.playground.command(settings),
-                "header": crate::output::table::header(),
+                "header": columns(&outcome).header(),
                 "points": points_json(&outcome),
                 "charts": outcome.charts.iter().map(|(stem, title, svg)| json!({
                     "stem": stem, "title": title, "svg": svg,
@@ -486,7 +486,14 @@ fn error_json(e: &Error) -> Response {
     )
 }
 
+/// The table's columns for the outcome's runs.
+fn columns(outcome: &Outcome) -> crate::output::table::Columns {
+    let strategies = outcome.points.iter().flat_map(|p| &p.strategies);
+    crate::output::table::Columns::of(strategies.map(|s| &s.estimates))
+}
+
 fn points_json(outcome: &Outcome) -> Vec<Value> {
+    let columns = columns(outcome);
     (outcome.points.iter())
         .map(|p| {
             let label = match p.values.is_empty() {
@@ -496,7 +503,7 @@ fn points_json(outcome: &Outcome) -> Vec<Value> {
             let rows: Vec<Vec<String>> = (p.strategies.iter())
                 .map(|s| {
                     let mut row = vec![crate::text::shown(&s.name)];
-                    row.extend(crate::output::table::cells(&s.estimates));
+                    row.extend(columns.cells(&s.estimates));
                     row
                 })
                 .collect();

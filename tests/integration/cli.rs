@@ -265,7 +265,7 @@ fn decorrelated_delays_stay_within_base_and_cap() {
     );
 }
 
-const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,oscillation_period_ms,degraded_before,in_system_mean,full_share,time_to_collapse_ms,time_to_healthy_ms";
+const SUMMARY: &str = "point,strategy,replication,seed,requests,attempts,amplification,succeeded,failed,gave_up_attempts,gave_up_deadline,gave_up_budget,rejected_by_breaker,unfinished,success_rate,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,peak_arrivals,peak_retries,makespan_ms,server_busy_share,wasted_work_share,retry_after_share,events,goodput_before,goodput_after,recovered,recovery_ms,throttled,relapsed,oscillating,oscillation_period_ms,degraded_before,in_system_mean,full_share,time_to_collapse_ms,time_to_healthy_ms,chain_attempts,chain_amplification,deepest_amplification";
 
 fn first_line(path: &Path) -> String {
     std::fs::read_to_string(path)
@@ -485,13 +485,13 @@ fn recommend_parses_the_objective_once_and_writes_pareto_csv() {
     assert_eq!(
         lines.next(),
         Some(
-            "point,strategy,amplification,latency_p99_ms,on_front,recommended,success_rate,eligible"
+            "point,strategy,amplification,latency_p99_ms,on_front,recommended,success_rate,eligible,chain_amplification"
         )
     );
     // One world point (no sweep): one recommendation, eligible and on the front.
     let recommended: Vec<&str> = lines.filter(|l| l.contains(",true,true,")).collect();
     assert_eq!(recommended.len(), 1, "{pareto}");
-    assert!(recommended[0].ends_with(",true"), "{pareto}");
+    assert!(recommended[0].ends_with(",true,"), "{pareto}");
 }
 
 #[test]
@@ -533,6 +533,65 @@ fn recommend_says_when_its_pick_sits_at_the_edge_of_the_grid() {
     );
     assert_eq!(text.matches("at the edge of the grid").count(), 1, "{text}");
     assert!(text.contains("extend the sweep above 200ms."), "{text}");
+}
+
+#[test]
+fn recommend_says_when_its_pick_is_tied_or_far_from_the_others() {
+    let tmp = TempDir::new("recommend-doubts");
+    let run = ["run", "aws-2026", "--out", "r", "--quiet", "--no-plots"];
+    let o = jitterlab(tmp.path(), &run);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = jitterlab(
+        tmp.path(),
+        &["recommend", "r", "--no-plots", "--at", "workload.rate=20"],
+    );
+    let text = stdout(&o);
+    // The adaptive mode and its DynamoDB variant send as many attempts within their
+    // intervals: a tie, told apart by nothing the replications support.
+    assert!(
+        text.contains("recommended: workload.rate=20.0 / aws-adaptive\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "tied on amplification with aws-adaptive-dynamodb (their 95 % intervals overlap)"
+        ),
+        "{text}"
+    );
+    // The fewest attempts cost a p99 about ten times the others': said, with the way out.
+    let note = (text.lines())
+        .find(|l| l.starts_with("note: aws-adaptive's p99"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(note.ends_with("--p99 sets a limit."), "{note}");
+    // The world point is named as the load in total, with the per-client rate beside it.
+    assert!(
+        text.contains("at: offered load 200/s in total (10 clients × 20/s)"),
+        "{text}"
+    );
+    // Within a p99 limit and a lower floor, the standard mode wins on load and its p99 is
+    // like the others', but it serves fewer requests than the adaptive mode: said.
+    let o = jitterlab(
+        tmp.path(),
+        &[
+            "recommend",
+            "r",
+            "--no-plots",
+            "--at",
+            "workload.rate=20",
+            "--p99",
+            "5s",
+            "--min-success",
+            "0.85",
+        ],
+    );
+    let text = stdout(&o);
+    assert!(!text.contains("'s p99"), "{text}");
+    assert!(
+        text.contains(
+            "note: aws-standard serves 88.1 % of requests where another pair here serves 95.2 %"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -390,3 +390,81 @@ backoff = { jitter = "none" }
         stderr(&o)
     );
 }
+
+/// With the database down, `run`'s table, `summary.csv` and `recommend` weigh the load on the
+/// whole chain: `every_layer` and `edge_only` both send 3 attempts per request at the edge,
+/// but 3 + 9 + 27 against 3 + 3 + 3 down the chain, and `recommend` never names the storm.
+#[test]
+fn the_chain_load_separates_the_storm_from_retrying_at_the_edge() {
+    let dir = TempDir::new("chain-load");
+    let scenario = repo().join("sims/layered-retries.toml");
+    let o = jitterlab(
+        dir.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            "a",
+            "--no-plots",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    let header = table.lines().next().unwrap();
+    for column in [
+        "amplification_edge",
+        "amplification_chain",
+        "amplification_deepest",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    // The first point's rows: edge 3.00 for both, chain 39 against 9, deepest 27 against 3.
+    let row = |name: &str| -> Vec<String> {
+        let line = (table.lines())
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in\n{table}"));
+        line.split_whitespace()
+            .skip(1)
+            .take(3)
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(row("every_layer"), ["3.00", "39.00", "27.00"], "{table}");
+    assert_eq!(row("edge_only"), ["3.00", "9.00", "3.00"], "{table}");
+    let mut summary = csv::Reader::from_path(dir.join("a/summary.csv")).unwrap();
+    for row in summary.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        let expected = match (row["point"].as_str(), row["strategy"].as_str()) {
+            ("0", "every_layer") => ["39", "27"],
+            ("0", "edge_only") => ["9", "3"],
+            _ => continue,
+        };
+        assert_eq!(
+            [
+                row["chain_amplification"].as_str(),
+                row["deepest_amplification"].as_str()
+            ],
+            expected
+        );
+    }
+    let at = "--at=layers[2].faults=[{ kind = \"outage\", start = \"0s\", end = \"60s\" }]";
+    let o = jitterlab(dir.path(), &["recommend", "a", at, "--no-plots"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("lowest calls per request, every layer"),
+        "{text}"
+    );
+    // Every candidate fails every request there: the closest is the least load on the chain.
+    let closest = (text.lines())
+        .skip_while(|l| !l.contains("the closest are"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(closest.trim_start().starts_with("do_not_retry"), "{text}");
+    let o = jitterlab(dir.path(), &["recommend", "a", "--no-plots"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let outage = (text.lines())
+        .find(|l| l.contains("outage 0–60 s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!outage.contains("every_layer"), "{text}");
+}

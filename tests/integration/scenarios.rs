@@ -180,6 +180,7 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
 
         let aggregate = csv_rows(&out.join("aggregate.csv"));
         assert!(!aggregate.is_empty(), "{name}: empty aggregate.csv");
+        let layered = out.join("layers.csv").exists();
         for row in &aggregate {
             // The recovery metrics exist only in runs with a trigger (recovery_ms only in
             // those that recovered); every other metric in every run of these scenarios.
@@ -211,6 +212,16 @@ fn every_sim_file_runs_with_two_replications_and_keeps_its_books() {
                     num(row, "n") <= REPLICATIONS as f64,
                     "{name}: aggregate.csv {row:?}"
                 );
+            } else if [
+                "chain_attempts",
+                "chain_amplification",
+                "deepest_amplification",
+            ]
+            .contains(&row["metric"].as_str())
+            {
+                // A chain's load: in every run of a scenario with layers, in none without.
+                let n = if layered { REPLICATIONS } else { 0 };
+                assert_eq!(num(row, "n"), n as f64, "{name}: aggregate.csv {row:?}");
             } else if row["metric"] == "in_system_mean" {
                 let n = if watched { REPLICATIONS } else { 0 };
                 assert_eq!(num(row, "n"), n as f64, "{name}: aggregate.csv {row:?}");

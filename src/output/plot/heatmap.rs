@@ -199,7 +199,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
     let reading = labels::Reading::of(f);
     let [x, y] = [reading.key(&keys[0]).0, reading.key(&keys[1]).0];
     let mut out = Vec::new();
-    for metric in HEATMAP_METRICS {
+    for metric in HEATMAP_METRICS.map(|m| f.as_load(m)) {
         let panels = panels(f, design, &x_values, &y_values, |point, s| {
             f.aggregate_of(point, s, metric)
                 .and_then(|r| r.mean)

@@ -73,7 +73,9 @@ fn metric_panel(
     let (div, y_desc) = style::axis_for(metric, largest);
     let scale = 1.0 / div;
     let line = match metric {
-        Metric::Amplification => Some((1.0, "1 = no retries".to_string())),
+        Metric::Amplification | Metric::ChainAmplification => {
+            Some((1.0, "1 = no retries".to_string()))
+        }
         Metric::SuccessRate => Some((
             design.target,
             format!("success target {}", super::dist::pct(design.target)),
@@ -118,7 +120,7 @@ pub(crate) fn build_bars(f: &ResultFolder, design: &Design) -> Option<(String, S
         })
         .collect();
     let rows: Vec<Vec<Option<&Candidate>>> = candidates.iter().map(|c| vec![Some(c)]).collect();
-    let panels: Vec<Panel> = [Metric::Amplification, Metric::SuccessRate]
+    let panels: Vec<Panel> = [f.load_metric(), Metric::SuccessRate]
         .into_iter()
         .map(|m| {
             let mut p = metric_panel(f, design, m, vec![String::new()], &rows);
@@ -130,7 +132,7 @@ pub(crate) fn build_bars(f: &ResultFolder, design: &Design) -> Option<(String, S
         .map(|c| {
             (
                 design.candidate_label(f, c),
-                Design::mean(f, c, Metric::Amplification),
+                Design::mean(f, c, f.load_metric()),
                 Design::mean(f, c, Metric::SuccessRate),
             )
         })
@@ -352,7 +354,7 @@ pub(crate) fn build_sweep_panels(
 ) -> Option<(String, String, Sweep)> {
     let metrics: Vec<Metric> = PANEL_METRICS
         .iter()
-        .filter_map(|alts| alts.iter().copied().find(|m| f.has(*m)))
+        .filter_map(|alts| alts.iter().map(|&m| f.as_load(m)).find(|m| f.has(*m)))
         .collect();
     let chart = sweep_chart(f, design, &metrics)?;
     let key = labels::Reading::of(f).key(f.sweep_keys.first()?).0;
@@ -377,7 +379,7 @@ pub(crate) fn build_sweep_metrics(
     };
     let key = labels::Reading::of(f).key(key).0;
     let mut out = Vec::new();
-    for metric in SWEEP_METRICS {
+    for metric in SWEEP_METRICS.map(|m| f.as_load(m)) {
         if !f.has(metric) {
             continue;
         }

@@ -42,6 +42,8 @@ pub(crate) struct Pareto {
     strategies: Vec<(String, usize)>,
     floor: String,
     subtitle: String,
+    /// The load per request on the x axis: `amplification`, a chain's whole-chain figure.
+    load: Metric,
 }
 
 /// The world points that get a panel: all when they fit, else for each world key with more
@@ -86,7 +88,7 @@ fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) 
     let coords: Vec<(f64, f64)> = (all.iter())
         .map(|(_, c)| {
             (
-                Design::mean(f, c, Metric::Amplification),
+                Design::mean(f, c, f.load_metric()),
                 Design::mean(f, c, Metric::LatencyP99Ms),
             )
         })
@@ -175,6 +177,7 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Option<(String, String
         strategies,
         floor,
         subtitle,
+        load: f.load_metric(),
     };
     Some((title, guide, chart))
 }
@@ -255,7 +258,7 @@ impl Pareto {
             ));
         }
         if dots().any(|d| d.recommended) {
-            legend.push(LegendItem::new(Swatch::Ring(INK), "recommended"));
+            legend.push(LegendItem::new(Swatch::Target(INK), "recommended"));
         }
         let subtitle = (!self.subtitle.is_empty()).then_some(format!("with {}", self.subtitle));
         let body = style::frame(root, title, subtitle.as_deref(), &legend)?;
@@ -264,7 +267,7 @@ impl Pareto {
         let single = n == 1;
         let areas = style::panels(&body.margin(0, 10, 6, 10), n, grid, None)?;
         for (panel, (area, bottom, left)) in self.panels.iter().zip(areas) {
-            draw_panel(&area, panel, (bottom, left), single)?;
+            draw_panel(&area, panel, (bottom, left), single, self.load)?;
         }
         Ok(())
     }
@@ -275,6 +278,7 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &Panel,
     (bottom, left): (bool, bool),
     single: bool,
+    load: Metric,
 ) -> DrawResult {
     let fold = |f: fn(&Dot) -> f64| {
         (panel.dots.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
@@ -306,10 +310,9 @@ fn draw_panel<DB: DrawingBackend>(
         .x_label_formatter(&x_tick)
         .y_label_formatter(&y_tick);
     if bottom {
-        mesh.x_desc(if single {
-            "amplification (attempts per request)"
-        } else {
-            "attempts per request"
+        mesh.x_desc(match (single, load) {
+            (true, load) | (false, load @ Metric::ChainAmplification) => load.label(),
+            (false, _) => "attempts per request",
         });
     }
     if left {
@@ -352,8 +355,12 @@ fn draw_panel<DB: DrawingBackend>(
         Ok(())
     })?;
     label_front(&mut chart, panel, unit)?;
+    // The recommendation: a sight around the dot, like no other mark of the chart.
+    let area = chart.plotting_area().strip_coord_spec();
+    let (ox, oy) = area.get_base_pixel();
     for d in panel.dots.iter().filter(|d| d.recommended) {
-        chart.draw_series(std::iter::once(Circle::new(at(d), 15, INK.stroke_width(3))))?;
+        let (px, py) = chart.backend_coord(&at(d));
+        style::target(&area, (px - ox, py - oy), 14, 8, INK)?;
     }
     Ok(())
 }

@@ -110,8 +110,8 @@ pub(crate) enum Swatch {
     Dashed(RGBColor),
     /// A filled dot.
     Dot(RGBColor),
-    /// An open ring.
-    Ring(RGBColor),
+    /// A ring with four ticks outside it, a sight: the recommendation, unlike any dot.
+    Target(RGBColor),
     /// A hollow dot (a candidate below the success target).
     Hollow(RGBColor),
 }
@@ -293,13 +293,33 @@ fn draw_swatch<DB: DrawingBackend>(
         Swatch::Dot(c) => {
             area.draw(&Circle::new((x + 13, cy), 6, c.filled()))?;
         }
-        Swatch::Ring(c) => {
-            area.draw(&Circle::new((x + 13, cy), 8, c.stroke_width(3)))?;
-        }
         Swatch::Hollow(c) => {
             area.draw(&Circle::new((x + 13, cy), 6, WHITE.filled()))?;
             area.draw(&Circle::new((x + 13, cy), 6, c.stroke_width(2)))?;
         }
+        Swatch::Target(c) => target(area, (x + 13, cy), 6, 5, c)?,
+    }
+    Ok(())
+}
+
+/// Draws a sight on `area` at pixel `at`: a ring of `radius` and four ticks of `tick`
+/// outside it, north, east, south and west. Unlike every dot and ring of a chart, it marks
+/// one chosen point.
+pub(crate) fn target<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    radius: i32,
+    tick: i32,
+    c: RGBColor,
+) -> DrawResult {
+    let (x, y) = at;
+    area.draw(&Circle::new(at, radius, c.stroke_width(3)))?;
+    let (r0, r1) = (radius + 1, radius + tick);
+    for (dx, dy) in [(0, -1), (1, 0), (0, 1), (-1, 0)] {
+        area.draw(&PathElement::new(
+            vec![(x + dx * r0, y + dy * r0), (x + dx * r1, y + dy * r1)],
+            c.stroke_width(3),
+        ))?;
     }
     Ok(())
 }

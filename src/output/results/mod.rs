@@ -328,6 +328,35 @@ impl ResultFolder {
         self.aggregate.iter().find(is)
     }
 
+    /// Whether the runs have layers whose load `aggregate.csv` measured: then the pages
+    /// name the whole chain's load, not only the clients' own attempts.
+    pub fn layered(&self) -> bool {
+        self.layers.is_some()
+            && (self.aggregate.iter())
+                .any(|r| r.metric == Metric::ChainAttempts && r.mean.is_some())
+    }
+
+    /// The attempts-per-request figure the pages name as the load ([`Metric::load`]).
+    pub fn load_metric(&self) -> Metric {
+        Metric::load(self.layered())
+    }
+
+    /// The total calls the pages name as the load ([`Metric::calls`]).
+    pub fn calls_metric(&self) -> Metric {
+        Metric::calls(self.layered())
+    }
+
+    /// The metric a page shows for `metric`: in a chain the whole chain's load for
+    /// `attempts` and `amplification` (which count only the clients' own attempts there),
+    /// else `metric`.
+    pub fn as_load(&self, metric: Metric) -> Metric {
+        match metric {
+            Metric::Amplification => self.load_metric(),
+            Metric::Attempts => self.calls_metric(),
+            other => other,
+        }
+    }
+
     /// True when `aggregate.csv` holds the metric.
     pub fn has(&self, metric: Metric) -> bool {
         self.aggregate.iter().any(|r| r.metric == metric)

@@ -92,10 +92,7 @@ impl Table {
             }
         }
         if metric_columns {
-            for m in Metric::ALL
-                .into_iter()
-                .filter(|m| !Metric::ADDED_LATER.contains(m))
-            {
+            for m in Metric::ALL.into_iter().filter(|m| !m.added_later()) {
                 self.col(m.name())?;
             }
         }

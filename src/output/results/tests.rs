@@ -108,6 +108,7 @@ fn write_folder(dir: &Path) -> (Vec<AggregateRow>, Vec<TimeseriesRow>, Vec<Paret
         recommended: false,
         success_rate: Some(0.5),
         eligible: Some(false),
+        chain_amplification: Some(4.5),
     }];
     write_rows(dir, &keys, &[summary_row("full"), summary_row("no_jitter")]).unwrap();
     write_rows(dir, &keys, &aggregate).unwrap();
