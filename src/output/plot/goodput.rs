@@ -30,11 +30,14 @@ pub(crate) struct Goodput {
     horizon_ms: f64,
 }
 
-/// Successes per second in bins of at least a second (whole buckets).
+/// Successes per second in bins of at least a second (whole buckets). A series' last bucket
+/// holds the moment the clock stopped (at the horizon, a bucket of no time at all): it is
+/// partial, and as a rate over a whole bucket it would read as a collapse at the end.
 fn per_second(t_ms: &[f64], successes: &[f64], bucket_ms: f64) -> Vec<(f64, f64)> {
     let k = (1000.0 / bucket_ms).ceil().max(1.0) as usize;
     let seconds = k as f64 * bucket_ms / 1000.0;
-    (t_ms.chunks(k).zip(successes.chunks(k)))
+    let whole = t_ms.len().min(successes.len()).saturating_sub(1);
+    (t_ms[..whole].chunks(k).zip(successes[..whole].chunks(k)))
         .filter(|(t, _)| t.len() == k)
         .map(|(t, s)| (t[0], s.iter().sum::<f64>() / seconds))
         .collect()
@@ -79,7 +82,7 @@ pub(crate) fn build(
         "Each panel is one run: successes per second (colour) against the offered load (grey line), the trigger shaded. \
          A run that recovers serves the offered load again and keeps doing so to the end; a stuck one stays below it after the trigger has ended, \
          the load it sheds turned into retries and work for clients who have given up; a relapsed one comes back and collapses again, an oscillating one swings between the two. \
-         The dashed line is the run's goodput before the trigger: below the grey line, the run was already short of its load before the trigger. ",
+         The dashed line, over the time before the trigger, is the run's goodput there: below the grey line, the run was already short of its load before the trigger. ",
     );
     let shares: Vec<String> = (traces.traces.iter())
         .filter(|t| t.replication == 0)
@@ -200,9 +203,11 @@ impl Goodput {
                 chart.draw_series(AreaSeries::new(line.clone(), 0.0, color.mix(0.15).filled()))?;
                 chart.draw_series(LineSeries::new(line, color.stroke_width(2)))
             })?;
+            // Over the window before the trigger only, where it was measured: after it the
+            // offered line shows the level a recovered run serves, uncovered.
             if let Some(before) = panel.before {
                 chart.draw_series(DashedLineSeries::new(
-                    vec![(0.0, before), (x_max, before)],
+                    vec![(0.0, before), (t0.min(x_max), before)],
                     8,
                     5,
                     INK.stroke_width(2),
@@ -223,10 +228,11 @@ mod tests {
         let s = vec![4.0; 25];
         // Bins of 10 buckets of 100 ms; the last, incomplete bin is left out.
         assert_eq!(per_second(&t, &s, 100.0), vec![(0.0, 40.0), (1000.0, 40.0)]);
-        // A bucket of 2 s is its own bin.
+        // A bucket of 2 s is its own bin; the series' last bucket, where the clock stopped,
+        // is partial and left out (it read as a drop to 0 at the horizon).
         assert_eq!(
-            per_second(&[0.0, 2000.0], &[10.0, 0.0], 2000.0),
-            vec![(0.0, 5.0), (2000.0, 0.0)]
+            per_second(&[0.0, 2000.0, 4000.0], &[10.0, 6.0, 0.0], 2000.0),
+            vec![(0.0, 5.0), (2000.0, 3.0)]
         );
     }
 }

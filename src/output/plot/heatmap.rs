@@ -383,6 +383,14 @@ impl Heatmap {
     /// the most of four, three, two that print no label twice (a narrow range), or one.
     fn ticks(&self, (lo, hi): (f64, f64), log: bool) -> Vec<(f64, String)> {
         let turned = self.lower_is_better();
+        // Times in one unit along the bar, the one its top calls for (never `500 ms` beside
+        // `1.5 s`).
+        let unit =
+            (self.metric.unit() == crate::metric::Unit::Millis).then(|| style::time_unit(hi));
+        let label = |v: f64| match unit {
+            Some(u) => format!("{} {}", fmt_number(v / u.div), u.name),
+            None => style::fmt_metric(self.metric, v),
+        };
         let at = |t: f64| {
             // The value at the height t of the bar (t = 1: the better end).
             let u = if turned { 1.0 - t } else { t };
@@ -391,10 +399,10 @@ impl Heatmap {
             } else {
                 lo + u * (hi - lo)
             };
-            (t, style::fmt_metric(self.metric, v))
+            (t, label(v))
         };
         if hi <= lo {
-            return vec![(0.5, style::fmt_metric(self.metric, lo))];
+            return vec![(0.5, label(lo))];
         }
         for steps in [4u32, 3, 2, 1] {
             let ticks: Vec<(f64, String)> = (0..=steps)
@@ -789,4 +797,30 @@ fn oscillating_mark<DB: DrawingBackend>(
         .collect();
     area.draw(&PathElement::new(zigzag, BLACK.stroke_width(2)))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_colour_bar_of_times_keeps_one_unit() {
+        let keys = [
+            "workload.rate".to_string(),
+            "workload.spike.length".to_string(),
+        ];
+        let map = Heatmap::new(
+            Metric::RecoveryMs,
+            (keys, Vec::new(), Vec::new()),
+            Vec::new(),
+            None,
+            0.99,
+        );
+        let ticks = map.ticks((500.0, 30_000.0), false);
+        assert!(ticks.len() > 2, "{ticks:?}");
+        assert!(ticks.iter().all(|t| t.1.ends_with(" s")), "{ticks:?}");
+        // Below 2 s the bar is in ms throughout.
+        let ticks = map.ticks((100.0, 1500.0), false);
+        assert!(ticks.iter().all(|t| t.1.ends_with(" ms")), "{ticks:?}");
+    }
 }
