@@ -269,9 +269,62 @@ fn recovery_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut St
             file_link(names::PASSAGE)
         );
     }
+    shedders_before(folder, out);
     out.push_str("</p>\n");
     let (rows, _) = table_rows(design);
     metric_table(folder, design, say, &metrics, &rows, "recovery", out);
+}
+
+/// Says which strategies fall short of the offered load before the trigger more often than
+/// every strategy without a client that turns requests away (as a scenario's comments explain
+/// a throttle's cold start): the reason for a surprising `degraded before`, from the scenario.
+fn shedders_before(folder: &ResultFolder, out: &mut String) {
+    let Some(scenario) = &folder.scenario else {
+        return;
+    };
+    // The share of a strategy's runs degraded before the trigger, over every point.
+    let share = |strategy: &str| {
+        let runs: Vec<f64> = (folder.summary.iter())
+            .filter(|r| r.strategy == crate::text::shown(strategy))
+            .map(|r| r.metrics[Metric::DegradedBefore])
+            .filter(|v| v.is_finite())
+            .collect();
+        (!runs.is_empty()).then(|| runs.iter().sum::<f64>() / runs.len() as f64)
+    };
+    // What the load alone does: the most any strategy without a shedder is degraded.
+    let plain = (scenario.shedders.iter())
+        .filter(|(_, s)| s.is_empty())
+        .filter_map(|(name, _)| share(name))
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let why: Vec<String> = (scenario.shedders.iter())
+        .filter(|(_, shedders)| !shedders.is_empty())
+        .filter_map(|(name, shedders)| {
+            let s = share(name)?;
+            (s > plain.unwrap_or(0.25) + 1e-9).then(|| {
+                let what: Vec<&str> = shedders.iter().map(|s| s.what_it_does()).collect();
+                format!(
+                    "{} in {} of its runs: it has {}",
+                    crate::text::shown(name),
+                    pct(s),
+                    what.join(", and ")
+                )
+            })
+        })
+        .collect();
+    if why.is_empty() {
+        return;
+    }
+    let baseline = match plain {
+        Some(p) => format!(" (every strategy without one: at most {})", pct(p)),
+        None => String::new(),
+    };
+    let _ = write!(
+        out,
+        " Short of the offered load before the trigger by their own client{baseline}: {}. \
+         A policy that turns requests away on a healthy server is judged against the offered load all the same, \
+         never against its own lower goodput.",
+        esc(&why.join("; "))
+    );
 }
 
 /// A table of `metrics` (columns) for the pairs `rows`, its sweep values first.

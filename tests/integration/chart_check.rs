@@ -469,3 +469,39 @@ fn a_strategy_keeps_its_colour_when_the_other_strategies_of_a_run_change() {
     }
     assert!(seen.iter().all(|c| c == "#d55e00"), "{seen:?}");
 }
+
+/// The phase map's throttle is short of its load before any trigger more often than the
+/// policies without a client that sheds (its cold start, as the scenario's comments say): the
+/// report says so and why, from the scenario; the breaker, degraded no more than the others
+/// (by the load alone), is not named.
+#[test]
+fn the_report_says_which_policy_sheds_load_before_the_trigger_and_why() {
+    let dir = tmp_copy("metastable-phase-map", "sheds");
+    let html = std::fs::read_to_string(report::write_report(&dir).unwrap()).unwrap();
+    let at = html
+        .find("Short of the offered load before the trigger by their own client")
+        .unwrap_or_else(|| panic!("no sentence in the recovery section"));
+    let sentence = &html[at..at + html[at..].find("</p>").unwrap()];
+    assert!(sentence.contains("throttle in "), "{sentence}");
+    assert!(
+        sentence.contains("it has an adaptive throttle"),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("breaker"), "{sentence}");
+}
+
+/// A copy of the folder of built-in scenario `name` in a new folder `tag`, for a test that
+/// writes into it.
+fn tmp_copy(name: &str, tag: &str) -> PathBuf {
+    static TMP: OnceLock<TempDir> = OnceLock::new();
+    let tmp = TMP.get_or_init(|| TempDir::new("chart-check-copies"));
+    let dir = tmp.join(tag);
+    std::fs::create_dir(&dir).unwrap();
+    for e in std::fs::read_dir(folder(name)).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    dir
+}

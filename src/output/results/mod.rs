@@ -43,7 +43,7 @@ pub(crate) mod tests;
 pub use numbers::sweep_value_number;
 pub(crate) use numbers::{fmt_ms, fmt_number};
 use records::Table;
-pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo};
+pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo, Shedder};
 
 /// One point of the sweep grid: its index and the value of each sweep key as written.
 #[derive(Debug, Clone, PartialEq)]

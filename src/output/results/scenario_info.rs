@@ -77,6 +77,57 @@ pub struct ScenarioInfo {
     /// Each sweep point's scenario as the charts need it, in grid order (one without a
     /// sweep).
     pub points: Vec<PointInfo>,
+    /// Each strategy's name and the parts of its client that turn requests away on the
+    /// client itself, even from a healthy server ([`Shedder`]), in strategy order.
+    pub shedders: Vec<(String, Vec<Shedder>)>,
+}
+
+/// A part of a client that turns requests away before they reach the server: a policy with
+/// one can fall short of its offered load on a healthy system, which a reader of its
+/// verdicts should be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shedder {
+    /// An adaptive throttle (`client.throttle`).
+    Throttle,
+    /// A circuit breaker (`client.breaker`).
+    Breaker,
+    /// The AWS adaptive rate limiter (`client.adaptive_rate`).
+    RateLimiter,
+    /// A limit on requests in flight (`client.concurrency`).
+    Concurrency,
+}
+
+impl Shedder {
+    /// What it does, for a sentence of the report.
+    pub fn what_it_does(self) -> &'static str {
+        match self {
+            Shedder::Throttle => {
+                "an adaptive throttle, which rejects requests on the client while its record of accepted ones is short (it starts cold)"
+            }
+            Shedder::Breaker => {
+                "a circuit breaker, which opens on ordinary failures and refuses every request while open"
+            }
+            Shedder::RateLimiter => {
+                "a client-side rate limiter, which holds requests back below the offered rate after throttling answers"
+            }
+            Shedder::Concurrency => {
+                "a concurrency limit, which turns requests away while too many are in flight"
+            }
+        }
+    }
+
+    /// The shedders of a client configured as `c`.
+    fn of(c: &crate::sim::ClientConfig) -> Vec<Shedder> {
+        [
+            (c.throttle.is_some(), Shedder::Throttle),
+            (c.breaker.is_some(), Shedder::Breaker),
+            (c.adaptive_rate.is_some(), Shedder::RateLimiter),
+            (c.concurrency.is_some(), Shedder::Concurrency),
+        ]
+        .into_iter()
+        .filter_map(|(on, s)| on.then_some(s))
+        .collect()
+    }
 }
 
 /// One layer of a chain as the charts draw it.
@@ -116,7 +167,16 @@ impl ScenarioInfo {
             .iter()
             .map(|p| PointInfo::of(&p.scenario.model, bucket_ms))
             .collect();
+        let shedders = (base.strategies.iter())
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    Shedder::of(&s.client_config(&base.model.client)),
+                )
+            })
+            .collect();
         Ok(ScenarioInfo {
+            shedders,
             text: text.to_string(),
             name: base.name,
             description: base.description,
