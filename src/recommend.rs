@@ -229,6 +229,13 @@ pub struct Interval {
     pub high: Option<f64>,
 }
 
+impl Interval {
+    /// `(low, high)`, NaN where there is no interval.
+    pub fn span(self) -> (f64, f64) {
+        (self.low.unwrap_or(f64::NAN), self.high.unwrap_or(f64::NAN))
+    }
+}
+
 impl Default for Interval {
     fn default() -> Self {
         Interval {
@@ -698,11 +705,14 @@ fn mark_eligible_and_fronts(
     let coords: Vec<(f64, f64)> = (candidates.iter())
         .map(|c| (c.mean(load), c.mean(Metric::LatencyP99Ms)))
         .collect();
+    let spans: Vec<[(f64, f64); 2]> = (candidates.iter())
+        .map(|c| [load, Metric::LatencyP99Ms].map(|m| c.metrics[m].span()))
+        .collect();
     let groups: Vec<usize> = candidates.iter().map(|c| c.world).collect();
     let eligible: Vec<bool> = candidates.iter().map(|c| c.eligible).collect();
     for (c, on) in candidates
         .iter_mut()
-        .zip(pareto_fronts(&coords, &groups, &eligible))
+        .zip(pareto_fronts(&coords, &spans, &groups, &eligible))
     {
         c.on_front = on;
     }

@@ -95,27 +95,69 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
         .collect()
 }
 
-/// The Pareto front within groups: a point is on its group's front when it is eligible and no
-/// other eligible point of the same group beats it on both coordinates. `group[i]` names point
-/// `i`'s group (a world point, for fronts that never compare across the world), `eligible[i]`
-/// says whether it may be on a front at all (it reaches the success floor).
-pub fn pareto_fronts(points: &[(f64, f64)], group: &[usize], eligible: &[bool]) -> Vec<bool> {
+/// The Pareto front within groups: a point is on its group's front when it is eligible, no
+/// other eligible point of the same group beats it on both coordinates' means, and none
+/// beats it on one beyond the replications' noise while the other is within it
+/// ([`noise_beats`]): a lower p99 by less than its intervals' overlap is no trade-off for
+/// more load. `spans[i]` holds point `i`'s 95 % intervals `[(low, high); 2]` (NaN where
+/// there is none: then its mean is all there is). `group[i]` names point `i`'s group (a
+/// world point, for fronts that never compare across the world), `eligible[i]` says whether
+/// it may be on a front at all (it reaches the success floor). A group whose every front
+/// point the noise rule would remove keeps the means' front.
+pub fn pareto_fronts(
+    points: &[(f64, f64)],
+    spans: &[[(f64, f64); 2]],
+    group: &[usize],
+    eligible: &[bool],
+) -> Vec<bool> {
+    let on_means = |i: usize| {
+        let p = points[i];
+        eligible[i]
+            && p.0.is_finite()
+            && p.1.is_finite()
+            && !(0..points.len()).any(|j| {
+                let q = points[j];
+                group[j] == group[i]
+                    && eligible[j]
+                    && q.0 <= p.0
+                    && q.1 <= p.1
+                    && (q.0 < p.0 || q.1 < p.1)
+            })
+    };
+    let means: Vec<bool> = (0..points.len()).map(on_means).collect();
+    let noisy: Vec<bool> = (0..points.len())
+        .map(|i| {
+            means[i]
+                && !(0..points.len()).any(|j| {
+                    group[j] == group[i] && eligible[j] && noise_beats(j, i, points, spans)
+                })
+        })
+        .collect();
     (0..points.len())
         .map(|i| {
-            let mine: Vec<(f64, f64)> = (0..points.len())
-                .filter(|&j| group[j] == group[i] && eligible[j])
-                .map(|j| points[j])
-                .collect();
-            eligible[i] && {
-                let p = points[i];
-                p.0.is_finite()
-                    && p.1.is_finite()
-                    && !mine
-                        .iter()
-                        .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
-            }
+            let group_kept = (0..points.len()).any(|j| group[j] == group[i] && noisy[j]);
+            if group_kept { noisy[i] } else { means[i] }
         })
         .collect()
+}
+
+/// True when point `q` beats point `p` beyond the noise on one coordinate (its interval
+/// lies wholly below `p`'s) and is no worse within it on the other (lower, or their
+/// intervals overlap).
+fn noise_beats(q: usize, p: usize, points: &[(f64, f64)], spans: &[[(f64, f64); 2]]) -> bool {
+    let (a, b) = (points[q], points[p]);
+    let coord = |pt: (f64, f64), k: usize| if k == 0 { pt.0 } else { pt.1 };
+    let span = |i: usize, k: usize| {
+        let (lo, hi) = spans[i][k];
+        let mean = coord(points[i], k);
+        (
+            if lo.is_finite() { lo } else { mean },
+            if hi.is_finite() { hi } else { mean },
+        )
+    };
+    let below = |k: usize| span(q, k).1 < span(p, k).0;
+    let no_worse = |k: usize| coord(a, k) <= coord(b, k) || span(q, k).0 <= span(p, k).1;
+    (below(0) && no_worse(1)) || (below(1) && no_worse(0))
 }
 
 #[cfg(test)]
@@ -180,14 +222,35 @@ mod tests {
         let pts = [(1.0, 5.0), (2.0, 2.0), (0.5, 1.0), (3.0, 3.0), (0.1, 0.1)];
         let group = [0, 0, 1, 1, 0];
         let eligible = [true, true, true, true, false];
+        let none = [[(f64::NAN, f64::NAN); 2]; 5];
         assert_eq!(
-            pareto_fronts(&pts, &group, &eligible),
+            pareto_fronts(&pts, &none, &group, &eligible),
             vec![true, true, true, false, false]
         );
         assert_eq!(
-            pareto_fronts(&pts, &[0; 5], &[true; 5]),
+            pareto_fronts(&pts, &none, &[0; 5], &[true; 5]),
             pareto_front(&pts),
             "one group of eligible points is the plain front"
+        );
+    }
+
+    #[test]
+    fn a_lower_p99_within_the_noise_is_no_trade_off() {
+        // (amplification, p99): b's p99 is 9 ms lower inside intervals of ±10 ms, for
+        // clearly more load; c's p99 is lower beyond the noise. b is not on the front.
+        let pts = [(1.0, 100.0), (1.5, 91.0), (2.0, 50.0)];
+        let spans = [
+            [(0.99, 1.01), (90.0, 110.0)],
+            [(1.49, 1.51), (81.0, 101.0)],
+            [(1.99, 2.01), (45.0, 55.0)],
+        ];
+        let on = pareto_fronts(&pts, &spans, &[0; 3], &[true; 3]);
+        assert_eq!(on, vec![true, false, true]);
+        // Without intervals, the means decide: b is on the front.
+        let none = [[(f64::NAN, f64::NAN); 2]; 3];
+        assert_eq!(
+            pareto_fronts(&pts, &none, &[0; 3], &[true; 3]),
+            vec![true; 3]
         );
     }
 }

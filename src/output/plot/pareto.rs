@@ -104,8 +104,19 @@ fn panels(f: &ResultFolder, design: &Design, worlds: &[usize], from_file: bool) 
             None => design.meets_target(f, c),
         })
         .collect();
+    let spans: Vec<[(f64, f64); 2]> = (all.iter())
+        .map(|(_, c)| {
+            [f.load_metric(), Metric::LatencyP99Ms].map(|m| {
+                let r = f.aggregate_of(c.point, &c.strategy, m);
+                let end = |e: Option<f64>| e.unwrap_or(f64::NAN);
+                r.map_or((f64::NAN, f64::NAN), |r| {
+                    (end(r.ci95_low), end(r.ci95_high))
+                })
+            })
+        })
+        .collect();
     let groups: Vec<usize> = all.iter().map(|(w, _)| *w).collect();
-    let fronts = pareto_fronts(&coords, &groups, &eligible);
+    let fronts = pareto_fronts(&coords, &spans, &groups, &eligible);
     let mut panels = Vec::new();
     for &w in worlds {
         let dots: Vec<Dot> = (all.iter().enumerate())
@@ -194,7 +205,8 @@ fn guide(
     let mut guide = format!(
         "Each dot is one candidate (a strategy and the choice values of the sweep): right means more attempts per request (more load on the server), up means a slower tail. \
          Lower-left is better on both. The outlined dots joined by the dashed line form the Pareto front: among the candidates that meet {floor}, \
-         those nothing beats on both at once. Hollow dots miss it and are never on the front: a policy that drops requests is not cheap, it fails. "
+         those nothing beats on both at once, nor on one beyond the replications' 95 % intervals while matching the other within them \
+         (a lower p99 inside the noise is no trade-off for more load). Hollow dots miss it and are never on the front: a policy that drops requests is not cheap, it fails. "
     );
     if worlds > 1 {
         let keys: Vec<String> = (design.world_keys.iter())
