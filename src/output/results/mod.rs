@@ -43,7 +43,7 @@ pub(crate) mod tests;
 pub use numbers::sweep_value_number;
 pub(crate) use numbers::{fmt_ms, fmt_number};
 use records::Table;
-pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo};
+pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo, StrategyInfo};
 
 /// One point of the sweep grid: its index and the value of each sweep key as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -271,6 +271,9 @@ impl ResultFolder {
             for layer in s.points.iter_mut().flat_map(|p| p.layers.iter_mut()) {
                 layer.name = crate::text::shown(&layer.name);
             }
+            for info in s.points.iter_mut().flat_map(|p| p.strategies.iter_mut()) {
+                map(&mut info.name);
+            }
         }
         self
     }
@@ -289,6 +292,12 @@ impl ResultFolder {
     /// What the charts know of sweep point `point`'s scenario (none without `scenario.toml`).
     pub fn info(&self, point: u32) -> Option<&PointInfo> {
         self.scenario.as_ref()?.points.get(point as usize)
+    }
+
+    /// What the scenario says of strategy `strategy` at sweep point `point` (none without
+    /// `scenario.toml`).
+    pub fn strategy_info(&self, point: u32, strategy: &str) -> Option<&StrategyInfo> {
+        (self.info(point)?.strategies.iter()).find(|s| s.name == strategy)
     }
 
     /// The point with this index (points are kept in index order).

@@ -57,6 +57,22 @@ pub struct PointInfo {
     pub rate_clients: Option<u32>,
     /// A chain's layers in call order (empty for one server).
     pub layers: Vec<LayerInfo>,
+    /// The strategies as they run at this point, in the scenario's order.
+    pub strategies: Vec<StrategyInfo>,
+}
+
+/// What the report's sentences need of one strategy at one point: how its sleeps are
+/// jittered, what it does with a Retry-After hint, whether it hedges and cancels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyInfo {
+    /// Its name in the outputs.
+    pub name: String,
+    /// The jitter of its sleeps; `None` for a user-supplied delay source (not known here).
+    pub jitter: Option<crate::backoff::Jitter>,
+    /// What its client does with a Retry-After hint.
+    pub retry_after: crate::policy::RetryAfterMode,
+    /// What the server does with a copy it no longer needs, for a strategy that hedges.
+    pub hedge_cancel: Option<crate::sim::hedge::Cancel>,
 }
 
 /// What the charts and the report need from `scenario.toml`, and its text.
@@ -114,7 +130,7 @@ impl ScenarioInfo {
             .points()
             .map_err(error)?
             .iter()
-            .map(|p| PointInfo::of(&p.scenario.model, bucket_ms))
+            .map(|p| PointInfo::of(&p.scenario.model, &p.scenario.strategies, bucket_ms))
             .collect();
         Ok(ScenarioInfo {
             text: text.to_string(),
@@ -129,7 +145,7 @@ impl ScenarioInfo {
 }
 
 impl PointInfo {
-    fn of(model: &Model, bucket_ms: f64) -> PointInfo {
+    fn of(model: &Model, strategies: &[crate::sim::Strategy], bucket_ms: f64) -> PointInfo {
         // A layer that calls another holds its workers while it waits for the layer below:
         // workers / service time is no capacity of it. Only the last layer has one.
         let calls = |i: usize| model.chain.as_ref().is_some_and(|c| i < c.hops.len());
@@ -162,6 +178,17 @@ impl PointInfo {
                 _ => None,
             },
             layers,
+            strategies: (strategies.iter())
+                .map(|s| {
+                    let client = s.client.apply(&model.client);
+                    StrategyInfo {
+                        name: s.name.clone(),
+                        jitter: s.source.is_none().then(|| s.backoff.jitter()),
+                        retry_after: client.retry_after.mode,
+                        hedge_cancel: client.hedging.map(|h| h.cancel),
+                    }
+                })
+                .collect(),
         }
     }
 }
