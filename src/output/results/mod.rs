@@ -41,7 +41,7 @@ mod scenario_info;
 pub(crate) mod tests;
 
 pub use numbers::sweep_value_number;
-pub(crate) use numbers::{fmt_ms, fmt_number};
+pub(crate) use numbers::{fmt_ms, fmt_ms_extra, fmt_number, fmt_number_extra};
 use records::Table;
 pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo, StrategyInfo};
 
