@@ -371,16 +371,26 @@ fn describe_constraints(answer: &Recommendation, hedging_limit: bool) -> String 
 
 /// `p99_ms 6057 > 1.000`.
 fn miss(m: &Miss) -> String {
-    format!(
-        "{} {} {} {}",
-        m.limit.metric.short(),
-        match m.limit.metric.unit() {
-            Unit::Share => share(m.mean, Some(m.limit.bound)),
-            _ => number_short(m.mean),
-        },
-        if m.limit.is_floor() { "<" } else { ">" },
-        number_short(m.limit.bound)
-    )
+    let short = m.limit.metric.short();
+    let way = if m.limit.is_floor() { "<" } else { ">" };
+    // Digits enough to tell the mean from the limit, so the shown numbers agree with `way`.
+    let show = |x: f64, extra: usize| match m.limit.metric.unit() {
+        Unit::Share => jitterlab::output::labels::share_digits(x, None, 4 + extra),
+        _ => number_short_extra(x, extra),
+    };
+    match jitterlab::output::labels::apart(m.mean, m.limit.bound, show) {
+        Some((mean, bound)) => format!("{short} {mean} {way} {bound}"),
+        None if m.mean.is_finite() => format!(
+            "{short} {}, about the same as the limit but {} it",
+            show(m.mean, 0),
+            if m.limit.is_floor() { "under" } else { "over" }
+        ),
+        None => format!(
+            "{short} {} {way} {}",
+            show(m.mean, 0),
+            show(m.limit.bound, 0)
+        ),
+    }
 }
 
 /// A cell of the ranking: the mean, and its interval when there is one.
@@ -456,14 +466,21 @@ fn ranking_lines(head: &[String], rows: &[(String, Vec<Cell>)]) -> Vec<String> {
 }
 
 fn number_short(x: f64) -> String {
+    number_short_extra(x, 0)
+}
+
+/// [`number_short`] with `extra` more decimals.
+fn number_short_extra(x: f64, extra: usize) -> String {
     if !x.is_finite() {
         "n/a".into()
     } else if x.abs() >= 100.0 {
-        format!("{x:.0}")
+        format!("{x:.extra$}")
     } else if x.abs() >= 1.0 {
-        format!("{x:.3}")
+        let d = 3 + extra;
+        format!("{x:.d$}")
     } else {
-        format!("{x:.4}")
+        let d = 4 + extra;
+        format!("{x:.d$}")
     }
 }
 
@@ -602,5 +619,41 @@ mod tests {
             r#"'faults=[{ kind = "outage" }]'"#
         );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn a_miss_shows_the_digits_that_tell_the_mean_from_the_limit() {
+        use jitterlab::recommend::{Limit, Miss};
+        let of = |metric: Metric, mean: f64, bound: f64| {
+            miss(&Miss {
+                limit: Limit { metric, bound },
+                mean,
+                excess: (mean - bound).abs() / bound,
+            })
+        };
+        let p99 = Metric::LatencyP99Ms.short();
+        // 100.3 ms is `100` as the ranking writes it: never `p99 100 > 100`.
+        assert_eq!(
+            of(Metric::LatencyP99Ms, 100.3, 100.0),
+            format!("{p99} 100.3 > 100.0")
+        );
+        assert_eq!(
+            of(Metric::LatencyP99Ms, 250.0, 100.0),
+            format!("{p99} 250 > 100")
+        );
+        let waste = Metric::WastedWorkShare.short();
+        assert_eq!(
+            of(Metric::WastedWorkShare, 0.10004, 0.1),
+            format!("{waste} 0.10004 > 0.10000")
+        );
+        let success = Metric::SuccessRate.short();
+        assert_eq!(
+            of(Metric::SuccessRate, 0.98996, 0.99),
+            format!("{success} 0.98996 < 0.99000")
+        );
+        assert_eq!(
+            of(Metric::LatencyP99Ms, 100.0 + 1e-12, 100.0),
+            format!("{p99} 100, about the same as the limit but over it")
+        );
     }
 }

@@ -122,6 +122,33 @@ pub fn percent_near(x: f64, target: f64) -> String {
     format!("{} %", fixed_near(x * 100.0, Some(target * 100.0), 2))
 }
 
+/// The most decimals [`apart`] adds.
+const MAX_EXTRA: usize = 6;
+
+/// `a` and `b` for a sentence that compares them, each written by `show(x, extra)` with the
+/// fewest `extra` decimals (0 to 6) at which the two look different: rounding keeps their
+/// order, so the numbers shown agree with the comparison (never `99 % < 99 %`). `None` when
+/// they still look the same: say they are about the same, not that one is below the other.
+pub fn apart(a: f64, b: f64, show: impl Fn(f64, usize) -> String) -> Option<(String, String)> {
+    if a == b || !a.is_finite() || !b.is_finite() {
+        return None;
+    }
+    (0..=MAX_EXTRA)
+        .map(|extra| (show(a, extra), show(b, extra)))
+        .find(|(x, y)| x != y)
+}
+
+/// A number as charts write it ([`fmt_number`]) with `extra` more decimals, for [`apart`].
+pub fn number_extra(x: f64, extra: usize) -> String {
+    crate::output::results::fmt_number_extra(x, extra)
+}
+
+/// A time in ms as charts write it (`12.5 ms`, `2.4 s`) with `extra` more decimals, for
+/// [`apart`].
+pub fn ms_extra(ms: f64, extra: usize) -> String {
+    crate::output::results::fmt_ms_extra(ms, extra)
+}
+
 /// `x` with `decimals` decimals, more (up to 9) until it is on the side of `target` it is.
 fn fixed_near(x: f64, target: Option<f64>, decimals: usize) -> String {
     let mut d = decimals;
@@ -394,5 +421,31 @@ mod tests {
         assert_eq!(percent_near(0.9986, 0.999), "99.86 %");
         assert_eq!(percent_near(0.999, 0.999), "99.9 %");
         assert_eq!(percent_near(0.984, 0.999), "98.4 %");
+    }
+
+    #[test]
+    fn compared_numbers_look_as_far_apart_as_they_are() {
+        // 99.04 ms against 99.0 ms: both `99 ms` as charts write them.
+        assert_eq!(
+            apart(99.04, 99.0, ms_extra),
+            Some(("99.04 ms".into(), "99 ms".into()))
+        );
+        assert_eq!(
+            apart(1234.6, 1234.9, number_extra),
+            Some(("1 234.6".into(), "1 234.9".into()))
+        );
+        assert_eq!(
+            apart(2.0004, 2.0, number_extra),
+            Some(("2.0004".into(), "2".into()))
+        );
+        assert_eq!(
+            apart(150.0, 40.0, ms_extra),
+            Some(("150 ms".into(), "40 ms".into()))
+        );
+        // Equal to every digit shown: about the same.
+        assert_eq!(apart(5.0, 5.0 + 1e-12, number_extra), None);
+        assert_eq!(apart(5.0, 5.0, number_extra), None);
+        assert_eq!(number_extra(-0.000_000_1, 2), "0");
+        assert_eq!(number_extra(12_345.678, 1), "12 345.7");
     }
 }

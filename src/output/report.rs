@@ -21,6 +21,7 @@ use crate::output::design::{Candidate, Design};
 use crate::output::labels;
 use crate::output::plot;
 use crate::output::results::{LiveVsSimRow, ResultFolder, ScenarioInfo, fmt_number};
+use crate::sim::hedge::Cancel;
 
 /// Tables longer than this show their top rows and link their CSV file.
 const MAX_ROWS: usize = 24;
@@ -279,7 +280,9 @@ fn recovery_table(folder: &ResultFolder, design: &Design, say: Say, out: &mut St
 /// every strategy without a client that turns requests away (as a scenario's comments explain
 /// a throttle's cold start): the reason for a surprising `degraded before`, from the scenario.
 fn shedders_before(folder: &ResultFolder, out: &mut String) {
-    let Some(scenario) = &folder.scenario else {
+    // The strategies' shedders, as at the first point (a sweep of the client is rare, and
+    // the sentence is about the policy).
+    let Some(strategies) = folder.info(0).map(|p| &p.strategies) else {
         return;
     };
     // The share of a strategy's runs degraded before the trigger, over every point.
@@ -292,12 +295,13 @@ fn shedders_before(folder: &ResultFolder, out: &mut String) {
         (!runs.is_empty()).then(|| runs.iter().sum::<f64>() / runs.len() as f64)
     };
     // What the load alone does: the most any strategy without a shedder is degraded.
-    let plain = (scenario.shedders.iter())
-        .filter(|(_, s)| s.is_empty())
-        .filter_map(|(name, _)| share(name))
+    let plain = (strategies.iter())
+        .filter(|s| s.shedders.is_empty())
+        .filter_map(|s| share(&s.name))
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-    let why: Vec<String> = (scenario.shedders.iter())
-        .filter(|(_, shedders)| !shedders.is_empty())
+    let why: Vec<String> = (strategies.iter())
+        .filter(|s| !s.shedders.is_empty())
+        .map(|s| (&s.name, &s.shedders))
         .filter_map(|(name, shedders)| {
             let s = share(name)?;
             (s > plain.unwrap_or(0.25) + 1e-9).then(|| {
@@ -693,12 +697,86 @@ fn hedging_lead(folder: &ResultFolder, design: &Design, hedged: bool, out: &mut 
         );
     }
     if hedged {
-        out.push_str(
-            "<p class=\"meta\">Every extra copy in this folder is a hedge: a copy of a request sent when none has answered \
-             within the hedge delay (not a retry after a failure); the first answer wins and the others are cancelled. \
-             The charts' own labels keep the simulator's words (an attempt is a copy, a retry a hedge).</p>\n",
-        );
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&hedge_note(folder)));
     }
+}
+
+/// What the report's words mean when every extra copy is a hedge, and what becomes of the
+/// copies that lose, as the folder's strategies have it.
+fn hedge_note(folder: &ResultFolder) -> String {
+    format!(
+        "Every extra copy in this folder is a hedge: a copy of a request sent when none has answered \
+         within the hedge delay (not a retry after a failure); the first answer wins{}. \
+         The charts' own labels keep the simulator's words (an attempt is a copy, a retry a hedge).",
+        cancel_clause(&hedge_cancels(folder))
+    )
+}
+
+/// Each strategy of the folder that hedges, with what the server does with its copies once
+/// one has answered at each point (`None`: the folder has no scenario to tell).
+fn hedge_cancels(folder: &ResultFolder) -> Vec<(String, Vec<Option<Cancel>>)> {
+    (folder.strategies.iter())
+        .filter(|s| folder.hedges(s))
+        .map(|s| {
+            let mut modes: Vec<Option<Cancel>> = (folder.points.iter())
+                .map(|p| {
+                    folder
+                        .strategy_info(p.index, s)
+                        .and_then(|i| i.hedge_cancel)
+                })
+                .collect();
+            modes.dedup();
+            (s.clone(), modes)
+        })
+        .collect()
+}
+
+/// What becomes of the copies that lose, for the hedging strategies `cancels` (as
+/// [`hedge_cancels`]): `, and the others are cancelled: ...` when every one cancels, `; the
+/// others are not cancelled: ...` when none does, each group named when they differ, nothing
+/// when the folder does not tell.
+fn cancel_clause(cancels: &[(String, Vec<Option<Cancel>>)]) -> String {
+    const CANCELLED: &str =
+        "the server drops those still waiting in its queue (hedging.cancel = \"waiting\")";
+    const SERVED: &str = "the server still serves them, though nobody waits for their answers (hedging.cancel = \"never\")";
+    let with = |mode: Cancel| -> Vec<&str> {
+        (cancels.iter())
+            .filter(|(_, modes)| modes.as_slice() == [Some(mode)])
+            .map(|(s, _)| s.as_str())
+            .collect()
+    };
+    let (cancel, never) = (with(Cancel::Waiting), with(Cancel::Never));
+    let varies: Vec<&str> = (cancels.iter())
+        .filter(|(_, modes)| modes.len() > 1 && modes.iter().all(Option::is_some))
+        .map(|(s, _)| s.as_str())
+        .collect();
+    // A strategy the folder says nothing of: no sentence can be true of all of them.
+    if cancels.is_empty() || cancel.len() + never.len() + varies.len() < cancels.len() {
+        return String::new();
+    }
+    if cancel.len() == cancels.len() {
+        return format!(", and the others are cancelled: {CANCELLED}");
+    }
+    if never.len() == cancels.len() {
+        return format!("; the others are not cancelled: {SERVED}");
+    }
+    let mut parts = Vec::new();
+    if !cancel.is_empty() {
+        parts.push(format!(
+            "with {} the others are cancelled: {CANCELLED}",
+            cancel.join(", ")
+        ));
+    }
+    if !never.is_empty() {
+        parts.push(format!("with {} they are not: {SERVED}", never.join(", ")));
+    }
+    if !varies.is_empty() {
+        parts.push(format!(
+            "with {} it depends on the sweep point",
+            varies.join(", ")
+        ));
+    }
+    format!("; {}", parts.join("; "))
 }
 
 /// The links to every section: the headline charts, the summary, the other charts, the
@@ -856,5 +934,75 @@ mod tests {
         for (retries, _) in HEDGE_SENTENCES {
             assert!(guides.contains(retries), "no chart writes {retries:?}");
         }
+    }
+
+    /// A folder of one point whose strategies are those of `strategies` (TOML), every one
+    /// but the first hedging.
+    fn hedged_folder(strategies: &str) -> ResultFolder {
+        let text = format!(
+            "name = \"h\"\n[server]\nkind = \"queue\"\nworkers = 2\nservice = {{ dist = \"exponential\", mean = \"10ms\" }}\n[backoff]\nstrategies = {strategies}\n"
+        );
+        let scenario = ScenarioInfo::parse(Path::new("scenario.toml"), &text).unwrap();
+        let mut f = ResultFolder::empty("h");
+        f.strategies = (scenario.points[0].strategies.iter())
+            .map(|s| s.name.clone())
+            .collect();
+        f.points = vec![crate::output::results::Point {
+            index: 0,
+            values: Vec::new(),
+        }];
+        f.hedging = Some(
+            (f.strategies.iter().skip(1))
+                .map(|s| crate::output::rows::HedgingRow {
+                    point: 0,
+                    strategy: s.clone(),
+                    replication: 0,
+                    sweep: Vec::new(),
+                    hedges_per_request: 0.5,
+                    won_by_hedge_share: 0.1,
+                    unread_served_per_request: 0.1,
+                    wasted_work_share: 0.1,
+                })
+                .collect(),
+        );
+        f.scenario = Some(scenario);
+        f
+    }
+
+    #[test]
+    fn the_hedging_note_says_whether_copies_are_cancelled() {
+        let never = hedged_folder(
+            r#"[{ name = "none", jitter = "full" }, { name = "no_cancel", jitter = "full", hedging = { delay = "7ms", max_attempts = 2, cancel = "never" } }]"#,
+        );
+        let note = hedge_note(&never);
+        assert!(!note.contains("are cancelled"), "{note}");
+        assert!(
+            note.contains(
+                "the first answer wins; the others are not cancelled: the server still serves them"
+            ),
+            "{note}"
+        );
+        let waiting = hedged_folder(
+            r#"[{ name = "none", jitter = "full" }, { name = "p90", jitter = "full", hedging = { delay = "23ms", max_attempts = 2, cancel = "waiting" } }]"#,
+        );
+        let note = hedge_note(&waiting);
+        assert!(
+            note.contains("the first answer wins, and the others are cancelled: the server drops those still waiting"),
+            "{note}"
+        );
+        let mixed = hedged_folder(
+            r#"[{ name = "none", jitter = "full" }, { name = "p90", jitter = "full", hedging = { delay = "23ms", max_attempts = 2 } }, { name = "p50_nc", jitter = "full", hedging = { delay = "7ms", max_attempts = 2, cancel = "never" } }, { name = "p99_nc", jitter = "full", hedging = { delay = "46ms", max_attempts = 2, cancel = "never" } }]"#,
+        );
+        let note = hedge_note(&mixed);
+        assert!(
+            note.contains("; with p90 the others are cancelled: the server drops")
+                && note.contains("; with p50_nc, p99_nc they are not: the server still serves"),
+            "{note}"
+        );
+        // Without the scenario, nothing is said of cancelling.
+        let mut unknown = mixed;
+        unknown.scenario = None;
+        let note = hedge_note(&unknown);
+        assert!(note.contains("the first answer wins. "), "{note}");
     }
 }

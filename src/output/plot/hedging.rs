@@ -67,11 +67,27 @@ impl Answer {
         } else {
             format!(" at {}", self.world)
         };
+        // The two p99s as far apart as they are: a cut shown only where it shows.
+        let cut = match (&self.best, &self.baseline) {
+            (Some((_, p99, _)), Some((_, base_p99))) if p99 < base_p99 => {
+                labels::apart(*base_p99, *p99, labels::ms_extra)
+            }
+            _ => None,
+        };
+        let same = match (&self.best, &self.baseline) {
+            (Some((_, p99, _)), Some((_, base_p99))) => {
+                labels::apart(*base_p99, *p99, labels::ms_extra).is_none()
+            }
+            _ => false,
+        };
         match (&self.best, &self.baseline) {
-            (Some((hedge, p99, copies)), Some((base, base_p99))) if p99 < base_p99 => format!(
-                "Hedging{at}: {hedge} cuts p99 from {} to {} for {} copies a request",
+            (Some((hedge, _, copies)), Some(_)) if let Some((from, to)) = cut => format!(
+                "Hedging{at}: {hedge} cuts p99 from {from} to {to} for {} copies a request",
+                fmt_number(*copies)
+            ),
+            (Some((hedge, _, copies)), Some((base, base_p99))) if same => format!(
+                "Hedging{at}: {hedge}'s p99 is about the same as {base}'s, {}, for {} copies a request",
                 fmt_ms(*base_p99),
-                fmt_ms(*p99),
                 fmt_number(*copies)
             ),
             (Some(_), Some((base, base_p99))) => format!(
@@ -103,6 +119,24 @@ fn pct(x: f64) -> String {
     super::dist::pct(x)
 }
 
+/// Why a hedge that misses the success target is a storm: `success 98.96 % < 99 %`, the
+/// success with the digits that keep it below the target as shown.
+fn short_of(success: f64, target: f64) -> String {
+    format!(
+        "success {} < {}",
+        labels::percent_near(success, target),
+        pct(target)
+    )
+}
+
+/// Why a hedge is a storm when its p99 is above the unhedged `base`'s: `p99 99.04 ms above
+/// no_hedging's 99 ms`, as far apart as they are; `None` unless it is above as shown.
+fn above(p99: f64, base_p99: f64, base: &str) -> Option<String> {
+    let (hedged, unhedged) =
+        (p99 > base_p99).then(|| labels::apart(p99, base_p99, labels::ms_extra))??;
+    Some(format!("p99 {hedged} above {base}'s {unhedged}"))
+}
+
 /// [`Answer`] for a folder where some strategy hedges; `None` otherwise.
 pub(crate) fn answer(f: &ResultFolder, design: &Design) -> Option<Answer> {
     f.hedging.as_ref()?;
@@ -121,17 +155,10 @@ pub(crate) fn answer(f: &ResultFolder, design: &Design) -> Option<Answer> {
             let same = (design.candidates(w).iter()).find(|c| c.strategy == best.strategy)?;
             let success = Design::mean(f, same, Metric::SuccessRate);
             let why = if !design.meets_target(f, same) {
-                format!("success {} < {}", pct(success), pct(design.target))
+                short_of(success, design.target)
             } else {
                 let base = baseline_at(w)?;
-                (p99(same) > p99(base)).then(|| {
-                    format!(
-                        "p99 {} above {}'s {}",
-                        fmt_ms(p99(same)),
-                        design.candidate_label(f, base),
-                        fmt_ms(p99(base))
-                    )
-                })?
+                above(p99(same), p99(base), &design.candidate_label(f, base))?
             };
             Some((design.world_label(f, w), why))
         })
@@ -432,4 +459,40 @@ fn crosses(r: &Rect, a: (i32, i32), b: (i32, i32)) -> bool {
         let (x, y) = (a.0 as f64 + t * dx, a.1 as f64 + t * dy);
         x >= grown.0 as f64 && x <= grown.2 as f64 && y >= grown.1 as f64 && y <= grown.3 as f64
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hedging_comparisons_show_the_digits_that_tell_them_apart() {
+        // 98.96 % is `99 %` as charts write it: never `success 99 % < 99 %`.
+        assert_eq!(short_of(0.9896, 0.99), "success 98.96 % < 99 %");
+        assert_eq!(
+            above(99.04, 99.0, "no_hedging").as_deref(),
+            Some("p99 99.04 ms above no_hedging's 99 ms")
+        );
+        assert_eq!(above(99.0, 99.0, "no_hedging"), None);
+        assert_eq!(above(98.0, 99.0, "no_hedging"), None);
+        let answer = |p99: f64| Answer {
+            world: String::new(),
+            baseline: Some(("no_hedging".into(), 99.04)),
+            best: Some(("hedge_p90".into(), p99, 1.2)),
+            storm: None,
+            floor: "success ≥ 99 %".into(),
+        };
+        assert_eq!(
+            answer(99.0).title(),
+            "Hedging: hedge_p90 cuts p99 from 99.04 ms to 99 ms for 1.2 copies a request"
+        );
+        assert_eq!(
+            answer(99.04 - 1e-12).title(),
+            "Hedging: hedge_p90's p99 is about the same as no_hedging's, 99 ms, for 1.2 copies a request"
+        );
+        assert_eq!(
+            answer(120.0).title(),
+            "Hedging: no hedge cuts p99 below no_hedging's 99 ms"
+        );
+    }
 }

@@ -8,8 +8,11 @@ use plotters::prelude::*;
 
 use super::series::Traces;
 use super::style::{self, DrawResult, FIRST_ATTEMPTS, HouseStyle, INK, LegendItem, Swatch};
+use crate::backoff::Jitter;
+use crate::metric::Metric;
 use crate::output::design::Design;
 use crate::output::results::{Capacity, FaultWindow, ResultFolder, fmt_ms, fmt_number};
+use crate::policy::RetryAfterMode;
 
 /// At most this many points per series; merged buckets keep their busiest bucket.
 pub(crate) const MAX_DRAWN_POINTS: usize = 600;
@@ -46,12 +49,126 @@ pub(crate) struct Herd {
     /// A logarithmic count axis (decades), where a low band under the capacity line stays
     /// visible beside spikes a hundred times higher.
     log: bool,
+    /// What paces each panel's retries, for the guides (empty for a layer of a chain, whose
+    /// callers keep their own backoff).
+    paces: Vec<Pace>,
+    /// A `burst` workload: every client sends once, around the same instant.
+    burst: bool,
 }
 
-/// The reading guide of the log-scale herd chart.
-pub(crate) const LOG_GUIDE: &str = "The same counts on a logarithmic axis (1, 10, 100, ...; empty buckets sit on the bottom line). \
-     A linear axis is dominated by the tallest spike; here the spread-out band of jittered retries is as visible as the spikes \
-     without jitter, and so is where each sits against the capacity line: a band below it is served as it comes, spikes above it are turned away and come back.";
+/// The share of a run's error answers that carried a Retry-After hint from which the hint,
+/// not the backoff, is taken to set when its retries return (where the client honours it).
+pub(crate) const HINTED: f64 = 0.5;
+
+/// What sets when one panel's retries come back: its strategy's jitter (`None`: a delay
+/// source, not known), and the Retry-After hint where the client honours it and most error
+/// answers carried one (the mode and the share of error answers with a hint).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pace {
+    pub name: String,
+    pub jitter: Option<Jitter>,
+    pub hint: Option<(RetryAfterMode, f64)>,
+}
+
+impl Pace {
+    /// The pace of the run `t`, from the scenario and the run's `retry_after_share`.
+    fn of(f: &ResultFolder, t: &super::series::Trace) -> Option<Pace> {
+        let c = &t.candidate;
+        let info = f.strategy_info(c.point, &c.strategy)?;
+        let share = (f.summary.iter())
+            .find(|r| {
+                r.point == c.point && r.strategy == c.strategy && r.replication == t.replication
+            })
+            .map(|r| r.metrics[Metric::RetryAfterShare])
+            .filter(|v| v.is_finite())
+            .unwrap_or_else(|| Design::mean(f, c, Metric::RetryAfterShare));
+        Some(Pace {
+            name: t.label.clone(),
+            jitter: info.jitter,
+            hint: Pace::hint(info.retry_after, share),
+        })
+    }
+
+    /// The hint that paces a run whose client handles hints by `mode` and whose error
+    /// answers carried one in `share` of cases: only an honoured hint on most of them.
+    fn hint(mode: RetryAfterMode, share: f64) -> Option<(RetryAfterMode, f64)> {
+        (mode != RetryAfterMode::Ignore && share >= HINTED).then_some((mode, share))
+    }
+
+    /// Unhinted and without jitter: retries at the same backoff steps.
+    fn synchronized(&self) -> bool {
+        self.hint.is_none() && self.jitter == Some(Jitter::NoJitter)
+    }
+
+    /// Unhinted and jittered.
+    fn jittered(&self) -> bool {
+        self.hint.is_none() && self.jitter.is_some_and(|j| j != Jitter::NoJitter)
+    }
+}
+
+/// The sentences on what paces the retries, each only where the panels give it a meaning:
+/// jitter where some unhinted strategy has none (and, beside it, where another has some);
+/// Retry-After where most error answers carried a hint the clients honour, by how they
+/// honour it, naming the panels of a group that is not all of them. The jitter sentence is
+/// for a `burst` workload, whose clients fail together: it is their retries that a backoff
+/// without jitter keeps together.
+pub(crate) fn pace_sentences(paces: &[Pace], burst: bool) -> String {
+    let mut out = String::new();
+    if burst && paces.iter().any(Pace::synchronized) {
+        out.push_str(
+            "Without jitter, retries arrive in synchronized spikes at the same backoff steps",
+        );
+        if paces.iter().any(Pace::jittered) {
+            out.push_str("; jitter spreads them into a low band");
+        }
+        out.push_str(". ");
+    }
+    let groups: [(&[RetryAfterMode], &str); 3] = [
+        (
+            &[RetryAfterMode::AtLeast],
+            "sleep at least as long as it asks (retry_after = \"at_least\"): clients turned away together come back together \
+             wherever the hint is longer than their backoff, jittered or not",
+        ),
+        (
+            &[RetryAfterMode::Exact],
+            "sleep exactly as long as it asks (retry_after = \"exact\"): clients turned away together come back together, \
+             jittered or not",
+        ),
+        (
+            &[RetryAfterMode::Spread],
+            "honour it with spread (retry_after = \"spread\"), each sleeping a random time from the hint to 1.5 times it \
+             (or its backoff, if longer), so clients turned away together come back spread out",
+        ),
+    ];
+    for (modes, how) in groups {
+        let group: Vec<&Pace> = (paces.iter())
+            .filter(|p| p.hint.is_some_and(|(m, _)| modes.contains(&m)))
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let shares: Vec<f64> = group.iter().filter_map(|p| p.hint.map(|h| h.1)).collect();
+        let lo = shares.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = shares.iter().copied().fold(0.0, f64::max);
+        let share = match (
+            crate::output::plot::dist::pct(lo),
+            crate::output::plot::dist::pct(hi),
+        ) {
+            (a, b) if a == b => a,
+            (a, b) => format!("{a} to {b}"),
+        };
+        let whose = if group.len() == paces.len() {
+            "In every panel".to_string()
+        } else {
+            let names: Vec<&str> = group.iter().map(|p| p.name.as_str()).collect();
+            format!("In {}", names.join(", "))
+        };
+        out.push_str(&format!(
+            "{whose}, {share} of the error answers carried a Retry-After hint, and the clients {how}. "
+        ));
+    }
+    out
+}
 
 /// Keeps at most `max` points: each run of `ceil(n / max)` buckets is replaced by its bucket
 /// with the most attempts, so peaks survive (never averaged away).
@@ -163,6 +280,13 @@ pub(crate) fn build(
         (Some(_), None) => (None, Vec::new()),
     };
     let faults: Vec<FaultWindow> = faults.into_iter().filter(|w| w.effective).collect();
+    let paces = match layer {
+        Some(_) => Vec::new(),
+        None => (traces.traces.iter())
+            .map(|t| Pace::of(f, t))
+            .collect::<Option<Vec<Pace>>>()
+            .unwrap_or_default(),
+    };
     let herd = Herd {
         panels,
         paired: traces.paired,
@@ -172,15 +296,17 @@ pub(crate) fn build(
         faults,
         offered: info.and_then(|i| i.offered.clone()),
         log: false,
+        paces,
+        burst,
     };
-    let guide = herd.guide(layer.is_some(), burst, peaks);
+    let guide = herd.guide(layer.is_some(), peaks);
     Some((title, guide, herd))
 }
 
 impl Herd {
     /// The reading guide: what the panels hold, and only the sentences this chart's numbers
     /// give a meaning (a capacity, faults, a spread of peaks).
-    fn guide(&self, layer: bool, burst: bool, peaks: Vec<(String, f64)>) -> String {
+    fn guide(&self, layer: bool, peaks: Vec<(String, f64)>) -> String {
         let mut guide = String::from(
             "Each panel is one run on the same axes: grey is first attempts, colour is retries, stacked, per output bucket. ",
         );
@@ -206,11 +332,7 @@ impl Herd {
                 ));
             }
         }
-        if burst {
-            guide.push_str(
-                "Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band. ",
-            );
-        }
+        guide.push_str(&pace_sentences(&self.paces, self.burst));
         if self.offered.is_some() {
             guide.push_str(
                 "The strip below is the offered rate (new requests per second) on the same time axis. ",
@@ -218,6 +340,25 @@ impl Herd {
         }
         guide.push_str(&peak_sentence(peaks));
         guide.trim_end().to_string()
+    }
+
+    /// The reading guide of the same chart on a log scale: the band of jittered retries
+    /// beside the spikes without jitter only where the panels have both.
+    pub(crate) fn log_guide(&self) -> String {
+        let band = match self.burst
+            && self.paces.iter().any(Pace::synchronized)
+            && self.paces.iter().any(Pace::jittered)
+        {
+            true => {
+                "the spread-out band of jittered retries is as visible as the spikes without jitter"
+            }
+            false => "a low band of retries is as visible as the tallest spike",
+        };
+        format!(
+            "The same counts on a logarithmic axis (1, 10, 100, ...; empty buckets sit on the bottom line). \
+             A linear axis is dominated by the tallest spike; here {band}, and so is where each sits against the capacity line: \
+             a band below it is served as it comes, spikes above it are turned away and come back."
+        )
     }
 
     /// The largest count of any bucket of any panel.
@@ -536,6 +677,94 @@ fn peak_sentence(mut peaks: Vec<(String, f64)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A herd chart of one panel per `paces`, for its guides.
+    fn herd_of(paces: Vec<Pace>, burst: bool) -> Herd {
+        Herd {
+            panels: Vec::new(),
+            paired: false,
+            subtitle: String::new(),
+            bucket_ms: Some(20.0),
+            capacity: None,
+            faults: Vec::new(),
+            offered: None,
+            log: false,
+            paces,
+            burst,
+        }
+    }
+
+    fn pace(name: &str, jitter: Jitter, hint: Option<(RetryAfterMode, f64)>) -> Pace {
+        Pace {
+            name: name.into(),
+            jitter: Some(jitter),
+            hint,
+        }
+    }
+
+    #[test]
+    fn jitter_is_blamed_only_where_strategies_lack_it_and_no_hint_paces_them() {
+        let guide = |paces: Vec<Pace>, burst: bool| {
+            let h = herd_of(paces, burst);
+            (h.guide(false, Vec::new()), h.log_guide())
+        };
+        // A herd without jitter beside one with it: the spikes and the band.
+        let (g, log) = guide(
+            vec![
+                pace("no_jitter", Jitter::NoJitter, None),
+                pace("full", Jitter::Full, None),
+            ],
+            true,
+        );
+        assert!(g.contains("Without jitter, retries arrive in synchronized spikes at the same backoff steps; jitter spreads them into a low band."), "{g}");
+        assert!(
+            log.contains("band of jittered retries is as visible as the spikes without jitter"),
+            "{log}"
+        );
+        assert!(!g.contains("Retry-After"), "{g}");
+        // retry-after-herd: every strategy jittered, every error answer hinted and honoured.
+        let at_least = Some((RetryAfterMode::AtLeast, 1.0));
+        let spread = Some((RetryAfterMode::Spread, 0.96));
+        let (g, log) = guide(
+            vec![
+                pace("full at_least", Jitter::Full, at_least),
+                pace("decorrelated at_least", Jitter::Decorrelated, at_least),
+                pace("full spread", Jitter::Full, spread),
+            ],
+            true,
+        );
+        assert!(
+            !g.contains("Without jitter") && !g.contains("jitter spreads"),
+            "{g}"
+        );
+        assert!(!log.contains("jittered retries"), "{log}");
+        assert!(g.contains("In full at_least, decorrelated at_least, 100 % of the error answers carried a Retry-After hint, and the clients sleep at least as long as it asks"), "{g}");
+        assert!(g.contains("In full spread, 96 % of the error answers carried a Retry-After hint, and the clients honour it with spread"), "{g}");
+        // No strategy without jitter: nothing on jitter; a hint that paces a run without
+        // jitter keeps it out of the jitter sentence.
+        let (g, _) = guide(vec![pace("full", Jitter::Full, None)], true);
+        assert!(!g.contains("jitter"), "{g}");
+        let (g, _) = guide(
+            vec![pace(
+                "no_jitter",
+                Jitter::NoJitter,
+                Some((RetryAfterMode::Exact, 0.8)),
+            )],
+            true,
+        );
+        assert!(!g.contains("Without jitter"), "{g}");
+        assert!(g.contains("In every panel, 80 % of the error answers carried a Retry-After hint, and the clients sleep exactly as long as it asks"), "{g}");
+        // A hint paces a run only where the client honours it and most answers carry one.
+        assert_eq!(Pace::hint(RetryAfterMode::Ignore, 1.0), None);
+        assert_eq!(Pace::hint(RetryAfterMode::Spread, 0.2), None);
+        assert_eq!(
+            Pace::hint(RetryAfterMode::AtLeast, 0.7),
+            Some((RetryAfterMode::AtLeast, 0.7))
+        );
+        // Outside a burst, retries are not said to come in synchronized spikes.
+        let (g, _) = guide(vec![pace("no_jitter", Jitter::NoJitter, None)], false);
+        assert!(!g.contains("jitter"), "{g}");
+    }
 
     #[test]
     fn decimation_keeps_peaks() {

@@ -277,10 +277,7 @@ pub(crate) fn plan(folder: &ResultFolder, design: &Design) -> Vec<Chart> {
             push("herd".into(), (title.clone(), guide, Kind::Herd(c)));
             if let Some(log) = log {
                 let t = format!("{title}, log scale");
-                push(
-                    "herd_log".into(),
-                    (t, herd::LOG_GUIDE.into(), Kind::Herd(log)),
-                );
+                push("herd_log".into(), (t, log.log_guide(), Kind::Herd(log)));
             }
         }
         for layer in herd::layers(traces) {

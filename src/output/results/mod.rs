@@ -41,9 +41,11 @@ mod scenario_info;
 pub(crate) mod tests;
 
 pub use numbers::sweep_value_number;
-pub(crate) use numbers::{fmt_ms, fmt_number};
+pub(crate) use numbers::{fmt_ms, fmt_ms_extra, fmt_number, fmt_number_extra};
 use records::Table;
-pub use scenario_info::{Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo, Shedder};
+pub use scenario_info::{
+    Capacity, FaultWindow, LayerInfo, PointInfo, ScenarioInfo, Shedder, StrategyInfo,
+};
 
 /// One point of the sweep grid: its index and the value of each sweep key as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -271,6 +273,9 @@ impl ResultFolder {
             for layer in s.points.iter_mut().flat_map(|p| p.layers.iter_mut()) {
                 layer.name = crate::text::shown(&layer.name);
             }
+            for info in s.points.iter_mut().flat_map(|p| p.strategies.iter_mut()) {
+                map(&mut info.name);
+            }
         }
         self
     }
@@ -289,6 +294,12 @@ impl ResultFolder {
     /// What the charts know of sweep point `point`'s scenario (none without `scenario.toml`).
     pub fn info(&self, point: u32) -> Option<&PointInfo> {
         self.scenario.as_ref()?.points.get(point as usize)
+    }
+
+    /// What the scenario says of strategy `strategy` at sweep point `point` (none without
+    /// `scenario.toml`).
+    pub fn strategy_info(&self, point: u32, strategy: &str) -> Option<&StrategyInfo> {
+        (self.info(point)?.strategies.iter()).find(|s| s.name == strategy)
     }
 
     /// The point with this index (points are kept in index order).

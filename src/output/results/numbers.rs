@@ -41,6 +41,54 @@ pub(crate) fn fmt_number(v: f64) -> String {
     }
 }
 
+/// [`fmt_number`] with `extra` more decimals (trailing zeros still trimmed), for two numbers
+/// that must look apart ([`crate::output::labels::apart`]).
+pub(crate) fn fmt_number_extra(v: f64, extra: usize) -> String {
+    if extra == 0 || !v.is_finite() {
+        return fmt_number(v);
+    }
+    let a = v.abs();
+    let d = extra
+        + match a {
+            _ if a >= 100.0 => 0,
+            _ if a >= 10.0 => 1,
+            _ if a >= 1.0 => 2,
+            _ => 3,
+        };
+    let text = trim_zeros(format!("{a:.d$}"));
+    let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let mut out = String::new();
+    for (i, ch) in whole.chars().enumerate() {
+        if i > 0 && whole.len() >= 4 && (whole.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(ch);
+    }
+    if !frac.is_empty() {
+        out = format!("{out}.{frac}");
+    }
+    if v < 0.0 && out.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// [`fmt_ms`] with `extra` more decimals.
+pub(crate) fn fmt_ms_extra(ms: f64, extra: usize) -> String {
+    let a = ms.abs();
+    if a == 0.0 {
+        "0 ms".to_string()
+    } else if a < 1.0 {
+        format!("{} µs", fmt_number_extra(ms * 1000.0, extra))
+    } else if a < 1000.0 {
+        format!("{} ms", fmt_number_extra(ms, extra))
+    } else if a < 120_000.0 {
+        format!("{} s", fmt_number_extra(ms / 1000.0, extra))
+    } else {
+        format!("{} min", fmt_number_extra(ms / 60_000.0, extra))
+    }
+}
+
 fn trim_zeros(s: String) -> String {
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -57,6 +57,25 @@ pub struct PointInfo {
     pub rate_clients: Option<u32>,
     /// A chain's layers in call order (empty for one server).
     pub layers: Vec<LayerInfo>,
+    /// The strategies as they run at this point, in the scenario's order.
+    pub strategies: Vec<StrategyInfo>,
+}
+
+/// What the report's sentences need of one strategy at one point: how its sleeps are
+/// jittered, what it does with a Retry-After hint, whether it hedges and cancels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyInfo {
+    /// Its name in the outputs.
+    pub name: String,
+    /// The jitter of its sleeps; `None` for a user-supplied delay source (not known here).
+    pub jitter: Option<crate::backoff::Jitter>,
+    /// What its client does with a Retry-After hint.
+    pub retry_after: crate::policy::RetryAfterMode,
+    /// What the server does with a copy it no longer needs, for a strategy that hedges.
+    pub hedge_cancel: Option<crate::sim::hedge::Cancel>,
+    /// The parts of its client that turn requests away on the client itself, even from a
+    /// healthy server.
+    pub shedders: Vec<Shedder>,
 }
 
 /// What the charts and the report need from `scenario.toml`, and its text.
@@ -77,9 +96,6 @@ pub struct ScenarioInfo {
     /// Each sweep point's scenario as the charts need it, in grid order (one without a
     /// sweep).
     pub points: Vec<PointInfo>,
-    /// Each strategy's name and the parts of its client that turn requests away on the
-    /// client itself, even from a healthy server ([`Shedder`]), in strategy order.
-    pub shedders: Vec<(String, Vec<Shedder>)>,
 }
 
 /// A part of a client that turns requests away before they reach the server: a policy with
@@ -165,18 +181,9 @@ impl ScenarioInfo {
             .points()
             .map_err(error)?
             .iter()
-            .map(|p| PointInfo::of(&p.scenario.model, bucket_ms))
-            .collect();
-        let shedders = (base.strategies.iter())
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    Shedder::of(&s.client_config(&base.model.client)),
-                )
-            })
+            .map(|p| PointInfo::of(&p.scenario.model, &p.scenario.strategies, bucket_ms))
             .collect();
         Ok(ScenarioInfo {
-            shedders,
             text: text.to_string(),
             name: base.name,
             description: base.description,
@@ -189,7 +196,7 @@ impl ScenarioInfo {
 }
 
 impl PointInfo {
-    fn of(model: &Model, bucket_ms: f64) -> PointInfo {
+    fn of(model: &Model, strategies: &[crate::sim::Strategy], bucket_ms: f64) -> PointInfo {
         // A layer that calls another holds its workers while it waits for the layer below:
         // workers / service time is no capacity of it. Only the last layer has one.
         let calls = |i: usize| model.chain.as_ref().is_some_and(|c| i < c.hops.len());
@@ -222,6 +229,18 @@ impl PointInfo {
                 _ => None,
             },
             layers,
+            strategies: (strategies.iter())
+                .map(|s| {
+                    let client = s.client.apply(&model.client);
+                    StrategyInfo {
+                        name: s.name.clone(),
+                        jitter: s.source.is_none().then(|| s.backoff.jitter()),
+                        retry_after: client.retry_after.mode,
+                        hedge_cancel: client.hedging.map(|h| h.cancel),
+                        shedders: Shedder::of(&client),
+                    }
+                })
+                .collect(),
         }
     }
 }
