@@ -355,7 +355,8 @@ pub struct WorldAnswer {
     /// the best may lie beyond the grid.
     pub edges: Vec<Edge>,
     /// The other pairs that meet the constraints and the replications do not tell apart from
-    /// the chosen one on the objective (their 95 % intervals overlap the first-ranked's),
+    /// the chosen one on the objective (the paired difference's 95 % interval holds 0, or
+    /// for pairs at different points their own intervals overlap the first-ranked's),
     /// best first; the choice among them went to the better on the tie-break.
     pub tied: Vec<usize>,
     /// Where the chosen pair is far from the other pairs of its world point.
@@ -822,8 +823,24 @@ fn answer(
                 .partial_cmp(&key(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
+        // Short by amounts the replications do not tell apart, the better on the objective
+        // is the closer too.
+        let near = |c: &Closest| {
+            let (first, other) = (&closest[0], &candidates[c.candidate]);
+            let metrics = |m: &[Miss]| m.iter().map(|m| m.limit.metric).collect::<Vec<_>>();
+            metrics(&first.misses) == metrics(&c.misses)
+                && (first.misses.iter())
+                    .all(|m| overlap(folder, &candidates[first.candidate], other, m.limit.metric))
+        };
+        let tied = closest.iter().take_while(|c| near(c)).count().max(1);
+        closest[..tied].sort_by(|a, b| {
+            let key = |c: &Closest| objective.key(&candidates[c.candidate]);
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
     }
-    let tied = break_ties(&mut ranked, candidates, objective);
+    let tied = break_ties(folder, &mut ranked, candidates, objective);
     let edges = ranked.first().map_or(Vec::new(), |r| {
         edges(folder, design, &candidates[r.candidate], &mine, candidates)
     });
@@ -842,9 +859,22 @@ fn answer(
     }
 }
 
-/// True when the replications do not tell `a` and `b` apart on `metric`: their 95 %
-/// intervals overlap (or, without intervals, their means are equal).
-fn overlap(a: &Candidate, b: &Candidate, metric: Metric) -> bool {
+/// True when the replications do not tell `a` and `b` apart on `metric`. Two strategies at
+/// one point ran on common random numbers: their paired difference (`compare.csv`) decides,
+/// tied when its 95 % interval holds 0. Otherwise their own 95 % intervals overlap (or,
+/// without intervals, their means are equal).
+fn overlap(folder: &ResultFolder, a: &Candidate, b: &Candidate, metric: Metric) -> bool {
+    if a.point == b.point && a.strategy != b.strategy {
+        let paired = (folder.compare.iter().flatten()).find(|r| {
+            r.point == a.point
+                && r.metric == metric
+                && ((r.strategy_a == a.strategy && r.strategy_b == b.strategy)
+                    || (r.strategy_a == b.strategy && r.strategy_b == a.strategy))
+        });
+        if let Some((Some(lo), Some(hi))) = paired.map(|r| (r.ci95_low, r.ci95_high)) {
+            return lo <= 0.0 && 0.0 <= hi;
+        }
+    }
     let (x, y) = (a.metrics[metric], b.metrics[metric]);
     match (x.low, x.high, y.low, y.high) {
         (Some(xl), Some(xh), Some(yl), Some(yh)) => xl <= yh && yl <= xh,
@@ -855,14 +885,19 @@ fn overlap(a: &Candidate, b: &Candidate, metric: Metric) -> bool {
 /// Among the ranked pairs tied with the first on the objective ([`overlap`]), puts the best
 /// on the tie-break first (the first-ranked where it is as good), and returns the others
 /// tied, best first: a difference the replications do not support decides nothing.
-fn break_ties(ranked: &mut [Ranked], candidates: &[Candidate], objective: Objective) -> Vec<usize> {
+fn break_ties(
+    folder: &ResultFolder,
+    ranked: &mut [Ranked],
+    candidates: &[Candidate],
+    objective: Objective,
+) -> Vec<usize> {
     let Some(first) = ranked.first().map(|r| &candidates[r.candidate]) else {
         return Vec::new();
     };
     let metric = objective.metric();
     let tied = ranked
         .iter()
-        .take_while(|r| overlap(first, &candidates[r.candidate], metric))
+        .take_while(|r| overlap(folder, first, &candidates[r.candidate], metric))
         .count()
         .max(1); // the first is tied with itself, even where its mean is undefined
     let tie_break = Objective {

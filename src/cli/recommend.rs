@@ -167,7 +167,7 @@ fn doubt_notes(text: &mut String, answer: &Recommendation, world: &WorldAnswer, 
         };
         let _ = writeln!(
             text,
-            "{at}tied on {} with {}{more} (their 95 % intervals overlap): {why}.",
+            "{at}tied on {} with {}{more} (the replications' 95 % intervals do not tell them apart): {why}.",
             objective.metric().short(),
             names.join(", "),
         );
@@ -237,9 +237,13 @@ fn summary(text: &mut String, answer: &Recommendation, worlds: &[WorldAnswer], d
             None => {
                 let why = w.closest.first().map_or(String::new(), |c| {
                     let what = c.misses.iter().map(miss).collect::<Vec<_>>().join("; ");
+                    let pick = &answer.candidates[c.candidate];
+                    let load = answer.objective.load();
                     format!(
-                        "; closest {} misses {what}",
-                        choice_name(&answer.candidates[c.candidate])
+                        "; closest {} misses {what} (at {} {})",
+                        choice_name(pick),
+                        load.short(),
+                        number_short(pick.mean(load))
                     )
                 });
                 misses.push((w.label.clone(), format!("none meets the constraints{why}")));

@@ -58,6 +58,7 @@ figure{margin:8px 0 0}figure img{width:100%;height:auto;display:block;border:1px
 td.below{background:#fbeee6}td.wrap{white-space:normal;min-width:8em}
 section.headline h2{border-bottom:2px solid #0072B2}
 pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:0.85em;border:1px solid #e6e6e6}
+pre.answer{white-space:pre-wrap}
 ";
 
 /// Escapes text for HTML element content and attribute values.
@@ -676,7 +677,7 @@ fn recommendation(dir: &Path, out: &mut String) {
         "<p id=\"recommendation\">What <code>jitterlab recommend</code> answered last on this folder, \
          for the objective and the constraints it was asked (the first two lines): the pair it recommends \
          is the best among those that meet them, and the lines after it say what makes that less sure. \
-         The Pareto chart marks it with a sight.</p>\n<pre class=\"answer\">{}</pre>",
+         The Pareto chart marks it with a sight where it was asked for the success target alone.</p>\n<pre class=\"answer\">{}</pre>",
         esc(cut.trim_end())
     );
 }

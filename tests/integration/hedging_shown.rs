@@ -15,7 +15,7 @@ const HEDGED: &str = r#"
 name = "hedging-small"
 seed = 7
 horizon = "6s"
-replications = 2
+replications = 5
 [workload]
 kind = "poisson"
 rate = 300.0
@@ -192,8 +192,24 @@ fn recommend_on_a_hedging_folder_takes_the_lowest_p99_within_the_copy_limit() {
     let at = dir.display().to_string();
     let o = jitterlab(tmp.path(), &["recommend", &at, "--no-plots"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(recommended(&dir), expected, "{}", stdout(&o));
     let text = stdout(&o);
+    let got = recommended(&dir);
+    assert_eq!(got.len(), expected.len(), "{text}");
+    for (p, best) in &expected {
+        let pick = &got[p];
+        if pick != best {
+            // The lower p99 within the replications' noise is a tie: the fewer copies wins,
+            // and the output says so.
+            assert!(
+                text.contains(&format!("tied on p99_ms with {best}")),
+                "{text}"
+            );
+            assert!(
+                mean(p, pick, "amplification") < mean(p, best, "amplification"),
+                "{text}"
+            );
+        }
+    }
     assert!(
         text.contains("objective: lowest p99 latency, then lowest amplification (the default for a folder that hedges"),
         "{text}"
@@ -221,9 +237,12 @@ fn recommend_on_a_hedging_folder_takes_the_lowest_p99_within_the_copy_limit() {
         tmp.path(),
         &["recommend", &at, "--no-plots", "--max-amplification", "2"],
     );
-    assert_eq!(
-        recommended(&dir).get("0").map(String::as_str),
-        Some("hedge_p50")
+    // The lowest p99 within 2 copies, unless the replications do not tell it from the next.
+    let text = stdout(&o);
+    let pick = recommended(&dir).get("0").cloned();
+    assert!(
+        pick.as_deref() == Some("hedge_p50") || text.contains("tied on p99_ms with hedge_p50"),
+        "{text}"
     );
-    assert!(stdout(&o).contains("amplification <= 2,"), "{}", stdout(&o));
+    assert!(text.contains("amplification <= 2,"), "{text}");
 }

@@ -236,7 +236,11 @@ pub(crate) fn build(f: &ResultFolder, design: &Design) -> Vec<(Metric, String, S
             ));
         }
         guide.push_str(&format!(
-            "Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting beyond which {label} takes off."
+            "Compare panels cell by cell to see which strategy wins where, and look along a row or column for the setting beyond which {label} {}.",
+            match metric.better() {
+                crate::metric::Better::Higher => "falls away",
+                _ => "takes off",
+            }
         ));
         let range = (metric == Metric::SuccessRate).then_some((0.0, 1.0));
         let mut map = Heatmap::new(metric, axes.clone(), panels, range, design.target);

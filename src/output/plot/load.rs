@@ -73,9 +73,12 @@ fn metric_panel(
     let (div, y_desc) = style::axis_for(metric, largest);
     let scale = 1.0 / div;
     let line = match metric {
-        Metric::Amplification | Metric::ChainAmplification => {
-            Some((1.0, "1 = no retries".to_string()))
-        }
+        Metric::Amplification => Some((1.0, "1 = no retries".to_string())),
+        // Without retries a request is one call at each layer.
+        Metric::ChainAmplification => f
+            .info(0)
+            .map(|i| i.layers.len())
+            .map(|n| (n as f64, format!("{n} = no retries (one call a layer)"))),
         Metric::SuccessRate => Some((
             design.target,
             format!("success target {}", super::dist::pct(design.target)),

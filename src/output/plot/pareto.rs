@@ -213,9 +213,11 @@ fn guide(
             .map(|&k| labels::Reading::of(f).key(&f.sweep_keys[k]).0)
             .collect();
         let some = if shown < worlds {
-            format!(
-                "; {shown} of the {worlds} world points are shown, pareto.csv (from jitterlab recommend) holds every one"
-            )
+            let all = match f.pareto.is_some() {
+                true => "pareto.csv holds every one",
+                false => "jitterlab recommend writes every one to pareto.csv",
+            };
+            format!("; {shown} of the {worlds} world points are shown, {all}")
         } else {
             String::new()
         };
@@ -230,13 +232,15 @@ fn guide(
         .collect();
     if let [r] = recommended[..] {
         guide.push_str(&format!(
-            "The ring marks the recommendation: {} ({}×, p99 {}).",
+            "The sight (a ring with four ticks) marks the recommendation: {} ({}×, p99 {}).",
             r.label,
             fmt_number(r.amplification),
             fmt_ms(r.p99_ms)
         ));
     } else if !recommended.is_empty() {
-        guide.push_str("Rings mark recommend's choice at each world point.");
+        guide.push_str(
+            "Sights (a ring with four ticks) mark recommend's choice at each world point.",
+        );
     } else {
         let missing = (panels.iter())
             .filter(|p| !p.dots.iter().any(|d| d.eligible))

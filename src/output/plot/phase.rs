@@ -24,7 +24,7 @@ pub(crate) const READING: &str = "A phase map shows where a short trigger turns 
     A zigzag in a cell's top left corner marks runs that oscillate (served and collapsed in turn, never settling); \
     a triangle in its bottom left corner, a cell where most runs were already degraded before the trigger \
     (not serving the offered load: a policy that sheds on a healthy server, or a load near or above what the system carries steadily). \
-    The dark, hatched corner is the stuck region: there the system stays overloaded after the trigger has ended, \
+    The dark corner (hatched on the recovery-time map) is the stuck region: there the system stays overloaded after the trigger has ended, \
     because retries and work for clients that gave up keep it so (a metastable failure). \
     Compare the panels cell by cell: a policy that breaks the loop shrinks the stuck region or removes it, \
     and the boundary between recovered and stuck is the load and trigger length that policy can take.";
