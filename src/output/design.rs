@@ -248,16 +248,22 @@ impl Design {
 
     /// The candidates single-point charts draw at world point `world`: all of them when
     /// there are at most `max`, else each strategy at its best choice values (the first of
-    /// [`Design::rank`]).
+    /// [`Design::rank`]), or at `recommend`'s choice for it when `pareto.csv` holds one there
+    /// (the charts then show the pair the user asked for, under the constraints asked).
     pub fn shown(&self, folder: &ResultFolder, world: usize, max: usize) -> Vec<Candidate> {
         let all = self.candidates(world);
         if all.len() <= max {
             return all.to_vec();
         }
+        let recommended = |c: &Candidate| {
+            (folder.pareto.iter().flatten())
+                .any(|r| r.recommended && r.point == c.point && r.strategy == c.strategy)
+        };
         let mut out = Vec::new();
         for s in &folder.strategies {
             let mine: Vec<Candidate> = all.iter().filter(|c| &c.strategy == s).cloned().collect();
-            if let Some(best) = self.rank(folder, &mine).into_iter().next() {
+            let chosen = mine.iter().find(|c| recommended(c)).cloned();
+            if let Some(best) = chosen.or_else(|| self.rank(folder, &mine).into_iter().next()) {
                 out.push(best);
             }
         }

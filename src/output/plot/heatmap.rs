@@ -482,7 +482,8 @@ impl Heatmap {
             .map(|v| width(v, style::TICK_SIZE))
             .max()
             .unwrap_or(0);
-        let stride = ((widest + 10 + cell_w - 1) / cell_w).max(1);
+        // Labels 6 px apart at least: every column of the phase map keeps its load.
+        let stride = ((widest + 6 + cell_w - 1) / cell_w).max(1);
         let y_stride = ((24 + cell_h - 1) / cell_h).max(1);
         let cell_text = style::MIN_SIZE;
         let print_values = cell_h >= 22

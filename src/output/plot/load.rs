@@ -455,6 +455,12 @@ impl SweepPanels {
                 format!("below the {} success target", super::dist::pct(self.target)),
             ));
         }
+        if (self.panels.iter()).any(|p| p.metric == Metric::SuccessRate) {
+            legend.push(LegendItem::new(
+                Swatch::Dashed(INK),
+                format!("success target {}", super::dist::pct(self.target)),
+            ));
+        }
         let body = style::frame(root, title, None, &legend)?;
         let xs: Vec<f64> = (self.panels.iter())
             .flat_map(|p| {
@@ -514,6 +520,16 @@ impl SweepPanels {
             .draw()?;
         style::declare(&chart, panel.metric.name(), false);
         let at = |x: f64, y: f64| (x * self.x_scale, y / y_div);
+        // The success target, as the bar charts draw it: what a hollow marker falls short of.
+        if panel.metric == Metric::SuccessRate {
+            let y = self.target / y_div;
+            chart.draw_series(DashedLineSeries::new(
+                vec![(x0, y), (x1, y)],
+                8,
+                5,
+                INK.mix(0.7).stroke_width(2),
+            ))?;
+        }
         for (_, c, pts) in &panel.lines {
             let color = style::color(*c);
             if pts.iter().any(|(_, e, _)| e.hi > e.lo) {
