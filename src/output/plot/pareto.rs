@@ -375,6 +375,10 @@ fn draw_panel<DB: DrawingBackend>(
     let area = chart.plotting_area().strip_coord_spec();
     let (ox, oy) = area.get_base_pixel();
     for d in panel.dots.iter().filter(|d| d.recommended) {
+        // Its own dot again, on top: another at the same place must not lend it its colour.
+        let c = style::color(d.color);
+        chart.draw_series(std::iter::once(Circle::new(at(d), 8, c.filled())))?;
+        chart.draw_series(std::iter::once(Circle::new(at(d), 8, INK.stroke_width(2))))?;
         let (px, py) = chart.backend_coord(&at(d));
         style::target(&area, (px - ox, py - oy), 14, 8, INK)?;
     }
