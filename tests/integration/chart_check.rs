@@ -213,7 +213,6 @@ fn reports_fit_a_1024_px_window_in_chromium() {
         );
         return;
     };
-    let tmp = TempDir::new("width");
     let names = [
         "metastable-phase-map",
         "layered-retries",
@@ -222,14 +221,7 @@ fn reports_fit_a_1024_px_window_in_chromium() {
         "thundering-herd",
     ];
     for name in names {
-        let dir = tmp.join(name);
-        std::fs::create_dir(&dir).unwrap();
-        for e in std::fs::read_dir(folder(name)).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_file() {
-                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-            }
-        }
+        let dir = tmp_copy(name, &format!("width-{name}"));
         report::write_report(&dir).unwrap();
         let wide = overflow(&browser, &dir, 1024);
         assert_eq!(wide, "", "{name}: wider than a 1024 px window");
