@@ -248,8 +248,9 @@ impl Design {
 
     /// The candidates single-point charts draw at world point `world`: all of them when
     /// there are at most `max`, else each strategy at its best choice values (the first of
-    /// [`Design::rank`]), or at `recommend`'s choice for it when `pareto.csv` holds one there
-    /// (the charts then show the pair the user asked for, under the constraints asked).
+    /// [`Design::rank`]); the strategy `recommend` chose there (`pareto.csv`) at the values
+    /// it chose, so that the charts show the pair the user asked for, under the constraints
+    /// asked.
     pub fn shown(&self, folder: &ResultFolder, world: usize, max: usize) -> Vec<Candidate> {
         let all = self.candidates(world);
         if all.len() <= max {

@@ -640,7 +640,7 @@ pub(crate) fn html(dir: &Path, drawing: &plot::Drawing) -> String {
         section(c, png, &mut out);
     }
     out.push_str("<h2 id=\"summary-section\">Summary</h2>\n");
-    recommendation(dir, &mut out);
+    recommendation(folder, dir, &mut out);
     summary_table(folder, design, say, &mut out);
     recovery_table(folder, design, say, &mut out);
     live_table(folder, dir, &mut out);
@@ -660,7 +660,7 @@ const MAX_RECOMMENDATION: usize = 16 * 1024;
 /// The answer `jitterlab recommend` printed last on this folder, as it printed it (its
 /// objective and constraints, the choice, and what makes it less sure), when the folder
 /// holds one that jitterlab wrote.
-fn recommendation(dir: &Path, out: &mut String) {
+fn recommendation(folder: &ResultFolder, dir: &Path, out: &mut String) {
     let ownership = crate::folder::owned::Ownership::of(dir);
     if !ownership.holds(names::RECOMMENDATION) {
         return;
@@ -672,12 +672,20 @@ fn recommendation(dir: &Path, out: &mut String) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text,
     };
+    // What the charts do with the answer, as far as there is one to show.
+    let shown = match (folder.pareto.iter().flatten()).any(|r| r.recommended) {
+        true => {
+            " The charts of single runs show the chosen strategy at the values chosen, and the Pareto chart \
+             marks the choice with a sight where recommend was asked for the success target alone."
+        }
+        false => " Nothing met the constraints, so no chart marks a choice.",
+    };
     let _ = writeln!(
         out,
         "<p id=\"recommendation\">What <code>jitterlab recommend</code> answered last on this folder, \
          for the objective and the constraints it was asked (the first two lines): the pair it recommends \
-         is the best among those that meet them, and the lines after it say what makes that less sure. \
-         The Pareto chart marks it with a sight where it was asked for the success target alone.</p>\n<pre class=\"answer\">{}</pre>",
+         is the best among those that meet them, and the lines after it say what makes that less sure.{shown}</p>\n\
+         <pre class=\"answer\">{}</pre>",
         esc(cut.trim_end())
     );
 }
