@@ -361,6 +361,9 @@ pub struct WorldAnswer {
     pub tied: Vec<usize>,
     /// Where the chosen pair is far from the other pairs of its world point.
     pub far: Vec<Far>,
+    /// True when a tie was decided by the tie-break beyond the replications' noise (the pick
+    /// is not the first on the objective); false when the first-ranked was kept.
+    pub tie_decided: bool,
 }
 
 /// The chosen pair far from the others on a metric it was not chosen for: its p99 more than
@@ -840,7 +843,7 @@ fn answer(
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
-    let tied = break_ties(folder, &mut ranked, candidates, objective);
+    let (tied, tie_decided) = break_ties(folder, &mut ranked, candidates, objective);
     let edges = ranked.first().map_or(Vec::new(), |r| {
         edges(folder, design, &candidates[r.candidate], &mine, candidates)
     });
@@ -856,6 +859,7 @@ fn answer(
         edges,
         tied,
         far,
+        tie_decided,
     }
 }
 
@@ -882,17 +886,18 @@ fn overlap(folder: &ResultFolder, a: &Candidate, b: &Candidate, metric: Metric) 
     }
 }
 
-/// Among the ranked pairs tied with the first on the objective ([`overlap`]), puts the best
-/// on the tie-break first (the first-ranked where it is as good), and returns the others
-/// tied, best first: a difference the replications do not support decides nothing.
+/// Among the ranked pairs tied with the first on the objective ([`overlap`]), puts first
+/// the one better on the tie-break beyond the noise (else the first-ranked stays), and
+/// returns the others tied, in order, and whether the tie-break moved the pick: a difference
+/// the replications do not support decides nothing.
 fn break_ties(
     folder: &ResultFolder,
     ranked: &mut [Ranked],
     candidates: &[Candidate],
     objective: Objective,
-) -> Vec<usize> {
+) -> (Vec<usize>, bool) {
     let Some(first) = ranked.first().map(|r| &candidates[r.candidate]) else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let metric = objective.metric();
     let tied = ranked
@@ -904,14 +909,24 @@ fn break_ties(
         metric: objective.tie_break(),
         load: objective.load,
     };
-    // Stable: equal on the tie-break, the order of the objective stands.
-    ranked[..tied].sort_by(|a, b| {
-        let key = |r: &Ranked| tie_break.key(&candidates[r.candidate]);
-        key(a)
-            .partial_cmp(&key(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    ranked[1..tied].iter().map(|r| r.candidate).collect()
+    // The pick moves off the first-ranked only for a pair better on the tie-break by more
+    // than the replications' noise: a hair's difference decides nothing either.
+    let key = |i: usize| tie_break.key(&candidates[ranked[i].candidate]);
+    let mut pick = 0;
+    for i in 1..tied {
+        let (a, b) = (
+            &candidates[ranked[pick].candidate],
+            &candidates[ranked[i].candidate],
+        );
+        if key(i) < key(pick) && !overlap(folder, a, b, tie_break.metric) {
+            pick = i;
+        }
+    }
+    ranked[..=pick].rotate_right(1);
+    (
+        ranked[1..tied].iter().map(|r| r.candidate).collect(),
+        pick > 0,
+    )
 }
 
 /// Where the pick is far from the other pairs of its world point `mine` on the p99 and the

@@ -147,16 +147,12 @@ fn doubt_notes(text: &mut String, answer: &Recommendation, world: &WorldAnswer, 
             _ => String::new(),
         };
         let tie_break = objective.tie_break();
-        let pick = world
-            .best()
-            .map_or(f64::NAN, |i| answer.candidates[i].mean(tie_break));
-        let next = answer.candidates[world.tied[0]].mean(tie_break);
-        let why = match number_short(pick) == number_short(next) {
-            true => format!(
-                "equal on {} too: the first in order",
+        let why = match world.tie_decided {
+            false => format!(
+                "no better on {} beyond the noise either: the first-ranked kept",
                 Objective::name_of(tie_break)
             ),
-            false => {
+            true => {
                 let way = if tie_break.better() == Better::Higher {
                     "highest"
                 } else {
