@@ -605,7 +605,8 @@ pub fn recommend_at(
 ) -> Result<Recommendation> {
     let result = Folder::open(dir)?;
     let folder = ResultFolder::read(dir)?;
-    result.guard([ParetoRow::FILE])?;
+    // Both files it writes, before either: a foreign recommendation.txt refuses the whole call.
+    result.guard([ParetoRow::FILE, crate::folder::names::RECOMMENDATION])?;
     let design = Design::of(&folder);
     let objective = objective.for_folder(&folder);
     let load = folder.load_metric();

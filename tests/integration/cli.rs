@@ -636,3 +636,31 @@ fn presets_lists_every_preset_and_shows_envoys_keys() {
         assert!(show.contains(needle), "{needle}: {show}");
     }
 }
+
+/// A `recommendation.txt` jitterlab did not write stops `recommend` before it writes
+/// anything: exit 2, the user's file as it was, no `pareto.csv`.
+#[test]
+fn recommend_refuses_a_foreign_recommendation_txt_before_writing() {
+    let tmp = TempDir::new("recommend-foreign");
+    let run = [
+        "run",
+        "thundering-herd",
+        "--replications",
+        "2",
+        "--out",
+        "r",
+        "--quiet",
+        "--no-plots",
+    ];
+    let o = jitterlab(tmp.path(), &run);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(tmp.join("r/recommendation.txt"), "mine").unwrap();
+    let o = jitterlab(tmp.path(), &["recommend", "r", "--no-plots"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("recommendation.txt"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("r/recommendation.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!tmp.join("r/pareto.csv").exists());
+}
